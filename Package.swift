@@ -1,0 +1,60 @@
+// swift-tools-version: 6.0
+// Stasis: a game-state save/restore toolkit. The target graph follows ../shared/DESIGN.md.
+import PackageDescription
+
+let package = Package(
+  name: "Stasis",
+  platforms: [.macOS(.v15)],
+  products: [
+    .library(name: "Stasis", targets: ["Stasis"]),
+    .library(name: "StasisSDL", targets: ["StasisSDL"]),
+    .library(name: "DemoGame", targets: ["DemoGame"]),
+    .executable(name: "stasis-demo", targets: ["stasis-demo"]),
+    .executable(name: "stasis", targets: ["stasis"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+  ],
+  targets: [
+    // The toolkit: lifecycle, background budget, save format, store. No SDL, no game.
+    .target(
+      name: "Stasis",
+      dependencies: [.product(name: "Logging", package: "swift-log")]
+    ),
+    // SDL2 from the system, found through pkg-config.
+    .systemLibrary(
+      name: "CSDL2",
+      pkgConfig: "sdl2",
+      providers: [.apt(["libsdl2-dev"])]
+    ),
+    // SDL events to lifecycle transitions; window and renderer helpers.
+    .target(
+      name: "StasisSDL",
+      dependencies: ["CSDL2", "Stasis", .product(name: "Logging", package: "swift-log")]
+    ),
+    // The tiny deterministic game.
+    .target(
+      name: "DemoGame",
+      dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")]
+    ),
+    .executableTarget(
+      name: "stasis-demo",
+      dependencies: [
+        "Stasis", "StasisSDL", "DemoGame",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    .executableTarget(
+      name: "stasis",
+      dependencies: [
+        "Stasis", "DemoGame",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    .testTarget(name: "StasisTests", dependencies: ["Stasis"]),
+    .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis"]),
+    .testTarget(name: "StasisSDLTests", dependencies: ["StasisSDL", "CSDL2", "Stasis"]),
+  ]
+)

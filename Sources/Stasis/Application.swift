@@ -1,0 +1,374 @@
+import Logging
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The application object: its lifecycle state, its delegate, its observers, and the
+/// background-time budget. Modelled on UIKit's `UIApplication`.
+///
+/// The platform layer (SDL events, a scripted headless platform, signals) calls the
+/// transition methods — ``launch(options:)``, ``enterBackground()``, ``enterForeground(activate:)`` —
+/// and the main loop calls ``update()`` once per iteration so the budget is enforced.
+///
+/// ```swift
+/// let app = Application(delegate: game)
+/// app.launch()
+/// // ... the window was minimised:
+/// app.enterBackground()           // willResignActive, didEnterBackground; budget starts
+/// while app.hasBackgroundEpisode { app.waitForBackgroundWork() }  // suspended when tasks end
+/// app.enterForeground()           // willEnterForeground, coalesced changes, didBecomeActive
+/// ```
+@MainActor
+public final class Application {
+  /// How strictly a task that outlives its expiration handler is treated.
+  public enum WatchdogPolicy: Sendable {
+    /// Log the violation and carry on.
+    case logOnly
+    /// Log it and kill the process, as iOS's watchdog does.
+    case killProcess
+  }
+
+  /// Settings fixed at creation.
+  public struct Configuration: Sendable {
+    /// The background-time budget, started at `didEnterBackground` and at `willTerminate`.
+    public var backgroundBudget: Duration
+    /// The clock that measures the budget.
+    public var clock: any MonotonicClock
+    /// What happens to a task still running after its expiration handler returned.
+    public var watchdog: WatchdogPolicy
+
+    /// Creates a configuration: a 10-second budget on the system clock, violations logged.
+    public init(
+      backgroundBudget: Duration = .seconds(10),
+      clock: any MonotonicClock = SystemClock(),
+      watchdog: WatchdogPolicy = .logOnly
+    ) {
+      self.backgroundBudget = backgroundBudget
+      self.clock = clock
+      self.watchdog = watchdog
+    }
+  }
+
+  /// Where the application is in its life.
+  public private(set) var state: ApplicationState = .notRunning
+  /// The object told about every transition, before any observer.
+  public weak var delegate: (any ApplicationDelegate)?
+  /// The settings the application was created with.
+  public let configuration: Configuration
+  /// Every finished background episode, oldest first.
+  public private(set) var backgroundEpisodes: [BackgroundEpisode] = []
+
+  /// Called instead of killing the process under ``WatchdogPolicy/killProcess``; tests
+  /// replace it to observe the kill.
+  public var processKiller: @MainActor () -> Void = { kill(getpid(), SIGKILL) }
+
+  private let logger: Logger
+  private let tasks = BackgroundTaskRegistry()
+  private var observers: [(token: ObserverToken, observer: Observer)] = []
+  private var nextObserverToken: UInt64 = 1
+  private var heldChanges = CoalescedChanges()
+  private var episode: EpisodeInProgress?
+
+  private enum Observer {
+    case lifecycle(LifecycleEvent, @MainActor (Application) -> Void)
+    case environment(@MainActor (Application, EnvironmentChange) -> Void)
+    case backgroundTasks(@MainActor (BackgroundTaskEvent) -> Void)
+    case episodes(@MainActor (BackgroundEpisode) -> Void)
+  }
+
+  private struct EpisodeInProgress {
+    let reason: BackgroundEpisode.Reason
+    let start: Duration
+    let deadline: Duration
+  }
+
+  /// Creates an application in the `notRunning` state.
+  public init(
+    delegate: (any ApplicationDelegate)? = nil,
+    configuration: Configuration = Configuration(),
+    logger: Logger = Logger(label: "stasis.application")
+  ) {
+    self.delegate = delegate
+    self.configuration = configuration
+    self.logger = logger
+  }
+
+  // MARK: Transitions
+
+  /// Launches: `didFinishLaunching(options)`, then `didBecomeActive`. Only from `notRunning`.
+  public func launch(options: LaunchOptions = .none) {
+    guard state == .notRunning else { return ignore("launch") }
+    state = .inactive
+    delegate?.applicationDidFinishLaunching(self, options: options)
+    notify(.didFinishLaunching)
+    state = .active
+    delegate?.applicationDidBecomeActive(self)
+    notify(.didBecomeActive)
+  }
+
+  /// Focus lost only (an overlay, an alert): `willResignActive`; the state becomes `inactive`.
+  public func resignActive() {
+    guard state == .active else { return ignore("resignActive") }
+    state = .inactive
+    delegate?.applicationWillResignActive(self)
+    notify(.willResignActive)
+  }
+
+  /// Focus regained: `didBecomeActive`. Only from `inactive`.
+  public func becomeActive() {
+    guard state == .inactive else { return ignore("becomeActive") }
+    state = .active
+    delegate?.applicationDidBecomeActive(self)
+    notify(.didBecomeActive)
+  }
+
+  /// Sent away: `willResignActive` (when active), then `didEnterBackground`; the budget
+  /// starts. The app is suspended by ``update()`` once every task has ended.
+  public func enterBackground() {
+    guard state == .active || state == .inactive else { return ignore("enterBackground") }
+    if state == .active { resignActive() }
+    state = .background
+    startEpisode(.background)
+    delegate?.applicationDidEnterBackground(self)
+    notify(.didEnterBackground)
+    update()
+  }
+
+  /// Brought back: `willEnterForeground`, the held environment changes (one per kind,
+  /// newest value), then `didBecomeActive` unless `activate` is false.
+  public func enterForeground(activate: Bool = true) {
+    guard state.isInBackground else { return ignore("enterForeground") }
+    if let episode {
+      finishEpisode(episode, outcome: .returnedToForeground(runningTasks: tasks.live.map(\.name)))
+    }
+    state = .inactive
+    delegate?.applicationWillEnterForeground(self)
+    notify(.willEnterForeground)
+    for change in heldChanges.drain() { deliver(change) }
+    if activate { becomeActive() }
+  }
+
+  /// Quit: `willTerminate`, with the same budget as the background to save in. The state
+  /// becomes `notRunning` once every task ends or the budget runs out (see ``update()``).
+  public func terminate() {
+    guard state != .notRunning, episode?.reason != .termination else { return ignore("terminate") }
+    if let episode { finishEpisode(episode, outcome: .completed) }
+    startEpisode(.termination)
+    delegate?.applicationWillTerminate(self)
+    notify(.willTerminate)
+    update()
+  }
+
+  /// Memory is short: `didReceiveMemoryWarning`. The state does not change.
+  public func receiveMemoryWarning() {
+    guard state != .notRunning else { return ignore("receiveMemoryWarning") }
+    delegate?.applicationDidReceiveMemoryWarning(self)
+    notify(.didReceiveMemoryWarning)
+  }
+
+  /// Posts an environment change: delivered now in the foreground, held (newest value per
+  /// kind) while in the background and delivered right after `willEnterForeground`.
+  public func post(_ change: EnvironmentChange) {
+    guard state != .notRunning else { return ignore("post \(change.kind)") }
+    if state.isInBackground {
+      heldChanges.hold(change)
+    } else {
+      deliver(change)
+    }
+  }
+
+  // MARK: Background tasks
+
+  /// Begins a background task: time the app may keep running in the background to finish
+  /// work such as a save. End it with ``endBackgroundTask(_:)`` as soon as the work is done.
+  ///
+  /// - Parameter expirationHandler: run once, on the main actor, when the budget runs out
+  ///   first; it must cancel the work and end the task before it returns.
+  /// - Returns: the task's ID, or ``BackgroundTaskID/invalid`` when not running.
+  public func beginBackgroundTask(
+    named name: String,
+    expirationHandler: (@MainActor @Sendable () -> Void)? = nil
+  ) -> BackgroundTaskID {
+    guard state != .notRunning || episode != nil else {
+      ignore("beginBackgroundTask \(name)")
+      return .invalid
+    }
+    let id = tasks.begin(name: name, expirationHandler: expirationHandler)
+    report(.began(id, name: name))
+    return id
+  }
+
+  /// Ends a background task. Any thread; a late, repeated or unknown ID is a no-op.
+  public nonisolated func endBackgroundTask(_ id: BackgroundTaskID) {
+    tasks.end(id)
+  }
+
+  /// Seconds of background time left: the budget minus the time since it started, never
+  /// negative; `Double.greatestFiniteMagnitude` when no budget is running (as UIKit does).
+  public var backgroundTimeRemaining: Double {
+    guard let episode else { return .greatestFiniteMagnitude }
+    return max(.zero, episode.deadline - configuration.clock.now()).inSeconds
+  }
+
+  /// True while a budget is running: from `didEnterBackground` or `willTerminate` until
+  /// every task ended or the budget ran out.
+  public var hasBackgroundEpisode: Bool { episode != nil }
+
+  /// Names of the background tasks still running, in the order they began.
+  public nonisolated var runningBackgroundTasks: [String] { tasks.live.map(\.name) }
+
+  /// Enforces the budget: reports tasks ended since the last call, suspends the app when
+  /// none are left, and runs the expiration handlers once the budget is spent. Call it once
+  /// per main-loop iteration, on the main actor.
+  public func update() {
+    for event in tasks.takeUnreported() { report(event) }
+    guard let episode else { return }
+    if tasks.live.isEmpty {
+      finishEpisode(episode, outcome: .completed)
+      return
+    }
+    guard configuration.clock.now() >= episode.deadline else { return }
+    var cut: [String] = []
+    for task in tasks.live {
+      cut.append(task.name)
+      report(.expired(task.id, name: task.name))
+      task.expirationHandler?()
+    }
+    for event in tasks.takeUnreported() { report(event) }
+    var violations: [String] = []
+    for task in tasks.live {
+      violations.append(task.name)
+      tasks.remove(task.id)
+      report(.watchdogViolation(task.id, name: task.name))
+      logger.error(
+        "watchdog: background task '\(task.name)' \(task.id) did not end after its expiration handler"
+      )
+    }
+    finishEpisode(episode, outcome: .expired(cutTasks: cut), violations: violations)
+    if !violations.isEmpty && configuration.watchdog == .killProcess {
+      processKiller()
+    }
+  }
+
+  /// Blocks the main thread until a background task ends or the budget runs out, then
+  /// calls ``update()``. For loops with nothing to do while in the background; tests with
+  /// a ``ManualClock`` advance the clock and call ``update()`` instead.
+  public func waitForBackgroundWork() {
+    update()
+    guard let episode else { return }
+    tasks.waitForEnd(timeout: episode.deadline - configuration.clock.now())
+    update()
+  }
+
+  // MARK: Observers
+
+  /// Observes one lifecycle moment; called after the delegate, in registration order.
+  @discardableResult
+  public func addObserver(
+    for event: LifecycleEvent, _ block: @escaping @MainActor (Application) -> Void
+  ) -> ObserverToken {
+    addObserver(.lifecycle(event, block))
+  }
+
+  /// Observes environment changes; called after the delegate, in registration order.
+  @discardableResult
+  public func addEnvironmentObserver(
+    _ block: @escaping @MainActor (Application, EnvironmentChange) -> Void
+  ) -> ObserverToken {
+    addObserver(.environment(block))
+  }
+
+  /// Observes background-task events (begin, end, expire, watchdog), for traces.
+  @discardableResult
+  public func addBackgroundTaskObserver(
+    _ block: @escaping @MainActor (BackgroundTaskEvent) -> Void
+  ) -> ObserverToken {
+    addObserver(.backgroundTasks(block))
+  }
+
+  /// Observes the end of each background episode.
+  @discardableResult
+  public func addEpisodeObserver(_ block: @escaping @MainActor (BackgroundEpisode) -> Void) -> ObserverToken {
+    addObserver(.episodes(block))
+  }
+
+  /// Removes an observer; an unknown token is a no-op.
+  public func removeObserver(_ token: ObserverToken) {
+    observers.removeAll { $0.token == token }
+  }
+
+  // MARK: Private
+
+  private func addObserver(_ observer: Observer) -> ObserverToken {
+    let token = ObserverToken(rawValue: nextObserverToken)
+    nextObserverToken += 1
+    observers.append((token, observer))
+    return token
+  }
+
+  private func notify(_ event: LifecycleEvent) {
+    // A copy: an observer may remove itself or others while being called.
+    for (_, observer) in observers {
+      if case .lifecycle(let wanted, let block) = observer, wanted == event { block(self) }
+    }
+  }
+
+  private func deliver(_ change: EnvironmentChange) {
+    delegate?.application(self, didChangeEnvironment: change)
+    for (_, observer) in observers {
+      if case .environment(let block) = observer { block(self, change) }
+    }
+  }
+
+  private func report(_ event: BackgroundTaskEvent) {
+    for (_, observer) in observers {
+      if case .backgroundTasks(let block) = observer { block(event) }
+    }
+  }
+
+  private func startEpisode(_ reason: BackgroundEpisode.Reason) {
+    let now = configuration.clock.now()
+    episode = EpisodeInProgress(reason: reason, start: now, deadline: now + configuration.backgroundBudget)
+  }
+
+  private func finishEpisode(
+    _ finished: EpisodeInProgress, outcome: BackgroundEpisode.Outcome, violations: [String] = []
+  ) {
+    let now = configuration.clock.now()
+    let record = BackgroundEpisode(
+      reason: finished.reason,
+      duration: now - finished.start,
+      budget: configuration.backgroundBudget,
+      budgetLeft: max(.zero, finished.deadline - now),
+      outcome: outcome,
+      watchdogViolations: violations
+    )
+    episode = nil
+    backgroundEpisodes.append(record)
+    if case .expired = outcome {
+      logger.warning("\(record.description)")
+    } else {
+      logger.info("\(record.description)")
+    }
+    switch finished.reason {
+    case .background where state == .background: state = .suspended
+    case .termination: state = .notRunning
+    default: break
+    }
+    for (_, observer) in observers {
+      if case .episodes(let block) = observer { block(record) }
+    }
+  }
+
+  private func ignore(_ transition: String) {
+    logger.notice("ignored \(transition) while \(state.rawValue)")
+  }
+}
+
+/// Returned when adding an observer; pass it to ``Application/removeObserver(_:)``.
+public struct ObserverToken: Hashable, Sendable {
+  let rawValue: UInt64
+}

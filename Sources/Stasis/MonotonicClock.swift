@@ -1,0 +1,66 @@
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A source of monotonic time: never goes backwards, unaffected by wall-clock changes.
+///
+/// The lifecycle measures the background budget with it; tests inject a ``ManualClock``
+/// and drive time themselves instead of sleeping.
+public protocol MonotonicClock: Sendable {
+  /// Time since an arbitrary fixed origin.
+  func now() -> Duration
+}
+
+/// The real monotonic clock (`CLOCK_MONOTONIC`).
+public struct SystemClock: MonotonicClock {
+  /// Creates the system clock.
+  public init() {}
+
+  /// Time since boot, from `clock_gettime(CLOCK_MONOTONIC)`.
+  public func now() -> Duration {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return .seconds(Int64(spec.tv_sec)) + .nanoseconds(Int64(spec.tv_nsec))
+  }
+}
+
+/// A clock that moves only when told to: tests advance it instead of sleeping.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// clock.advance(by: .seconds(11))  // the 10-second budget has now run out
+/// ```
+public final class ManualClock: MonotonicClock {
+  private let current: Mutex<Duration>
+
+  /// Creates a clock that reads `start`.
+  public init(start: Duration = .zero) {
+    current = Mutex(start)
+  }
+
+  /// The time the clock was last set to.
+  public func now() -> Duration {
+    current.withLock { $0 }
+  }
+
+  /// Moves the clock forward; a negative amount is ignored, so time never goes back.
+  public func advance(by amount: Duration) {
+    guard amount > .zero else { return }
+    current.withLock { $0 += amount }
+  }
+}
+
+extension Duration {
+  /// The duration as floating-point seconds, for logs and summaries.
+  public var inSeconds: Double {
+    let parts = components
+    return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+  }
+
+  /// The duration as floating-point milliseconds, for logs and summaries.
+  public var inMilliseconds: Double { inSeconds * 1000 }
+}

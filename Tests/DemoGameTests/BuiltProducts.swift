@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// The folder `swift build` put the products in: the one holding this test binary.
+func builtProduct(_ name: String) throws -> URL {
+  let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+  let url = here.appendingPathComponent(name)
+  try #require(
+    FileManager.default.isExecutableFile(atPath: url.path),
+    "\(name) is not built next to the tests at \(url.path); run `swift build` first")
+  return url
+}
+
+/// The result of running a built product.
+struct ProcessResult {
+  var status: Int32
+  var stdout: String
+  var stderr: String
+  var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+}
+
+/// Runs a built product with arguments and waits for it to exit.
+func run(_ product: String, _ arguments: [String], in directory: URL? = nil) throws -> ProcessResult {
+  let process = Process()
+  process.executableURL = try builtProduct(product)
+  process.arguments = arguments
+  if let directory { process.currentDirectoryURL = directory }
+  // stderr goes to a file, so a chatty child never blocks on a full pipe while we read stdout.
+  let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-stderr-\(UUID().uuidString)")
+  FileManager.default.createFile(atPath: errURL.path, contents: nil)
+  defer { try? FileManager.default.removeItem(at: errURL) }
+  let errHandle = try FileHandle(forWritingTo: errURL)
+  let out = Pipe()
+  process.standardOutput = out
+  process.standardError = errHandle
+  try process.run()
+  let outData = out.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  try errHandle.close()
+  return ProcessResult(
+    status: process.terminationStatus,
+    stdout: String(decoding: outData, as: UTF8.self),
+    stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+}
+
+/// A fresh empty folder under the system's temporary folder.
+func temporaryFolder() throws -> URL {
+  let url = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-test-\(UUID().uuidString)")
+  try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  return url
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Stasis needs, only when some are missing.
+# SDL2 (+ SDL2_image for PNG) to build; Xvfb, xdotool and ImageMagick for the real-window test.
+set -euo pipefail
+packages=(libsdl2-dev libsdl2-image-dev xvfb xdotool imagemagick pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
