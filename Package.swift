@@ -15,13 +15,20 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
   ],
   targets: [
     // The toolkit: lifecycle, background budget, save format, store. No SDL, no game.
     .target(
       name: "Stasis",
-      dependencies: [.product(name: "Logging", package: "swift-log")]
+      dependencies: [
+        "CStasisChecksum",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]
     ),
+    // CRC32C at memory speed (the CPU's CRC instruction); Swift has none built in.
+    .target(name: "CStasisChecksum"),
     // SDL2 from the system, found through pkg-config.
     .systemLibrary(
       name: "CSDL2",

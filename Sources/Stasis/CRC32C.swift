@@ -1,0 +1,22 @@
+import CStasisChecksum
+
+/// CRC32C (Castagnoli), the integrity checksum of every part of a save file. Runs at memory
+/// speed on CPUs with a CRC instruction; see `Sources/CStasisChecksum` for why it is C.
+public enum CRC32C {
+  /// The checksum of `bytes`, continuing from `crc` (0 to start).
+  public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+    guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
+    return stasis_crc32c(crc, base, bytes.count)
+  }
+
+  /// The checksum of a byte collection, continuing from `crc` (0 to start).
+  public static func checksum<Bytes: Collection<UInt8>>(_ bytes: Bytes, continuing crc: UInt32 = 0) -> UInt32 {
+    if let result = bytes.withContiguousStorageIfAvailable({ checksum(UnsafeRawBufferPointer($0), continuing: crc) }) {
+      return result
+    }
+    return Array(bytes).withUnsafeBytes { checksum($0, continuing: crc) }
+  }
+
+  /// True when the CPU's CRC instruction is in use.
+  public static var isHardwareAccelerated: Bool { stasis_crc32c_is_hardware() != 0 }
+}

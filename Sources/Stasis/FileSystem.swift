@@ -1,0 +1,216 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// An `errno` value with its C name, e.g. `ENOSPC`.
+public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The C value.
+  public let rawValue: Int32
+  /// Wraps a C value.
+  public init(rawValue: Int32) { self.rawValue = rawValue }
+
+  public static let noSpace = Errno(rawValue: ENOSPC)
+  public static let ioError = Errno(rawValue: EIO)
+  public static let readOnlyFileSystem = Errno(rawValue: EROFS)
+  public static let permissionDenied = Errno(rawValue: EACCES)
+  public static let noSuchFile = Errno(rawValue: ENOENT)
+  public static let fileExists = Errno(rawValue: EEXIST)
+  public static let interrupted = Errno(rawValue: EINTR)
+  public static let tooManyLinks = Errno(rawValue: ELOOP)
+  public static let wouldBlock = Errno(rawValue: EWOULDBLOCK)
+
+  /// The C constant's name where known, then the system's message.
+  public var description: String {
+    let names: [Int32: String] = [
+      ENOSPC: "ENOSPC", EIO: "EIO", EROFS: "EROFS", EACCES: "EACCES", ENOENT: "ENOENT", EEXIST: "EEXIST",
+      EINTR: "EINTR", ELOOP: "ELOOP", EWOULDBLOCK: "EWOULDBLOCK", ENOTDIR: "ENOTDIR", EISDIR: "EISDIR",
+      EPERM: "EPERM", EBADF: "EBADF", EDQUOT: "EDQUOT", ENAMETOOLONG: "ENAMETOOLONG",
+    ]
+    return "\(names[rawValue] ?? "errno \(rawValue)") (\(String(cString: strerror(rawValue))))"
+  }
+}
+
+/// A failed file-system call: which call, on which path, with which errno.
+public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The call, e.g. `fsync`.
+  public var operation: String
+  /// The path it was called on.
+  public var path: String
+  /// What the system said.
+  public var errno: Errno
+
+  /// Creates an error.
+  public init(_ operation: String, _ path: String, _ errno: Errno) {
+    self.operation = operation
+    self.path = path
+    self.errno = errno
+  }
+
+  public var description: String { "'\(operation)' failed on \(path) with \(errno)" }
+}
+
+/// What is at a path, without following a final symbolic link.
+public enum FileKind: Sendable, Equatable {
+  case missing
+  case file(size: Int)
+  case directory
+  /// A symbolic link, a device, a socket: never read or written by the store.
+  case other
+}
+
+/// The file operations the save store uses, and nothing more: a real POSIX one in the game,
+/// fault-injecting ones in tests. Paths are absolute or relative to the working folder.
+/// `write` may write less than asked; the store loops.
+public protocol FileSystem: Sendable {
+  /// Creates a new file for writing; fails if anything (even a link) is already there.
+  func createExclusive(_ path: String) throws(FileSystemError) -> Int32
+  /// Writes some of `bytes`; returns how many.
+  func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int
+  /// Flushes a file's data and metadata to the disk.
+  func fsync(_ descriptor: Int32, path: String) throws(FileSystemError)
+  /// Closes a descriptor (never retried, as POSIX advises).
+  func close(_ descriptor: Int32, path: String) throws(FileSystemError)
+  /// Atomically replaces `destination` with `source`.
+  func rename(_ source: String, _ destination: String) throws(FileSystemError)
+  /// Removes a file.
+  func unlink(_ path: String) throws(FileSystemError)
+  /// Flushes a folder's entries (a rename or a new file in it) to the disk.
+  func fsyncDirectory(_ path: String) throws(FileSystemError)
+  /// Creates a folder; returns false when it already existed.
+  func makeDirectory(_ path: String) throws(FileSystemError) -> Bool
+  /// Reads at most `limit` bytes from the start of a regular file (never through a link).
+  func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]
+  /// The names in a folder, sorted.
+  func contents(ofDirectory path: String) throws(FileSystemError) -> [String]
+  /// What is at `path`.
+  func kind(of path: String) -> FileKind
+  /// Takes an exclusive advisory lock (`flock`) on `path`, waiting up to `timeout`.
+  func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32
+  /// Releases a lock taken with `lock`.
+  func unlock(_ descriptor: Int32)
+}
+
+/// The real file system, through POSIX calls. `EINTR` is retried in one place; `close` is not.
+public struct PosixFileSystem: FileSystem {
+  /// Creates the real file system.
+  public init() {}
+
+  private func retrying<T>(_ operation: String, _ path: String, _ call: () -> T, failed: (T) -> Bool)
+    throws(FileSystemError) -> T
+  {
+    while true {
+      let result = call()
+      if !failed(result) { return result }
+      let code = errno
+      if code != EINTR { throw FileSystemError(operation, path, Errno(rawValue: code)) }
+    }
+  }
+
+  public func createExclusive(_ path: String) throws(FileSystemError) -> Int32 {
+    try retrying("open", path, { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }) { $0 < 0 }
+  }
+
+  public func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int {
+    try retrying("write", path, { Glibc.write(descriptor, bytes.baseAddress, bytes.count) }) { $0 < 0 }
+  }
+
+  public func fsync(_ descriptor: Int32, path: String) throws(FileSystemError) {
+    _ = try retrying("fsync", path, { Glibc.fsync(descriptor) }) { $0 != 0 }
+  }
+
+  public func close(_ descriptor: Int32, path: String) throws(FileSystemError) {
+    if Glibc.close(descriptor) != 0 && errno != EINTR {
+      throw FileSystemError("close", path, Errno(rawValue: errno))
+    }
+  }
+
+  public func rename(_ source: String, _ destination: String) throws(FileSystemError) {
+    _ = try retrying("rename", "\(source) -> \(destination)", { Glibc.rename(source, destination) }) { $0 != 0 }
+  }
+
+  public func unlink(_ path: String) throws(FileSystemError) {
+    _ = try retrying("unlink", path, { Glibc.unlink(path) }) { $0 != 0 }
+  }
+
+  public func fsyncDirectory(_ path: String) throws(FileSystemError) {
+    let descriptor = try retrying("open", path, { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) { $0 < 0 }
+    defer { Glibc.close(descriptor) }
+    _ = try retrying("fsync", path, { Glibc.fsync(descriptor) }) { $0 != 0 }
+  }
+
+  public func makeDirectory(_ path: String) throws(FileSystemError) -> Bool {
+    if mkdir(path, 0o755) == 0 { return true }
+    let code = errno
+    if code == EEXIST, kind(of: path) == .directory { return false }
+    throw FileSystemError("mkdir", path, Errno(rawValue: code))
+  }
+
+  public func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
+    let descriptor = try retrying("open", path, { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }) { $0 < 0 }
+    defer { Glibc.close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { throw FileSystemError("fstat", path, Errno(rawValue: errno)) }
+    guard (info.st_mode & S_IFMT) == S_IFREG else { throw FileSystemError("read", path, Errno(rawValue: EISDIR)) }
+    let size = min(Int(info.st_size), limit)
+    var bytes = [UInt8](repeating: 0, count: size)
+    var done = 0
+    while done < size {
+      let offset = done
+      let count = try retrying(
+        "read", path,
+        { bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + offset, size - offset) } }
+      ) { $0 < 0 }
+      if count == 0 { break }  // the file shrank while being read
+      done += count
+    }
+    return done == size ? bytes : Array(bytes[0..<done])
+  }
+
+  public func contents(ofDirectory path: String) throws(FileSystemError) -> [String] {
+    guard let directory = opendir(path) else { throw FileSystemError("opendir", path, Errno(rawValue: errno)) }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names.sorted()
+  }
+
+  public func kind(of path: String) -> FileKind {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return .missing }
+    switch info.st_mode & S_IFMT {
+    case S_IFREG: return .file(size: Int(info.st_size))
+    case S_IFDIR: return .directory
+    default: return .other
+    }
+  }
+
+  public func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32 {
+    let descriptor = try retrying("open", path, { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }) {
+      $0 < 0
+    }
+    let clock = SystemClock()
+    let deadline = clock.now() + timeout
+    // flock has no timed wait: try without blocking, and back off briefly between tries.
+    while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+      let code = errno
+      guard code == EWOULDBLOCK || code == EINTR, clock.now() < deadline else {
+        Glibc.close(descriptor)
+        throw FileSystemError("flock", path, Errno(rawValue: code))
+      }
+      usleep(1000)
+    }
+    return descriptor
+  }
+
+  public func unlock(_ descriptor: Int32) {
+    flock(descriptor, LOCK_UN)
+    Glibc.close(descriptor)
+  }
+}

@@ -1,0 +1,127 @@
+/// Migrations from older schema versions of a game's state, applied to the decoded tree
+/// before it is decoded into the current type. Register one per version whose change is a
+/// rename or a type change; added fields take their defaults (``SaveDefaults``) and removed
+/// fields are ignored without one.
+///
+/// ```swift
+/// var migrations = SchemaMigrations()
+/// migrations.register(from: 1) { state in          // v1 → v2: `pos` became `position`
+///   state[field: "camera"]?.renameField("pos", to: "position")
+/// }
+/// ```
+public struct SchemaMigrations: Sendable {
+  /// Rewrites a whole state tree (section name → value) from one version to the next.
+  public typealias Migration = @Sendable (inout SaveValue) throws -> Void
+
+  private var steps: [(from: UInt32, migrate: Migration)] = []
+
+  /// No migrations.
+  public init() {}
+
+  /// Registers the step from schema `version` to `version + 1`.
+  public mutating func register(from version: UInt32, _ migrate: @escaping Migration) {
+    steps.append((version, migrate))
+  }
+
+  /// Runs every step from `stored` up to `current`, in order.
+  func migrate(_ tree: inout SaveValue, from stored: UInt32, to current: UInt32) throws(SaveFileError) {
+    for version in stored..<current {
+      for step in steps where step.from == version {
+        do {
+          try step.migrate(&tree)
+        } catch {
+          throw SaveFileError(
+            .migrationFailed, "migration from schema \(version) to \(version + 1) failed: \(error)")
+        }
+      }
+    }
+  }
+}
+
+extension SaveValue {
+  /// Renames a field of this object; anything else is left alone.
+  public mutating func renameField(_ old: String, to new: String) {
+    guard case .object(var object) = self else { return }
+    object.renameField(old, to: new)
+    self = .object(object)
+  }
+}
+
+/// Turns a game's state into a save document and back: each top-level field of the state
+/// becomes a named section (`score`, `level`, `camera`, `physics`), so tools see the parts
+/// and a reader skips sections it does not know.
+public struct SaveCodec<State: Codable & Sendable>: Sendable {
+  /// The game that writes and reads.
+  public var game: GameIdentity
+  /// How older schemas reach the current one.
+  public var migrations: SchemaMigrations
+
+  /// Creates a codec for `game`'s current schema.
+  public init(game: GameIdentity, migrations: SchemaMigrations = SchemaMigrations()) {
+    self.game = game
+    self.migrations = migrations
+  }
+
+  /// The document of `state`: one tree section per top-level field, sorted by name, then the
+  /// raw sections (a thumbnail).
+  public func document(
+    for state: State, summary: SaveSummary, createdAt: Int64, rawSections: [(name: String, bytes: [UInt8])] = []
+  ) throws(SaveFileError) -> SaveDocument {
+    let tree: SaveValue
+    do {
+      tree = try SaveValueEncoder().encode(state)
+    } catch {
+      throw SaveFileError(.typeMismatch, "the state could not be encoded: \(error)")
+    }
+    guard case .object(let object) = tree else {
+      throw SaveFileError(.typeMismatch, "the state must be a struct with fields (it encoded as \(tree.typeName))")
+    }
+    var sections = object.fields.map { SaveSection(name: $0.name, content: .tree($0.value)) }
+    sections += rawSections.map { SaveSection(name: $0.name, content: .raw($0.bytes)) }
+    for section in sections {
+      guard section.name.utf8.count <= FormatLimits.maxSectionNameBytes else {
+        throw SaveFileError(.limitExceeded, "section name '\(section.name)' is too long")
+      }
+    }
+    guard sections.count <= FormatLimits.maxSections else {
+      throw SaveFileError(.limitExceeded, "\(sections.count) sections; the limit is \(FormatLimits.maxSections)")
+    }
+    return SaveDocument(game: game, createdAt: createdAt, summary: summary, sections: sections)
+  }
+
+  /// The state in `document`: refused when written by another game or a newer schema,
+  /// migrated when written by an older one, decoded by field name.
+  public func state(from document: SaveDocument, path: String? = nil) throws(SaveFileError) -> State {
+    func located(_ error: SaveFileError) -> SaveFileError { path.map { error.inFile($0) } ?? error }
+    guard document.game.name == game.name else {
+      throw located(
+        SaveFileError(
+          .typeMismatch, "the save was written by '\(document.game.name)', not '\(game.name)'",
+          context: .init(part: "header")))
+    }
+    let stored = document.game.schemaVersion
+    guard stored <= game.schemaVersion else {
+      throw located(
+        SaveFileError(
+          .newerSchema, "schema version \(stored); this build of \(game.name) knows up to \(game.schemaVersion)",
+          context: .init(part: "header"), suggestion: "update the game to load it"))
+    }
+    var tree = document.tree
+    do {
+      try migrations.migrate(&tree, from: stored, to: game.schemaVersion)
+      return try SaveValueDecoder().decode(State.self, from: tree)
+    } catch {
+      var error = error
+      // The first path component is the section.
+      if let field = error.context.field, error.context.part == nil {
+        let parts = field.split(separator: ".", maxSplits: 1).map(String.init)
+        let head = parts[0].split(separator: "[").first.map(String.init) ?? parts[0]
+        if document[section: head] != nil {
+          error.context.part = head
+          error.context.field = parts.count > 1 ? parts[1] : String(parts[0].dropFirst(head.count))
+        }
+      }
+      throw located(error)
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/// Why a save file could not be read or written: what failed, in which file, in which part,
+/// at which byte, and what the user can do. Its description is one line a player can paste
+/// into a bug report.
+///
+/// ```
+/// Saves/autosave/00000007.stasis: checksum mismatch in section 'physics' at byte 1184: ...
+/// ```
+public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// What kind of failure, stable for scripts (`stasis inspect --json` prints it).
+  public enum Kind: String, Sendable, Equatable {
+    /// The file ends before a part that it announces.
+    case truncated
+    /// The file does not start with the Stasis magic number: not a save file.
+    case badMagic
+    /// Written by a newer format version than this reader knows.
+    case newerFormat
+    /// Written by a newer schema version of the game than the reader's.
+    case newerSchema
+    /// A checksum does not match the bytes it covers.
+    case checksumMismatch
+    /// A structure is inconsistent (bad tag, overlapping sections, invalid UTF-8, ...).
+    case malformed
+    /// A count, length or depth exceeds the format's documented limits.
+    case limitExceeded
+    /// The signature does not match: the file was edited or signed with another key.
+    case signatureMismatch
+    /// A signing key was given but the file is not signed.
+    case unsigned
+    /// The data does not fit the type being decoded (a missing field, a wrong type).
+    case typeMismatch
+    /// A migration for an older schema failed or is missing.
+    case migrationFailed
+    /// The operating system refused an operation (open, write, fsync, rename, ...).
+    case io
+    /// A slot name that could leave the save folder or is otherwise unusable.
+    case invalidSlotName
+    /// The slot has no generation at all.
+    case notFound
+    /// The save was cancelled (for example by an expired background budget).
+    case cancelled
+    /// Another writer holds the slot's lock and did not release it in time.
+    case locked
+  }
+
+  /// Where in the file the failure is.
+  public struct Context: Sendable, Equatable {
+    /// The file's path, when known.
+    public var file: String?
+    /// The part: `header`, `trailer`, `signature`, or a section's name.
+    public var part: String?
+    /// The field path inside the part, e.g. `level.checkpoint`.
+    public var field: String?
+
+    /// Creates a context.
+    public init(file: String? = nil, part: String? = nil, field: String? = nil) {
+      self.file = file
+      self.part = part
+      self.field = field
+    }
+  }
+
+  /// What kind of failure.
+  public var kind: Kind
+  /// What happened, in words.
+  public var message: String
+  /// Which file, part and field.
+  public var context: Context
+  /// The byte offset in the file, when the failure has one.
+  public var offset: Int?
+  /// What the user can do about it, when there is something.
+  public var suggestion: String?
+
+  /// Creates an error.
+  public init(
+    _ kind: Kind, _ message: String, context: Context = Context(), offset: Int? = nil, suggestion: String? = nil
+  ) {
+    self.kind = kind
+    self.message = message
+    self.context = context
+    self.offset = offset
+    self.suggestion = suggestion
+  }
+
+  /// The same error, naming the file.
+  public func inFile(_ path: String) -> SaveFileError {
+    var copy = self
+    copy.context.file = path
+    return copy
+  }
+
+  /// The kind in words, for the one-line description.
+  public var kindDescription: String {
+    switch kind {
+    case .truncated: return "truncated"
+    case .badMagic: return "not a Stasis save"
+    case .newerFormat: return "newer format version"
+    case .newerSchema: return "newer schema version"
+    case .checksumMismatch: return "checksum mismatch"
+    case .malformed: return "malformed"
+    case .limitExceeded: return "limit exceeded"
+    case .signatureMismatch: return "signature mismatch"
+    case .unsigned: return "not signed"
+    case .typeMismatch: return "type mismatch"
+    case .migrationFailed: return "migration failed"
+    case .io: return "I/O error"
+    case .invalidSlotName: return "invalid slot name"
+    case .notFound: return "not found"
+    case .cancelled: return "cancelled"
+    case .locked: return "locked"
+    }
+  }
+
+  /// One line: `FILE: KIND in PART, field FIELD at byte N: MESSAGE (SUGGESTION)`.
+  public var description: String {
+    var line = ""
+    if let file = context.file { line += "\(file): " }
+    line += kindDescription
+    if let part = context.part {
+      line += " in " + (["header", "trailer", "signature", "file"].contains(part) ? part : "section '\(part)'")
+    }
+    if let field = context.field, !field.isEmpty { line += ", field '\(field)'" }
+    if let offset { line += " at byte \(offset)" }
+    line += ": \(message)"
+    if let suggestion { line += " (\(suggestion))" }
+    return line
+  }
+}

@@ -1,0 +1,360 @@
+/// Writes and reads the Stasis save-file format, byte for byte as docs/FORMAT.md lays out:
+/// a checksummed header with the summary and the section table, the sections, and a
+/// checksummed trailer that proves the file is complete (and, with a key, signs it).
+public enum SaveFileFormat {
+  /// The first 8 bytes of every save: `\x89STS\r\n\x1A\n` (catches text-mode mangling, as PNG's does).
+  public static let magic: [UInt8] = [0x89, 0x53, 0x54, 0x53, 0x0D, 0x0A, 0x1A, 0x0A]
+  /// The first 8 bytes of the trailer: `STSEND\0\0`.
+  static let trailerMagic: [UInt8] = [0x53, 0x54, 0x53, 0x45, 0x4E, 0x44, 0x00, 0x00]
+  /// Bytes of the header before its strings.
+  static let fixedHeaderSize = 64
+  static let signatureSize = 32
+
+  static func trailerSize(signed: Bool) -> Int { 24 + (signed ? signatureSize : 0) + 4 }
+
+  // MARK: Writing
+
+  /// The bytes of `document`, signed when `key` is given.
+  public static func encode(_ document: SaveDocument, signingKey key: SigningKey? = nil) -> [UInt8] {
+    let sectionTableSize = document.sections.reduce(0) { $0 + 2 + $1.name.utf8.count + 2 + 8 + 8 + 4 }
+    let stringsSize = [document.game.name, document.game.build, document.summary.slot]
+      .reduce(0) { $0 + 2 + $1.utf8.count }
+    let headerLength = fixedHeaderSize + stringsSize + sectionTableSize + 4
+    var writer = ByteWriter(capacity: headerLength + estimatedSize(document) + trailerSize(signed: true))
+    _ = writer.reserve(headerLength)
+
+    var entries: [SectionEntry] = []
+    for section in document.sections {
+      let start = writer.count
+      switch section.content {
+      case .tree(let value): SectionCoding.encode(value, into: &writer)
+      case .raw(let bytes): writer.write(bytes: bytes)
+      }
+      entries.append(
+        SectionEntry(
+          name: section.name, encoding: section.encoding, offset: start, length: writer.count - start,
+          checksum: writer.checksum(start..<writer.count)))
+    }
+
+    var header = ByteWriter(capacity: headerLength)
+    header.write(bytes: magic)
+    header.write(FormatLimits.formatVersion)
+    header.write(UInt16(key == nil ? 0 : 1))
+    header.write(UInt32(headerLength))
+    header.write(document.game.schemaVersion)
+    header.write(UInt32(entries.count))
+    header.write(document.createdAt)
+    header.write(document.summary.frame)
+    header.write(document.summary.score)
+    header.write(document.summary.playTime)
+    header.write(UInt32(truncatingIfNeeded: document.summary.level))
+    header.write(UInt32(0))
+    header.writeShortString(document.game.name)
+    header.writeShortString(document.game.build)
+    header.writeShortString(document.summary.slot)
+    for entry in entries {
+      header.writeShortString(entry.name)
+      header.write(entry.encoding.rawValue)
+      header.write(UInt8(0))
+      header.write(UInt64(entry.offset))
+      header.write(UInt64(entry.length))
+      header.write(entry.checksum)
+    }
+    let headerCRC = header.checksum(0..<header.count)
+    header.write(headerCRC)
+    precondition(header.count == headerLength, "header length computed wrongly")
+    writer.overwrite(at: 0, with: header.bytes)
+
+    let trailerStart = writer.count
+    let fileLength = trailerStart + trailerSize(signed: key != nil)
+    writer.write(bytes: trailerMagic)
+    writer.write(UInt64(fileLength))
+    writer.write(UInt32(entries.count))
+    writer.write(UInt32(key == nil ? 0 : 1))
+    if let key {
+      let signature = writer.bytes.withUnsafeBytes { key.signature(of: $0) }
+      writer.write(bytes: signature)
+    }
+    writer.write(writer.checksum(trailerStart..<writer.count, continuing: headerCRC))
+    return writer.bytes
+  }
+
+  private static func estimatedSize(_ document: SaveDocument) -> Int {
+    func size(_ value: SaveValue) -> Int {
+      switch value {
+      case .bulk(let bulk): return 16 + bulk.count * bulk.layout.stride
+      case .string(let string): return 5 + string.utf8.count
+      case .bytes(let bytes): return 5 + bytes.count
+      case .array(let items): return 5 + items.reduce(0) { $0 + size($1) }
+      case .object(let object): return 5 + object.fields.reduce(0) { $0 + 16 + size($1.value) }
+      default: return 9
+      }
+    }
+    return document.sections.reduce(0) { total, section in
+      switch section.content {
+      case .tree(let value): return total + size(value)
+      case .raw(let bytes): return total + bytes.count
+      }
+    }
+  }
+
+  // MARK: Reading
+
+  /// Reads and checks the header alone (magic, version, length, checksum, table): what a
+  /// slot list needs. `bytes` may be just the file's first bytes.
+  public static func readHeader(_ bytes: UnsafeRawBufferPointer, path: String? = nil) throws(SaveFileError)
+    -> SaveHeader
+  {
+    do {
+      return try parseHeader(bytes)
+    } catch {
+      throw path.map { error.inFile($0) } ?? error
+    }
+  }
+
+  /// How long the header is, from the file's first 16 bytes; nil when they are not a header.
+  public static func headerLength(_ prefix: UnsafeRawBufferPointer) -> Int? {
+    guard prefix.count >= 16, prefix.prefix(8).elementsEqual(magic) else { return nil }
+    return Int(UInt32(littleEndian: prefix.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+  }
+
+  private static func parseHeader(_ bytes: UnsafeRawBufferPointer) throws(SaveFileError) -> SaveHeader {
+    var reader = ByteReader(bytes, context: .init(part: "header"))
+    guard bytes.count > 0 else { throw reader.failure(.truncated, "the file is empty") }
+    let prefix = try reader.readBytes(min(8, bytes.count), "magic")
+    guard prefix.elementsEqual(magic.prefix(prefix.count)) else {
+      throw reader.failure(.badMagic, "the file does not start with the Stasis magic number", at: 0)
+    }
+    guard prefix.count == 8 else { throw reader.failure(.truncated, "the file ends inside the magic number") }
+    let version = try reader.read(UInt16.self, "format version")
+    guard version <= FormatLimits.formatVersion else {
+      throw reader.failure(
+        .newerFormat, "format version \(version); this reader knows up to \(FormatLimits.formatVersion)", at: 8)
+    }
+    guard version >= 1 else { throw reader.failure(.malformed, "format version 0 does not exist", at: 8) }
+    let flags = try reader.read(UInt16.self, "header flags")
+    let length = Int(try reader.read(UInt32.self, "header length"))
+    guard length >= fixedHeaderSize + 4, length <= FormatLimits.maxHeaderSize else {
+      throw reader.failure(
+        .limitExceeded, "header length \(length) is outside \(fixedHeaderSize + 4)...\(FormatLimits.maxHeaderSize)",
+        at: 12)
+    }
+    guard length <= bytes.count else {
+      throw reader.failure(.truncated, "the header is \(length) bytes but the file has \(bytes.count)", at: bytes.count)
+    }
+    let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self))
+    let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(length - 4)]))
+    guard stored == computed else {
+      throw reader.failure(
+        .checksumMismatch, "header checksum is \(hex(stored)), the bytes give \(hex(computed))", at: length - 4)
+    }
+    guard flags & ~1 == 0 else { throw reader.failure(.malformed, "unknown header flags \(flags)", at: 10) }
+    var header = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<(length - 4)]), context: .init(part: "header"))
+    try header.skip(16, "fixed header")
+    let schema = try header.read(UInt32.self, "schema version")
+    let sectionCount = Int(try header.read(UInt32.self, "section count"))
+    guard sectionCount <= FormatLimits.maxSections else {
+      throw header.failure(.limitExceeded, "\(sectionCount) sections; the limit is \(FormatLimits.maxSections)", at: 20)
+    }
+    let createdAt = try header.read(Int64.self, "creation time")
+    let frame = try header.read(Int64.self, "frame")
+    let score = try header.read(Int64.self, "score")
+    let playTime = try header.readDouble("play time")
+    let level = try header.read(UInt32.self, "level")
+    _ = try header.read(UInt32.self, "reserved")
+    let limit = FormatLimits.maxHeaderStringBytes
+    let game = try header.readShortString("game name", limit: limit)
+    let build = try header.readShortString("game build", limit: limit)
+    let slot = try header.readShortString("slot name", limit: limit)
+    var entries: [SectionEntry] = []
+    var expectedOffset = length
+    for index in 0..<sectionCount {
+      let at = header.fileOffset
+      let name = try header.readShortString("section \(index) name", limit: FormatLimits.maxSectionNameBytes)
+      let rawEncoding = try header.read(UInt8.self, "section encoding")
+      _ = try header.read(UInt8.self, "section flags")
+      let offset = try header.read(UInt64.self, "section offset")
+      let size = try header.read(UInt64.self, "section length")
+      let checksum = try header.read(UInt32.self, "section checksum")
+      guard let encoding = SectionEncoding(rawValue: rawEncoding) else {
+        throw header.failure(.malformed, "section '\(name)' has unknown encoding \(rawEncoding)", at: at)
+      }
+      guard !name.isEmpty, !entries.contains(where: { $0.name == name }) else {
+        throw header.failure(.malformed, "section name '\(name)' is empty or repeated", at: at)
+      }
+      guard offset == UInt64(expectedOffset), size <= UInt64(FormatLimits.maxFileSize) else {
+        throw header.failure(
+          .malformed,
+          "section '\(name)' claims bytes \(offset)+\(size); sections must follow each other from \(expectedOffset)",
+          at: at)
+      }
+      expectedOffset += Int(size)
+      guard expectedOffset <= FormatLimits.maxFileSize else {
+        throw header.failure(.limitExceeded, "sections run past the \(FormatLimits.maxFileSize)-byte limit", at: at)
+      }
+      entries.append(
+        SectionEntry(name: name, encoding: encoding, offset: Int(offset), length: Int(size), checksum: checksum))
+    }
+    guard header.isAtEnd else {
+      throw header.failure(.malformed, "\(header.remaining) unexplained bytes at the end of the header")
+    }
+    return SaveHeader(
+      formatVersion: version, game: GameIdentity(name: game, build: build, schemaVersion: schema),
+      createdAt: createdAt,
+      summary: SaveSummary(slot: slot, level: Int(level), score: score, playTime: playTime, frame: frame),
+      isSigned: flags & 1 != 0, sections: entries, length: length)
+  }
+
+  /// The result of checking a whole file: the header when it could be read, each section's
+  /// checksum verdict, and the first failure.
+  public struct Verification: Sendable {
+    /// The header, when it passed its own checks.
+    public var header: SaveHeader?
+    /// Each section of the table with whether its checksum matched.
+    public var sections: [(entry: SectionEntry, checksumOK: Bool)]
+    /// The first failure, or nil when the file is whole.
+    public var error: SaveFileError?
+    /// True when every check passed.
+    public var isValid: Bool { error == nil }
+  }
+
+  /// Checks every byte: header, each section's checksum, the trailer, the signature. Never
+  /// throws; reports every section's verdict and the first failure.
+  public static func verify(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey? = nil)
+    -> Verification
+  {
+    let header: SaveHeader
+    do {
+      header = try parseHeader(bytes)
+    } catch {
+      return Verification(header: nil, sections: [], error: path.map { error.inFile($0) } ?? error)
+    }
+    var verdicts: [(entry: SectionEntry, checksumOK: Bool)] = []
+    var firstError: SaveFileError?
+    func fail(_ error: SaveFileError) {
+      if firstError == nil { firstError = path.map { error.inFile($0) } ?? error }
+    }
+    let sectionsEnd = header.sections.last.map { $0.offset + $0.length } ?? header.length
+    for entry in header.sections {
+      guard entry.offset + entry.length <= bytes.count else {
+        verdicts.append((entry, false))
+        fail(
+          SaveFileError(
+            .truncated, "the section needs bytes up to \(entry.offset + entry.length) but the file has \(bytes.count)",
+            context: .init(part: entry.name), offset: bytes.count))
+        continue
+      }
+      let computed = CRC32C.checksum(
+        UnsafeRawBufferPointer(rebasing: bytes[entry.offset..<(entry.offset + entry.length)]))
+      let ok = computed == entry.checksum
+      verdicts.append((entry, ok))
+      if !ok {
+        fail(
+          SaveFileError(
+            .checksumMismatch, "checksum is \(hex(entry.checksum)), the bytes give \(hex(computed))",
+            context: .init(part: entry.name), offset: entry.offset))
+      }
+    }
+    if firstError == nil {
+      do {
+        try verifyTrailer(bytes, header: header, sectionsEnd: sectionsEnd, key: key)
+      } catch {
+        fail(error)
+      }
+    }
+    return Verification(header: header, sections: verdicts, error: firstError)
+  }
+
+  private static func verifyTrailer(
+    _ bytes: UnsafeRawBufferPointer, header: SaveHeader, sectionsEnd: Int, key: SigningKey?
+  ) throws(SaveFileError) {
+    let size = trailerSize(signed: header.isSigned)
+    let context = SaveFileError.Context(part: "trailer")
+    guard bytes.count >= sectionsEnd + size else {
+      throw SaveFileError(
+        .truncated, "the file ends \(sectionsEnd + size - bytes.count) bytes before the end of its trailer",
+        context: context, offset: bytes.count)
+    }
+    guard bytes.count == sectionsEnd + size else {
+      throw SaveFileError(
+        .malformed, "\(bytes.count - sectionsEnd - size) unexpected bytes after the trailer", context: context,
+        offset: sectionsEnd + size)
+    }
+    var reader = ByteReader(
+      UnsafeRawBufferPointer(rebasing: bytes[sectionsEnd...]), base: sectionsEnd, context: context)
+    let trailerMagicBytes = try reader.readBytes(8, "trailer magic")
+    guard trailerMagicBytes.elementsEqual(trailerMagic) else {
+      throw reader.failure(.malformed, "the trailer's magic number is missing: the file is incomplete", at: sectionsEnd)
+    }
+    let length = try reader.read(UInt64.self, "file length")
+    let count = try reader.read(UInt32.self, "section count")
+    let flags = try reader.read(UInt32.self, "trailer flags")
+    let storedSignature = header.isSigned ? try reader.readBytes(signatureSize, "signature") : nil
+    let crcOffset = reader.fileOffset
+    let stored = try reader.read(UInt32.self, "trailer checksum")
+    let headerCRC = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: header.length - 4, as: UInt32.self))
+    let computed = CRC32C.checksum(
+      UnsafeRawBufferPointer(rebasing: bytes[sectionsEnd..<crcOffset]), continuing: headerCRC)
+    guard stored == computed else {
+      throw SaveFileError(
+        .checksumMismatch, "trailer checksum is \(hex(stored)), the bytes give \(hex(computed))", context: context,
+        offset: crcOffset)
+    }
+    guard length == UInt64(bytes.count), count == UInt32(header.sections.count), flags == (header.isSigned ? 1 : 0)
+    else {
+      throw SaveFileError(
+        .malformed,
+        "the trailer says \(length) bytes and \(count) sections; the file has \(bytes.count) and \(header.sections.count)",
+        context: context, offset: sectionsEnd)
+    }
+    if let key {
+      let signatureContext = SaveFileError.Context(part: "signature")
+      guard let storedSignature else {
+        throw SaveFileError(.unsigned, "a signing key was given but the save is not signed", context: signatureContext)
+      }
+      let signed = UnsafeRawBufferPointer(rebasing: bytes[0..<(crcOffset - signatureSize)])
+      guard key.isValid(storedSignature, for: signed) else {
+        throw SaveFileError(
+          .signatureMismatch,
+          "the HMAC-SHA256 signature does not match: the save was edited or signed with another key",
+          context: signatureContext, offset: crcOffset - signatureSize)
+      }
+    }
+  }
+
+  /// Checks every byte, then decodes every section. The first failure throws.
+  public static func decode(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey? = nil)
+    throws(SaveFileError) -> SaveDocument
+  {
+    let verification = verify(bytes, path: path, signingKey: key)
+    if let error = verification.error { throw error }
+    let header = verification.header!
+    var sections: [SaveSection] = []
+    for entry in header.sections {
+      let slice = UnsafeRawBufferPointer(rebasing: bytes[entry.offset..<(entry.offset + entry.length)])
+      switch entry.encoding {
+      case .raw:
+        sections.append(SaveSection(name: entry.name, content: .raw(Array(slice))))
+      case .tree:
+        var reader = ByteReader(slice, base: entry.offset, context: .init(file: path, part: entry.name))
+        sections.append(SaveSection(name: entry.name, content: .tree(try SectionCoding.decode(&reader))))
+      }
+    }
+    return SaveDocument(game: header.game, createdAt: header.createdAt, summary: header.summary, sections: sections)
+  }
+
+  /// Convenience for byte arrays.
+  public static func decode(_ bytes: [UInt8], path: String? = nil, signingKey key: SigningKey? = nil)
+    throws(SaveFileError) -> SaveDocument
+  {
+    let result = bytes.withUnsafeBytes { raw in
+      Result { () throws(SaveFileError) in try decode(raw, path: path, signingKey: key) }
+    }
+    return try result.get()
+  }
+}
+
+func hex(_ value: UInt32) -> String {
+  let digits = String(value, radix: 16)
+  return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+}

@@ -1,0 +1,82 @@
+import Dispatch
+import Synchronization
+
+/// What a durable save produced.
+public struct SaveReceipt: Sendable, Equatable {
+  /// The slot written.
+  public var slot: String
+  /// The new generation's number (numbers only grow; the highest valid one is the newest).
+  public var generation: Int
+  /// The file written.
+  public var path: String
+  /// Its size in bytes.
+  public var bytes: Int
+  /// Time spent encoding and checksumming.
+  public var encodeDuration: Duration
+  /// Time spent writing, flushing, renaming and flushing the folder.
+  public var writeDuration: Duration
+}
+
+/// A save in progress: await it, be called back when it ends, or cancel it. Any thread.
+public final class SaveHandle: Sendable {
+  /// The slot being saved.
+  public let slot: String
+  private let cancelFlag = Atomic<Bool>(false)
+  private let state = Mutex<State>(State())
+  private let finished = DispatchSemaphore(value: 0)
+
+  private struct State {
+    var result: Result<SaveReceipt, SaveFileError>?
+    var callbacks: [@Sendable (Result<SaveReceipt, SaveFileError>) -> Void] = []
+  }
+
+  init(slot: String) { self.slot = slot }
+
+  /// Asks the save to stop. A save not yet renamed into place stops at its next step and
+  /// leaves the previous generation the newest; one already in place stays.
+  public func cancel() { cancelFlag.store(true, ordering: .relaxed) }
+
+  /// True once ``cancel()`` was called.
+  public var isCancelled: Bool { cancelFlag.load(ordering: .relaxed) }
+
+  /// The result, once the save has ended.
+  public var result: Result<SaveReceipt, SaveFileError>? { state.withLock { $0.result } }
+
+  /// Calls `body` once the save ends (at once if it has), on the worker's thread.
+  public func onCompletion(_ body: @escaping @Sendable (Result<SaveReceipt, SaveFileError>) -> Void) {
+    let ready = state.withLock { state -> Result<SaveReceipt, SaveFileError>? in
+      if state.result == nil { state.callbacks.append(body) }
+      return state.result
+    }
+    if let ready { body(ready) }
+  }
+
+  /// Blocks the calling thread until the save ends. For tools and tests, not the game loop.
+  @discardableResult
+  public func wait() -> Result<SaveReceipt, SaveFileError> {
+    if let result { return result }
+    finished.wait()
+    finished.signal()  // let other waiters through too
+    return result!
+  }
+
+  /// The result, awaited without blocking a thread.
+  public var value: Result<SaveReceipt, SaveFileError> {
+    get async {
+      await withCheckedContinuation { continuation in
+        onCompletion { continuation.resume(returning: $0) }
+      }
+    }
+  }
+
+  func finish(_ result: Result<SaveReceipt, SaveFileError>) {
+    let callbacks = state.withLock { state -> [@Sendable (Result<SaveReceipt, SaveFileError>) -> Void] in
+      guard state.result == nil else { return [] }
+      state.result = result
+      defer { state.callbacks.removeAll() }
+      return state.callbacks
+    }
+    finished.signal()
+    for callback in callbacks { callback(result) }
+  }
+}

@@ -1,0 +1,222 @@
+/// Encodes any `Encodable` value into a ``SaveValue`` tree. Object fields are sorted by name,
+/// so a dictionary's iteration order never reaches the file; arrays of ``BulkStorable``
+/// structs become bulk arrays without being copied.
+public struct SaveValueEncoder {
+  /// Creates an encoder.
+  public init() {}
+
+  /// The tree of `value`.
+  public func encode<T: Encodable>(_ value: T) throws -> SaveValue {
+    if let bulk = value as? any BulkArrayCodable { return .bulk(bulk.bulkArray) }
+    let node = EncodingNode()
+    try value.encode(to: TreeEncoder(node: node, codingPath: []))
+    return node.value
+  }
+}
+
+/// One value under construction; containers fill it in as the value encodes itself.
+private final class EncodingNode {
+  enum Kind { case empty, single, object, array }
+
+  private(set) var kind = Kind.empty
+  private var single = SaveValue.null
+  private var fields: [String: EncodingNode] = [:]  // lookup only: sorted by name when finished
+  private var items: [EncodingNode] = []
+
+  var count: Int { items.count }
+
+  var value: SaveValue {
+    switch kind {
+    case .empty: return .object(SaveObject())
+    case .single: return single
+    case .object: return .object(SaveObject(fields.keys.sorted().map { ($0, fields[$0]!.value) }))
+    case .array: return .array(items.map(\.value))
+    }
+  }
+
+  func set(_ value: SaveValue) {
+    kind = .single
+    single = value
+  }
+
+  func child(for key: String) -> EncodingNode {
+    becomeObject()
+    if let node = fields[key] { return node }
+    let node = EncodingNode()
+    fields[key] = node
+    return node
+  }
+
+  func appendChild() -> EncodingNode {
+    becomeArray()
+    let node = EncodingNode()
+    items.append(node)
+    return node
+  }
+
+  func becomeObject() { if kind == .empty { kind = .object } }
+  func becomeArray() { if kind == .empty { kind = .array } }
+
+  /// Encodes `value` into this node: bulk arrays and scalars directly, the rest recursively.
+  func encode<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws {
+    if let bulk = value as? any BulkArrayCodable {
+      set(.bulk(bulk.bulkArray))
+    } else if let scalar = scalarValue(value) {
+      set(scalar)
+    } else if let sorted = value as? any SortedPairsEncodable {
+      try sorted.encodeSortedPairs(to: TreeEncoder(node: self, codingPath: codingPath))
+    } else {
+      try value.encode(to: TreeEncoder(node: self, codingPath: codingPath))
+    }
+  }
+}
+
+/// Scalars that have their own tag, and byte arrays, stored without recursion.
+private func scalarValue<T>(_ value: T) -> SaveValue? {
+  switch value {
+  case let v as Bool: return .bool(v)
+  case let v as Int: return .int64(Int64(v))
+  case let v as Int8: return .int8(v)
+  case let v as Int16: return .int16(v)
+  case let v as Int32: return .int32(v)
+  case let v as Int64: return .int64(v)
+  case let v as UInt: return .uint64(UInt64(v))
+  case let v as UInt8: return .uint8(v)
+  case let v as UInt16: return .uint16(v)
+  case let v as UInt32: return .uint32(v)
+  case let v as UInt64: return .uint64(v)
+  case let v as Float: return .float32(v)
+  case let v as Double: return .float64(v)
+  case let v as String: return .string(v)
+  default: return nil
+  }
+}
+
+/// Dictionaries whose keys are neither `String` nor `Int` encode, in Swift, as an unkeyed
+/// list of key, value, key, value in the dictionary's (random) order. Sorting by key keeps
+/// saves deterministic; the list still decodes with the standard `Dictionary` decoder.
+private protocol SortedPairsEncodable {
+  func encodeSortedPairs(to encoder: any Encoder) throws
+}
+
+extension Dictionary: SortedPairsEncodable where Key: Comparable & Encodable, Value: Encodable {
+  fileprivate func encodeSortedPairs(to encoder: any Encoder) throws {
+    if Key.self == String.self || Key.self == Int.self {
+      try encode(to: encoder)  // keyed: the object's fields are sorted when finished
+      return
+    }
+    var container = encoder.unkeyedContainer()
+    for key in keys.sorted() {
+      try container.encode(key)
+      try container.encode(self[key]!)
+    }
+  }
+}
+
+private struct TreeEncoder: Encoder {
+  let node: EncodingNode
+  let codingPath: [any CodingKey]
+  var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+  func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+    node.becomeObject()
+    return KeyedEncodingContainer(KeyedContainer<Key>(node: node, codingPath: codingPath))
+  }
+
+  func unkeyedContainer() -> any UnkeyedEncodingContainer {
+    node.becomeArray()
+    return UnkeyedContainer(node: node, codingPath: codingPath)
+  }
+
+  func singleValueContainer() -> any SingleValueEncodingContainer {
+    SingleContainer(node: node, codingPath: codingPath)
+  }
+}
+
+private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+  let node: EncodingNode
+  let codingPath: [any CodingKey]
+
+  mutating func encodeNil(forKey key: Key) throws { node.child(for: key.stringValue).set(.null) }
+
+  mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+    try node.child(for: key.stringValue).encode(value, codingPath: codingPath + [key])
+  }
+
+  mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+    -> KeyedEncodingContainer<NestedKey>
+  {
+    let child = node.child(for: key.stringValue)
+    child.becomeObject()
+    return KeyedEncodingContainer(KeyedContainer<NestedKey>(node: child, codingPath: codingPath + [key]))
+  }
+
+  mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+    let child = node.child(for: key.stringValue)
+    child.becomeArray()
+    return UnkeyedContainer(node: child, codingPath: codingPath + [key])
+  }
+
+  mutating func superEncoder() -> any Encoder {
+    TreeEncoder(node: node.child(for: "super"), codingPath: codingPath)
+  }
+
+  mutating func superEncoder(forKey key: Key) -> any Encoder {
+    TreeEncoder(node: node.child(for: key.stringValue), codingPath: codingPath + [key])
+  }
+}
+
+private struct IndexKey: CodingKey {
+  let intValue: Int?
+  let stringValue: String
+  init(_ index: Int) {
+    intValue = index
+    stringValue = "\(index)"
+  }
+  init?(stringValue: String) { return nil }
+  init?(intValue: Int) { self.init(intValue) }
+}
+
+private struct UnkeyedContainer: UnkeyedEncodingContainer {
+  let node: EncodingNode
+  let codingPath: [any CodingKey]
+  var count: Int { node.count }
+
+  mutating func encodeNil() throws { node.appendChild().set(.null) }
+
+  mutating func encode<T: Encodable>(_ value: T) throws {
+    let path = codingPath + [IndexKey(count)]
+    try node.appendChild().encode(value, codingPath: path)
+  }
+
+  mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+    -> KeyedEncodingContainer<NestedKey>
+  {
+    let path = codingPath + [IndexKey(count)]
+    let child = node.appendChild()
+    child.becomeObject()
+    return KeyedEncodingContainer(KeyedContainer<NestedKey>(node: child, codingPath: path))
+  }
+
+  mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+    let path = codingPath + [IndexKey(count)]
+    let child = node.appendChild()
+    child.becomeArray()
+    return UnkeyedContainer(node: child, codingPath: path)
+  }
+
+  mutating func superEncoder() -> any Encoder {
+    TreeEncoder(node: node.appendChild(), codingPath: codingPath + [IndexKey(count)])
+  }
+}
+
+private struct SingleContainer: SingleValueEncodingContainer {
+  let node: EncodingNode
+  let codingPath: [any CodingKey]
+
+  mutating func encodeNil() throws { node.set(.null) }
+
+  mutating func encode<T: Encodable>(_ value: T) throws {
+    try node.encode(value, codingPath: codingPath)
+  }
+}
