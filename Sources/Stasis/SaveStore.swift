@@ -215,10 +215,10 @@ public final class SaveStore: Sendable {
     defer { fileSystem.unlock(lock) }
 
     var lastError: SaveFileError?
-    for _ in 0..<2 {
+    for attempt in 1...2 {
       let generation = (try generations(of: slot).first ?? 0) + 1
       let final = path(of: slot, generation: generation)
-      let temporary = "\(folder)/.\(generation).tmp-\(getpid())"
+      let temporary = "\(folder)/.\(generation).tmp-\(getpid())-\(attempt)"
       do throws(SaveFileError) {
         try writeFile(bytes, to: temporary, handle: handle)
         guard !handle.isCancelled else {

@@ -1,0 +1,115 @@
+import Foundation
+import Stasis
+import Testing
+
+/// Schema v1 of a small game, as it shipped: the fixture `Fixtures/schema-v1.stasis` was
+/// written with these types (set STASIS_WRITE_FIXTURES=1 to write it again).
+private enum V1 {
+  struct Score: Codable { var points: Int64 }
+  struct Camera: Codable {
+    var pos_x: Double
+    var pos_y: Double
+    var shake: Double
+  }
+  struct State: Codable, Sendable {
+    var score: Score
+    var camera: Camera
+  }
+  static let codec = SaveCodec<State>(game: GameIdentity(name: "migration-demo", build: "1.0", schemaVersion: 1))
+  static let state = State(score: Score(points: 4200), camera: Camera(pos_x: 12.5, pos_y: -4, shake: 0.3))
+}
+
+/// Schema v2: `score.multiplier` added, `camera.shake` removed, `pos_x`/`pos_y` renamed `x`/`y`,
+/// `camera.zoom` added.
+private enum V2 {
+  struct Score: Codable, Equatable, SaveDefaults {
+    var points: Int64 = 0
+    var multiplier: Double = 1
+    static var saveDefault: Score { Score() }
+  }
+  struct Camera: Codable, Equatable, SaveDefaults {
+    var x: Double = 0
+    var y: Double = 0
+    var zoom: Double = 2
+    static var saveDefault: Camera { Camera() }
+  }
+  struct State: Codable, Equatable, Sendable {
+    var score: Score
+    var camera: Camera
+  }
+
+  static var codec: SaveCodec<State> {
+    var migrations = SchemaMigrations()
+    migrations.register(from: 1) { tree in
+      guard var camera = tree[field: "camera"] else { return }
+      camera.renameField("pos_x", to: "x")
+      camera.renameField("pos_y", to: "y")
+      tree[field: "camera"] = camera
+    }
+    return SaveCodec<State>(
+      game: GameIdentity(name: "migration-demo", build: "2.0", schemaVersion: 2), migrations: migrations)
+  }
+}
+
+@Suite("Schema migration")
+struct MigrationTests {
+  static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/schema-v1.stasis")
+
+  @Test("the committed v1 fixture is still what the v1 types write")
+  func fixtureIsCurrent() throws {
+    let bytes = SaveFileFormat.encode(
+      try V1.codec.document(
+        for: V1.state, summary: SaveSummary(slot: "fixture", score: 4200), createdAt: 1_763_800_000_000))
+    if ProcessInfo.processInfo.environment["STASIS_WRITE_FIXTURES"] == "1" {
+      try Data(bytes).write(to: Self.fixture)
+    }
+    let committed = try [UInt8](Data(contentsOf: Self.fixture))
+    #expect(committed == bytes, "format changed: bump the format version, or rewrite the fixture on purpose")
+  }
+
+  @Test("a v1 save loads into v2: the added field takes its default, the removed is dropped, the renamed moves")
+  func v1LoadsIntoV2() throws {
+    let bytes = try [UInt8](Data(contentsOf: Self.fixture))
+    let document = try SaveFileFormat.decode(bytes, path: "schema-v1.stasis")
+    #expect(document.game.schemaVersion == 1)
+    let state = try V2.codec.state(from: document)
+    #expect(state == V2.State(score: .init(points: 4200, multiplier: 1), camera: .init(x: 12.5, y: -4, zoom: 2)))
+  }
+
+  @Test("without the rename migration, the old field is ignored and the new one takes its default")
+  func withoutMigration() throws {
+    let bytes = try [UInt8](Data(contentsOf: Self.fixture))
+    let plain = SaveCodec<V2.State>(game: GameIdentity(name: "migration-demo", schemaVersion: 2))
+    let state = try plain.state(from: try SaveFileFormat.decode(bytes))
+    #expect(state.camera.x == 0 && state.camera.zoom == 2)
+  }
+
+  @Test("a save from a newer schema is refused with its own error")
+  func newerRefused() throws {
+    let bytes = SaveFileFormat.encode(
+      try V2.codec.document(for: V2.State(score: .init(), camera: .init()), summary: SaveSummary(), createdAt: 0))
+    do {
+      _ = try V1.codec.state(from: try SaveFileFormat.decode(bytes), path: "new.stasis")
+      Issue.record("a v2 save loaded into v1")
+    } catch {
+      #expect(error.kind == .newerSchema)
+      #expect(
+        error.description
+          == "new.stasis: newer schema version in header: schema version 2; this build of migration-demo knows up to 1 (update the game to load it)"
+      )
+    }
+  }
+
+  @Test("a failing migration is a migrationFailed error")
+  func failingMigration() throws {
+    struct Refusal: Error {}
+    var migrations = SchemaMigrations()
+    migrations.register(from: 1) { _ in throw Refusal() }
+    let codec = SaveCodec<V2.State>(
+      game: GameIdentity(name: "migration-demo", schemaVersion: 2), migrations: migrations)
+    let bytes = try [UInt8](Data(contentsOf: Self.fixture))
+    let error = #expect(throws: SaveFileError.self) { try codec.state(from: try SaveFileFormat.decode(bytes)) }
+    #expect(error?.kind == .migrationFailed)
+  }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import Stasis
+import Testing
+
+@Suite("Save store")
+struct SaveStoreTests {
+  private func save(_ store: SaveStore, _ state: TestGameState, slot: String = "autosave") throws -> SaveReceipt {
+    try store.save(state, codec: testCodec, slot: slot, summary: state.summary).wait().get()
+  }
+
+  private func files(in folder: String) -> [String] {
+    (try? FileManager.default.contentsOfDirectory(atPath: folder).sorted()) ?? []
+  }
+
+  @Test("generations rotate: the last three are kept and the newest loads")
+  func rotation() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory())
+    for score in 1...5 {
+      var state = TestGameState.sample()
+      state.score.points = Int64(score)
+      let receipt = try save(store, state)
+      #expect(receipt.generation == score)
+    }
+    #expect(try store.generations(of: "autosave") == [5, 4, 3])
+    let loaded = try store.load(testCodec, slot: "autosave")
+    #expect(loaded.state.score.points == 5)
+    #expect(loaded.generation == 5)
+    #expect(!loaded.fellBack)
+    #expect(
+      files(in: store.folder(of: "autosave")) == [
+        ".lock", "0000000003.stasis", "0000000004.stasis", "0000000005.stasis",
+      ])
+  }
+
+  @Test("a corrupt newest generation falls back to the previous one and says so; load changes no file")
+  func fallback() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory())
+    var state = TestGameState.sample()
+    _ = try save(store, state)
+    state.score.points = 2
+    let newest = try save(store, state)
+    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: newest.path)))
+    bytes[bytes.count / 2] ^= 0x01
+    try Data(bytes).write(to: URL(fileURLWithPath: newest.path))
+    let before = try files(in: store.folder(of: "autosave")).map {
+      try Data(contentsOf: URL(fileURLWithPath: store.folder(of: "autosave") + "/" + $0))
+    }
+
+    let loaded = try store.load(testCodec, slot: "autosave")
+    #expect(loaded.generation == 1)
+    #expect(loaded.state.score.points == 1234)
+    #expect(loaded.skipped.map(\.generation) == [2])
+    #expect(loaded.skipped.first?.error.kind == .checksumMismatch)
+    #expect(loaded.skipped.first?.error.context.file == newest.path)
+
+    let after = try files(in: store.folder(of: "autosave")).map {
+      try Data(contentsOf: URL(fileURLWithPath: store.folder(of: "autosave") + "/" + $0))
+    }
+    #expect(before == after)
+  }
+
+  @Test("when no generation loads, the error names the newest file and what failed")
+  func nothingLoads() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory())
+    let receipt = try save(store, .sample())
+    try Data([0x89, 0x53]).write(to: URL(fileURLWithPath: receipt.path))
+    do {
+      _ = try store.load(testCodec, slot: "autosave")
+      Issue.record("loaded a two-byte file")
+    } catch {
+      #expect(error.kind == .truncated)
+      #expect(error.context.file == receipt.path)
+    }
+    #expect(throws: SaveFileError.self) { try store.load(testCodec, slot: "never-saved") }
+  }
+
+  @Test("bad slot names are refused and nothing is written outside the save folder")
+  func badSlotNames() throws {
+    let root = makeTemporaryDirectory()
+    let store = SaveStore(directory: root + "/Saves")
+    let names = [
+      "", "..", "../escape", "a/b", "/etc", ".hidden", "nul\u{0}byte", "tab\there",
+      String(repeating: "x", count: 10_000), "émoji🎮",
+    ]
+    for name in names {
+      let result = store.save(TestGameState.sample(), codec: testCodec, slot: name, summary: SaveSummary()).wait()
+      guard case .failure(let error) = result else {
+        Issue.record("slot name \(name.debugDescription) was accepted")
+        continue
+      }
+      #expect(error.kind == .invalidSlotName)
+      #expect(!error.description.contains("\u{0}"))
+      #expect(throws: SaveFileError.self) { try store.load(testCodec, slot: name) }
+    }
+    #expect(files(in: root) == [])
+    #expect(try save(store, .sample(), slot: "Slot_1.backup-2").generation == 1)
+  }
+
+  @Test("two concurrent saves to one slot never interleave")
+  func noInterleaving() async throws {
+    let fileSystem = FaultyFileSystem()
+    let store = SaveStore(directory: makeTemporaryDirectory(), generationsToKeep: 20, fileSystem: fileSystem)
+    let states = (0..<8).map { index -> TestGameState in
+      var state = TestGameState.sample(bodies: 2000, seed: UInt32(index))
+      state.score.points = Int64(index)
+      return state
+    }
+    let handles = states.map { store.save($0, codec: testCodec, slot: "shared", summary: $0.summary) }
+    var generations: [Int] = []
+    for handle in handles { generations.append(try await handle.value.get().generation) }
+    #expect(Set(generations) == Set(1...8))
+    for generation in 1...8 {
+      let document = try store.readDocument(at: store.path(of: "shared", generation: generation))
+      let state = try testCodec.state(from: document)
+      #expect(states.contains(state), "generation \(generation) is one whole state")
+    }
+    // Each save's open ... rename happens with no other save's open in between.
+    let log = fileSystem.log.withLock { $0 }.filter { $0.hasPrefix("open ") || $0.hasPrefix("rename ") }
+    for index in stride(from: 0, to: log.count, by: 2) {
+      #expect(log[index].hasPrefix("open "))
+      #expect(log[index + 1].hasPrefix("rename "))
+    }
+  }
+
+  @Test("a cancelled save leaves the previous generation intact and no temporary file")
+  func cancelled() throws {
+    let fileSystem = FaultyFileSystem()
+    let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
+    _ = try save(store, .sample())
+    fileSystem.closeGate()
+    var changed = TestGameState.sample()
+    changed.score.points = 77
+    let handle = store.save(changed, codec: testCodec, slot: "autosave", summary: changed.summary)
+    fileSystem.reachedGate.wait()  // the save is writing its temporary file
+    handle.cancel()
+    fileSystem.openGate()
+    let result = handle.wait()
+    guard case .failure(let error) = result else {
+      Issue.record("a cancelled save succeeded")
+      return
+    }
+    #expect(error.kind == .cancelled)
+    #expect(try store.generations(of: "autosave") == [1])
+    #expect(try store.load(testCodec, slot: "autosave").state.score.points == 1234)
+    #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
+  }
+
+  @MainActor
+  @Test("an expired background budget cancels its save; the previous save stays the newest")
+  func budgetCancelsSave() throws {
+    let fileSystem = FaultyFileSystem()
+    let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
+    _ = try save(store, .sample())
+    let clock = ManualClock()
+    let app = Application(configuration: .init(backgroundBudget: .seconds(1), clock: clock))
+    var handle: SaveHandle?
+    app.addObserver(for: .didEnterBackground) { app in
+      var state = TestGameState.sample()
+      state.score.points = 5
+      handle = app.saveInBackground(named: "save autosave") {
+        store.save(state, codec: testCodec, slot: "autosave", summary: state.summary)
+      }
+    }
+    fileSystem.closeGate()
+    app.launch()
+    app.enterBackground()
+    fileSystem.reachedGate.wait()
+    clock.advance(by: .seconds(1))
+    app.update()
+    #expect(app.state == .suspended)
+    #expect(app.backgroundEpisodes.last?.outcome == .expired(cutTasks: ["save autosave"]))
+    #expect(app.backgroundEpisodes.last?.watchdogViolations == [])
+    fileSystem.openGate()
+    guard case .failure(let error) = handle!.wait() else {
+      Issue.record("the save finished after its budget expired")
+      return
+    }
+    #expect(error.kind == .cancelled)
+    #expect(try store.load(testCodec, slot: "autosave").generation == 1)
+  }
+
+  @MainActor
+  @Test("a background save that finishes in time ends its task and the app is suspended")
+  func backgroundSaveCompletes() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory())
+    let app = Application(configuration: .init(backgroundBudget: .seconds(30)))
+    app.addObserver(for: .didEnterBackground) { app in
+      app.saveInBackground(named: "save") {
+        store.save(TestGameState.sample(), codec: testCodec, slot: "bg", summary: SaveSummary())
+      }
+    }
+    app.launch()
+    app.enterBackground()
+    while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
+    #expect(app.state == .suspended)
+    #expect(app.backgroundEpisodes.last?.outcome == .completed)
+    #expect(try store.generations(of: "bg") == [1])
+  }
+
+  @Test("a failed fsync is redone from the snapshot into a new file, never retried on the same one")
+  func fsyncRedo() throws {
+    let fileSystem = FaultyFileSystem()
+    let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
+    fileSystem.fail("fsync", times: 1, with: .ioError)
+    let receipt = try save(store, .sample())
+    #expect(receipt.generation == 1)
+    let opens = fileSystem.log.withLock { $0 }.filter { $0.hasPrefix("open ") }
+    #expect(opens.count == 2, "a second temporary file was written")
+    #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
+
+    fileSystem.fail("fsync", times: 2, with: .ioError)
+    let result = store.save(TestGameState.sample(), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    guard case .failure(let error) = result else {
+      Issue.record("a save whose fsync always fails succeeded")
+      return
+    }
+    #expect(error.kind == .io)
+    #expect(error.message.contains("EIO"))
+    #expect(try store.generations(of: "autosave") == [1])
+    #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
+  }
+
+  @Test("disk full while writing: a typed error, the previous generation kept, no temporary file left")
+  func diskFull() throws {
+    let fileSystem = FaultyFileSystem()
+    let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
+    _ = try save(store, .sample())
+    fileSystem.fail("write", times: 1, with: .noSpace)
+    let result = store.save(TestGameState.sample(), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    guard case .failure(let error) = result else {
+      Issue.record("a save on a full disk succeeded")
+      return
+    }
+    #expect(error.kind == .io)
+    #expect(error.description.contains("ENOSPC"))
+    #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
+  }
+
+  @Test("listing reads headers only: slots, generations, level, score, play time, thumbnail")
+  func listing() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory(), wallClock: { 1_700_000_000_000 })
+    let state = TestGameState.sample()
+    _ = try save(store, state, slot: "alpha")
+    _ = try store.save(state, codec: testCodec, slot: "beta", summary: state.summary, thumbnail: [1, 2, 3]).wait().get()
+    _ = try save(store, state, slot: "beta")
+    let fileSystem = FaultyFileSystem()
+    let listing = try SaveStore(directory: store.directory, fileSystem: fileSystem).listSlots()
+    #expect(listing.map(\.name) == ["alpha", "beta"])
+    #expect(listing[1].generations.map(\.generation) == [2, 1])
+    #expect(listing[1].generations.map(\.hasThumbnail) == [false, true])
+    let header = try #require(listing[0].generations[0].header)
+    #expect(header.summary == SaveSummary(slot: "alpha", level: 2, score: 1234, playTime: 12.5, frame: 720))
+    #expect(header.createdAt == 1_700_000_000_000)
+    #expect(listing[0].generations[0].isValid)
+  }
+
+  @Test("a symbolic link planted where a generation goes is never read")
+  func plantedLink() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory())
+    let receipt = try save(store, .sample())
+    let outside = makeTemporaryDirectory() + "/target.stasis"
+    try FileManager.default.copyItem(atPath: receipt.path, toPath: outside)
+    try FileManager.default.createSymbolicLink(
+      atPath: store.path(of: "autosave", generation: 2), withDestinationPath: outside)
+    let loaded = try store.load(testCodec, slot: "autosave")
+    #expect(loaded.generation == 1)
+    #expect(loaded.skipped.first?.error.message.contains("not a regular file") == true)
+  }
+}
