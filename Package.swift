@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "DemoGame", targets: ["DemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
     .executable(name: "stasis", targets: ["stasis"]),
+    .executable(name: "stasis-bench", targets: ["stasis-bench"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -59,6 +60,11 @@ let package = Package(
         "Stasis", "DemoGame",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
+    ),
+    // The save path against memcpy, write+fsync and Foundation's coders (run in release).
+    .executableTarget(
+      name: "stasis-bench",
+      dependencies: ["Stasis", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     .testTarget(name: "StasisTests", dependencies: ["Stasis"]),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis"]),

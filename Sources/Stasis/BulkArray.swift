@@ -171,12 +171,13 @@ public struct BulkArray: Sendable, Equatable {
   private let storage: Storage
 
   private enum Storage: Sendable {
-    case bytes([UInt8])
+    case bytes(ArraySlice<UInt8>)
     case typed(any BulkBuffer)
   }
 
-  /// Wraps raw bytes read from a file; `bytes.count` must be `count * layout.stride`.
-  public init(layout: BulkLayout, count: Int, bytes: [UInt8]) {
+  /// Wraps raw bytes read from a file (a slice of the file shares its storage);
+  /// `bytes.count` must be `count * layout.stride`.
+  public init(layout: BulkLayout, count: Int, bytes: ArraySlice<UInt8>) {
     self.layout = layout
     self.count = count
     self.storage = .bytes(bytes)

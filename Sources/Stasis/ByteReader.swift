@@ -8,6 +8,8 @@ struct ByteReader {
   private(set) var position: Int = 0
   /// Names the part being read, for errors.
   var context: SaveFileError.Context
+  /// The array `bytes` points into, when there is one: bulk arrays then share its storage.
+  var owner: [UInt8]?
 
   init(_ bytes: UnsafeRawBufferPointer, base: Int = 0, context: SaveFileError.Context) {
     self.bytes = bytes
@@ -51,6 +53,14 @@ struct ByteReader {
     let slice = UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
     position += count
     return slice
+  }
+
+  /// `count` bytes as an array: a slice sharing the owner's storage when there is an owner.
+  mutating func readByteArray(_ count: Int, _ what: String) throws(SaveFileError) -> ArraySlice<UInt8> {
+    let start = position
+    let raw = try readBytes(count, what)
+    if let owner { return owner[(base + start)..<(base + start + count)] }
+    return ArraySlice(raw)
   }
 
   /// UTF-8 text of `count` bytes; invalid UTF-8 is an error, never repaired silently.

@@ -4,6 +4,14 @@ struct ByteWriter {
 
   init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
+  /// Writes into `buffer`'s storage, emptied but with its capacity kept: a reused buffer
+  /// costs no page faults, which on a virtual machine dominate a large save's encoding.
+  init(reusing buffer: [UInt8], capacity: Int) {
+    bytes = buffer
+    bytes.removeAll(keepingCapacity: true)
+    bytes.reserveCapacity(capacity)
+  }
+
   var count: Int { bytes.count }
 
   mutating func write<T: FixedWidthInteger>(_ value: T) {
@@ -13,7 +21,12 @@ struct ByteWriter {
   mutating func write(_ value: Float) { write(value.bitPattern) }
   mutating func write(_ value: Double) { write(value.bitPattern) }
 
-  mutating func write(bytes other: UnsafeRawBufferPointer) { bytes.append(contentsOf: other) }
+  /// Appends raw bytes with one `memcpy` (the bulk-array path).
+  mutating func write(bytes other: UnsafeRawBufferPointer) {
+    guard let base = other.baseAddress, other.count > 0 else { return }
+    // Viewed as UInt8 for the copy only; Array's append of a buffer pointer is a memcpy.
+    bytes.append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: other.count))
+  }
   mutating func write<C: Collection<UInt8>>(bytes other: C) { bytes.append(contentsOf: other) }
 
   /// A string as a `u16` byte length then its UTF-8 bytes.
@@ -48,7 +61,11 @@ extension ByteWriter {
 
   /// Overwrites bytes written earlier, starting at `offset`.
   mutating func overwrite(at offset: Int, with other: [UInt8]) {
-    bytes.replaceSubrange(offset..<(offset + other.count), with: other)
+    other.withUnsafeBytes { source in
+      bytes.withUnsafeMutableBytes {
+        UnsafeMutableRawBufferPointer(rebasing: $0[offset..<(offset + source.count)]).copyMemory(from: source)
+      }
+    }
   }
 
   /// The CRC32C of the bytes in `range`.

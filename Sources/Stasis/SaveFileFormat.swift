@@ -16,11 +16,20 @@ public enum SaveFileFormat {
 
   /// The bytes of `document`, signed when `key` is given.
   public static func encode(_ document: SaveDocument, signingKey key: SigningKey? = nil) -> [UInt8] {
+    var bytes: [UInt8] = []
+    encode(document, signingKey: key, into: &bytes)
+    return bytes
+  }
+
+  /// Encodes `document` into `buffer`, replacing its contents but reusing its storage.
+  public static func encode(_ document: SaveDocument, signingKey key: SigningKey? = nil, into buffer: inout [UInt8]) {
     let sectionTableSize = document.sections.reduce(0) { $0 + 2 + $1.name.utf8.count + 2 + 8 + 8 + 4 }
     let stringsSize = [document.game.name, document.game.build, document.summary.slot]
       .reduce(0) { $0 + 2 + $1.utf8.count }
     let headerLength = fixedHeaderSize + stringsSize + sectionTableSize + 4
-    var writer = ByteWriter(capacity: headerLength + estimatedSize(document) + trailerSize(signed: true))
+    var writer = ByteWriter(
+      reusing: buffer, capacity: headerLength + estimatedSize(document) + trailerSize(signed: true))
+    buffer = []  // let the writer own the storage uniquely
     _ = writer.reserve(headerLength)
 
     var entries: [SectionEntry] = []
@@ -76,7 +85,7 @@ public enum SaveFileFormat {
       writer.write(bytes: signature)
     }
     writer.write(writer.checksum(trailerStart..<writer.count, continuing: headerCRC))
-    return writer.bytes
+    buffer = writer.bytes
   }
 
   private static func estimatedSize(_ document: SaveDocument) -> Int {
@@ -326,6 +335,12 @@ public enum SaveFileFormat {
   public static func decode(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey? = nil)
     throws(SaveFileError) -> SaveDocument
   {
+    try decode(bytes, owner: nil, path: path, signingKey: key)
+  }
+
+  private static func decode(
+    _ bytes: UnsafeRawBufferPointer, owner: [UInt8]?, path: String?, signingKey key: SigningKey?
+  ) throws(SaveFileError) -> SaveDocument {
     let verification = verify(bytes, path: path, signingKey: key)
     if let error = verification.error { throw error }
     let header = verification.header!
@@ -337,18 +352,19 @@ public enum SaveFileFormat {
         sections.append(SaveSection(name: entry.name, content: .raw(Array(slice))))
       case .tree:
         var reader = ByteReader(slice, base: entry.offset, context: .init(file: path, part: entry.name))
+        reader.owner = owner
         sections.append(SaveSection(name: entry.name, content: .tree(try SectionCoding.decode(&reader))))
       }
     }
     return SaveDocument(game: header.game, createdAt: header.createdAt, summary: header.summary, sections: sections)
   }
 
-  /// Convenience for byte arrays.
+  /// Checks and decodes a file held in an array; bulk arrays share the array's storage.
   public static func decode(_ bytes: [UInt8], path: String? = nil, signingKey key: SigningKey? = nil)
     throws(SaveFileError) -> SaveDocument
   {
     let result = bytes.withUnsafeBytes { raw in
-      Result { () throws(SaveFileError) in try decode(raw, path: path, signingKey: key) }
+      Result { () throws(SaveFileError) in try decode(raw, owner: bytes, path: path, signingKey: key) }
     }
     return try result.get()
   }

@@ -279,8 +279,8 @@ enum SectionCoding {
         throw reader.failure(
           .truncated, "a bulk array of \(count) × \(layout.stride) bytes needs more than the \(reader.remaining) left")
       }
-      let bytes = try reader.readBytes(Int(size), "bulk bytes")
-      return .bulk(BulkArray(layout: layout, count: Int(count), bytes: Array(bytes)))
+      let bytes = try reader.readByteArray(Int(size), "bulk bytes")
+      return .bulk(BulkArray(layout: layout, count: Int(count), bytes: bytes))
     }
   }
 }
