@@ -97,27 +97,31 @@ public struct PosixFileSystem: FileSystem {
   /// Creates the real file system.
   public init() {}
 
-  private func retrying<T>(_ operation: String, _ path: String, _ call: () -> T, failed: (T) -> Bool)
+  /// How a call reports failure: a negative result (`open`, `write`) or a nonzero one (`fsync`).
+  private enum Failure { case negative, nonzero }
+
+  /// Makes `call`, retrying on `EINTR`; any other failure throws with its errno.
+  private func retrying<T: BinaryInteger>(_ operation: String, _ path: String, _ failure: Failure, _ call: () -> T)
     throws(FileSystemError) -> T
   {
     while true {
       let result = call()
-      if !failed(result) { return result }
+      if failure == .negative ? result >= 0 : result == 0 { return result }
       let code = errno
       if code != EINTR { throw FileSystemError(operation, path, Errno(rawValue: code)) }
     }
   }
 
   public func createExclusive(_ path: String) throws(FileSystemError) -> Int32 {
-    try retrying("open", path, { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }) { $0 < 0 }
+    try retrying("open", path, .negative) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
   }
 
   public func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int {
-    try retrying("write", path, { Glibc.write(descriptor, bytes.baseAddress, bytes.count) }) { $0 < 0 }
+    try retrying("write", path, .negative) { Glibc.write(descriptor, bytes.baseAddress, bytes.count) }
   }
 
   public func fsync(_ descriptor: Int32, path: String) throws(FileSystemError) {
-    _ = try retrying("fsync", path, { Glibc.fsync(descriptor) }) { $0 != 0 }
+    _ = try retrying("fsync", path, .nonzero) { Glibc.fsync(descriptor) }
   }
 
   public func close(_ descriptor: Int32, path: String) throws(FileSystemError) {
@@ -127,17 +131,17 @@ public struct PosixFileSystem: FileSystem {
   }
 
   public func rename(_ source: String, _ destination: String) throws(FileSystemError) {
-    _ = try retrying("rename", "\(source) -> \(destination)", { Glibc.rename(source, destination) }) { $0 != 0 }
+    _ = try retrying("rename", "\(source) -> \(destination)", .nonzero) { Glibc.rename(source, destination) }
   }
 
   public func unlink(_ path: String) throws(FileSystemError) {
-    _ = try retrying("unlink", path, { Glibc.unlink(path) }) { $0 != 0 }
+    _ = try retrying("unlink", path, .nonzero) { Glibc.unlink(path) }
   }
 
   public func fsyncDirectory(_ path: String) throws(FileSystemError) {
-    let descriptor = try retrying("open", path, { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) { $0 < 0 }
+    let descriptor = try retrying("open", path, .negative) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
     defer { Glibc.close(descriptor) }
-    _ = try retrying("fsync", path, { Glibc.fsync(descriptor) }) { $0 != 0 }
+    _ = try retrying("fsync", path, .nonzero) { Glibc.fsync(descriptor) }
   }
 
   public func makeDirectory(_ path: String) throws(FileSystemError) -> Bool {
@@ -148,7 +152,7 @@ public struct PosixFileSystem: FileSystem {
   }
 
   public func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
-    let descriptor = try retrying("open", path, { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }) { $0 < 0 }
+    let descriptor = try retrying("open", path, .negative) { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
     defer { Glibc.close(descriptor) }
     var info = stat()
     guard fstat(descriptor, &info) == 0 else { throw FileSystemError("fstat", path, Errno(rawValue: errno)) }
@@ -158,10 +162,9 @@ public struct PosixFileSystem: FileSystem {
     var done = 0
     while done < size {
       let offset = done
-      let count = try retrying(
-        "read", path,
-        { bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + offset, size - offset) } }
-      ) { $0 < 0 }
+      let count = try retrying("read", path, .negative) {
+        bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + offset, size - offset) }
+      }
       if count == 0 { break }  // the file shrank while being read
       done += count
     }
@@ -192,8 +195,8 @@ public struct PosixFileSystem: FileSystem {
   }
 
   public func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32 {
-    let descriptor = try retrying("open", path, { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }) {
-      $0 < 0
+    let descriptor = try retrying("open", path, .negative) {
+      open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
     }
     let clock = SystemClock()
     let deadline = clock.now() + timeout

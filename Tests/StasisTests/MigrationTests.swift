@@ -16,7 +16,7 @@ private enum V1 {
     var camera: Camera
   }
   static let codec = SaveCodec<State>(game: GameIdentity(name: "migration-demo", build: "1.0", schemaVersion: 1))
-  static let state = State(score: Score(points: 4200), camera: Camera(pos_x: 12.5, pos_y: -4, shake: 0.3))
+  static let state = State(score: Score(points: 4200), camera: Camera(posX: 12.5, posY: -4, shake: 0.3))
 }
 
 /// Schema v2: `score.multiplier` added, `camera.shake` removed, `pos_x`/`pos_y` renamed `x`/`y`,

@@ -254,6 +254,22 @@ struct SaveStoreTests {
     #expect(listing[0].generations[0].isValid)
   }
 
+  @Test("a second writer waits for the slot's lock with a bound, then fails clearly")
+  func lockTimeout() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory(), lockTimeout: .milliseconds(50))
+    _ = try save(store, .sample())
+    let held = try PosixFileSystem().lock(store.folder(of: "autosave") + "/.lock", timeout: .zero)
+    let result = store.save(TestGameState.sample(), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    PosixFileSystem().unlock(held)
+    guard case .failure(let error) = result else {
+      Issue.record("saved while another writer held the lock")
+      return
+    }
+    #expect(error.kind == .locked)
+    #expect(try store.generations(of: "autosave") == [1])
+    #expect(try save(store, .sample()).generation == 2, "the lock is free again")
+  }
+
   @Test("a symbolic link planted where a generation goes is never read")
   func plantedLink() throws {
     let store = SaveStore(directory: makeTemporaryDirectory())
