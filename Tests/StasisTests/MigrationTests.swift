@@ -6,10 +6,16 @@ import Testing
 /// written with these types (set STASIS_WRITE_FIXTURES=1 to write it again).
 private enum V1 {
   struct Score: Codable { var points: Int64 }
+  // v1 saved its camera fields in snake case; v2 renames them.
   struct Camera: Codable {
-    var pos_x: Double
-    var pos_y: Double
+    var posX: Double
+    var posY: Double
     var shake: Double
+    enum CodingKeys: String, CodingKey {
+      case posX = "pos_x"
+      case posY = "pos_y"
+      case shake
+    }
   }
   struct State: Codable, Sendable {
     var score: Score
