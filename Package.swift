@@ -66,7 +66,7 @@ let package = Package(
       name: "stasis-bench",
       dependencies: ["Stasis", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
-    .testTarget(name: "StasisTests", dependencies: ["Stasis"]),
+    .testTarget(name: "StasisTests", dependencies: ["Stasis"], exclude: ["Fixtures"]),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis"]),
     .testTarget(name: "StasisSDLTests", dependencies: ["StasisSDL", "CSDL2", "Stasis"]),
   ]

@@ -1,18 +1,174 @@
-/// The game's fixed-step engine: advances exactly 1/60 s per step and never reads the clock.
-public struct Engine: Sendable, Equatable {
-  /// Steps taken since the level started.
-  public private(set) var frame: Int = 0
+/// One step's input: what the keyboard or the autopilot asks for.
+public struct Input: Equatable, Sendable {
+  public var left = false
+  public var right = false
+  public var jump = false
+
+  /// Creates an input.
+  public init(left: Bool = false, right: Bool = false, jump: Bool = false) {
+    self.left = left
+    self.right = right
+    self.jump = jump
+  }
+}
+
+/// The fixed-step engine: 60 steps a second, never reading the clock. The same level, seed
+/// and inputs give the same state, bit for bit.
+public struct Engine: Sendable {
+  /// The state: everything that is saved.
+  public private(set) var state: GameState
+  /// The current level's definition (static data from `Assets/levels`).
+  public private(set) var level: LevelDefinition
   /// True while the engine refuses to step (background, pause overlay).
   public var isPaused = false
+  private let library: LevelLibrary
+  private var scratch = PhysicsScratch()
 
-  /// Creates an engine at frame 0.
-  public init() {}
+  /// Player tuning.
+  static let runAcceleration: Float = 30
+  static let runSpeed: Float = 8
+  static let jumpSpeed: Float = 10
+
+  /// Starts `levelIndex` with an autopilot seeded by `seed`.
+  public init(library: LevelLibrary, level levelIndex: Int, seed: UInt64) throws(LevelError) {
+    self.library = library
+    let definition = try library.load(levelIndex)
+    level = definition
+    state = GameState(
+      score: ScoreState(),
+      level: LevelProgress(
+        index: levelIndex, respawn: definition.spawn,
+        collected: Array(repeating: false, count: definition.collectibles.count)),
+      camera: CameraState(position: definition.spawn, zoom: definition.zoom ?? 1, target: definition.spawn),
+      physics: definition.initialPhysics(),
+      autopilot: AutopilotState(random: seed &* 0x9E37_79B9_7F4A_7C15 | 1, lastX: definition.spawn.x))
+    Self.updateCamera(&state.camera, state: state, level: definition, dt: 0)
+  }
+
+  /// Lets extensions in this module change the state.
+  mutating func withState(_ body: (inout GameState) -> Void) { body(&state) }
+
+  /// The whole state, by value: cheap (the arrays are shared until the engine writes to them).
+  public func snapshot() -> GameState { state }
+
+  /// Puts a state back; the level's definition is reloaded when the state is on another level.
+  public mutating func restore(_ snapshot: GameState) throws(LevelError) {
+    if snapshot.level.index != state.level.index {
+      level = try library.load(snapshot.level.index)
+    }
+    state = snapshot
+  }
 
   /// Advances one step of 1/60 s unless paused; returns whether it stepped.
   @discardableResult
-  public mutating func step() -> Bool {
+  public mutating func step(_ input: Input) -> Bool {
     guard !isPaused else { return false }
-    frame += 1
+    let dt = PhysicsSettings.timeStep
+    control(input, dt: dt)
+    state.physics.step(geometry: level.geometry, scratch: &scratch)
+    collect(dt: dt)
+    state.level.runFrame += 1
+    state.level.levelFrame += 1
+    if !progress() { Self.updateCamera(&state.camera, state: state, level: level, dt: dt) }
     return true
+  }
+
+  private mutating func control(_ input: Input, dt: Float) {
+    var player = state.physics.bodies[0]
+    if input.left || input.right || input.jump { state.physics.wake(0) }
+    if input.left && !input.right { player.vx = max(player.vx - Self.runAcceleration * dt, -Self.runSpeed) }
+    if input.right && !input.left { player.vx = min(player.vx + Self.runAcceleration * dt, Self.runSpeed) }
+    if input.jump && player.isGrounded { player.vy = Self.jumpSpeed }
+    player.isAsleep = state.physics.bodies[0].isAsleep && !(input.left || input.right || input.jump)
+    state.physics.bodies[0] = player
+  }
+
+  private mutating func collect(dt: Float) {
+    let player = state.physics.bodies[0].position
+    for (index, item) in level.collectibles.enumerated() where !state.level.collected[index] {
+      let reach = state.physics.bodies[0].radius + 0.4
+      guard (player - Vector(item.x, item.y)).lengthSquared < reach * reach else { continue }
+      state.level.collected[index] = true
+      state.score.points += Int64(item.value * state.score.multiplier)
+      state.score.multiplier = min(state.score.multiplier + 1, ScoreState.maxMultiplier)
+      state.score.comboTimer = ScoreState.comboWindow
+      state.score.collected += 1
+    }
+    state.score.comboTimer -= dt
+    if state.score.comboTimer <= 0 {
+      if state.score.multiplier > 1 {
+        state.score.multiplier -= 1
+        state.score.comboTimer = 1
+      } else {
+        state.score.comboTimer = 0
+      }
+    }
+    state.score.highScore = max(state.score.highScore, state.score.points)
+  }
+
+  /// Checkpoints, falls and the goal. Returns true when a new level was loaded.
+  private mutating func progress() -> Bool {
+    let player = state.physics.bodies[0].position
+    let next = state.level.checkpoint + 1
+    if next < level.checkpoints.count, player.x >= level.checkpoints[next] {
+      state.level.checkpoint = next
+      state.level.respawn = Vector(level.checkpoints[next], level.spawn.y + 1)
+    }
+    if player.y < level.bounds.minY {
+      var body = state.physics.bodies[0]
+      body.position = state.level.respawn
+      body.velocity = .zero
+      body.angularVelocity = 0
+      state.physics.bodies[0] = body
+      state.score.multiplier = 1
+    }
+    guard level.goal.contains(player) else { return false }
+    // Finished: on to the next level (back to level 1 after the last), keeping the score.
+    let nextIndex = library.has(state.level.index + 1) ? state.level.index + 1 : 1
+    // A next level that cannot be read leaves the player on the finished one, never a crash.
+    guard let definition = try? library.load(nextIndex) else { return false }
+    level = definition
+    state.level = LevelProgress(
+      index: nextIndex, runFrame: state.level.runFrame, respawn: definition.spawn,
+      collected: Array(repeating: false, count: definition.collectibles.count),
+      levelsFinished: state.level.levelsFinished + 1)
+    state.physics = definition.initialPhysics()
+    state.camera = CameraState(position: definition.spawn, zoom: definition.zoom ?? 1, target: definition.spawn)
+    state.autopilot.lastX = definition.spawn.x
+    return true
+  }
+
+  /// Follows the player with a critically damped spring and a look-ahead in the direction of
+  /// travel, kept inside the level's bounds.
+  static func updateCamera(_ camera: inout CameraState, state: GameState, level: LevelDefinition, dt: Float) {
+    let player = state.physics.bodies[0]
+    let lookAhead = min(max(player.vx * 0.35, -3), 3)
+    camera.target = clampToBounds(Vector(player.x + lookAhead, player.y + 1), camera: camera, level: level)
+    guard dt > 0 else {
+      camera.position = camera.target
+      return
+    }
+    let smoothTime: Float = 0.25
+    let omega = 2 / smoothTime
+    let x = omega * dt
+    let decay = 1 / (1 + x + 0.48 * x * x + 0.235 * x * x * x)
+    let change = camera.position - camera.target
+    let temp = (camera.velocity + change * omega) * dt
+    camera.velocity = (camera.velocity - temp * omega) * decay
+    camera.position = clampToBounds(camera.target + (change + temp) * decay, camera: camera, level: level)
+  }
+
+  /// The view's half size in metres at a zoom.
+  public static func halfView(zoom: Float) -> Vector { Vector(8 / zoom, 4.5 / zoom) }
+
+  static func clampToBounds(_ point: Vector, camera: CameraState, level: LevelDefinition) -> Vector {
+    let half = halfView(zoom: camera.zoom)
+    let bounds = level.bounds
+    func clamp(_ value: Float, _ low: Float, _ high: Float) -> Float {
+      low > high ? (low + high) / 2 : min(max(value, low), high)
+    }
+    return Vector(
+      clamp(point.x, bounds.minX + half.x, bounds.maxX - half.x),
+      clamp(point.y, bounds.minY + half.y, bounds.maxY - half.y))
   }
 }

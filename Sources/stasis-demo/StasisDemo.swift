@@ -10,37 +10,95 @@ struct StasisDemo: ParsableCommand {
     commandName: "stasis-demo",
     abstract: "The Stasis demo game: play, go to the background, come back exactly where you were.",
     discussion: """
-      Example (headless, a background round trip at step 60, traced):
+      Examples (headless):
         stasis-demo --headless --frames 120 --background-at 60 --foreground-at 60 --trace
+        stasis-demo --headless --level 2 --seed 7 --frames 600 --print-digest
+        stasis-demo --headless --frames 300 --background-at 200 --terminate-in-background
+        stasis-demo --headless --resume --frames 600 --json
+
+      Exit codes: 0 success, 1 a save or a load failed or a sync test diverged, 64 bad flags.
       """
   )
 
   @Flag(help: "Run without a window: a scripted platform drives the lifecycle.")
   var headless = false
 
-  @Option(help: "Stop after this step, counted from the level's start.")
-  var frames: Int = 600
-
-  @Option(name: .customLong("background-at"), help: "At this step: resign active, enter the background, save.")
-  var backgroundAt: Int?
-
-  @Option(name: .customLong("foreground-at"), help: "At this step (>= --background-at): come back and resume.")
-  var foregroundAt: Int?
-
   @Option(help: "The save folder.")
   var saves: String = "Saves"
 
-  @Flag(help: "Print one line per lifecycle callback and background-task event.")
+  @Option(help: "The save slot.")
+  var slot: String = "autosave"
+
+  @Option(help: "The level to start on (1, 2, or 3: the stress level).")
+  var level: Int = 1
+
+  @Option(help: "The autopilot's seed.")
+  var seed: UInt64 = 1
+
+  @Option(help: "Stop after this step, counted from the level's start, print a summary and exit.")
+  var frames: Int64 = 600
+
+  @Option(name: .customLong("background-at"), help: "At this step: resign active, enter the background, save.")
+  var backgroundAt: Int64?
+
+  @Option(name: .customLong("foreground-at"), help: "At this step (>= --background-at): come back, load, resume.")
+  var foregroundAt: Int64?
+
+  @Flag(
+    name: .customLong("terminate-in-background"),
+    help: "Once the background save is durable, exit, as the OS kills a suspended app.")
+  var terminateInBackground = false
+
+  @Flag(help: "Cold start from the slot's newest valid save (its level and seed included).")
+  var resume = false
+
+  @Option(help: "Seconds of game time between autosaves (0: none).")
+  var autosave: Double = 30
+
+  @Option(help: "The background-time budget, seconds.")
+  var budget: Double = 10
+
+  @Option(name: .customLong("io-throttle"), help: "Slow the store's writes to this many bytes per second.")
+  var ioThrottle: Int?
+
+  @Option(name: .customLong("sync-test"), help: "Every step, roll back up to N steps, replay and compare digests.")
+  var syncTest: Int?
+
+  @Flag(help: "Print one line per lifecycle callback, background-task event and save or load.")
   var trace = false
+
+  @Flag(name: .customLong("print-digest"), help: "End with the line `digest: <64 hex digits>`.")
+  var printDigest = false
+
+  @Flag(help: "Print the summary as one JSON object.")
+  var json = false
+
+  @Option(help: "The levels folder (default: Assets/levels, found from here or from the executable).")
+  var levels: String?
 
   func validate() throws {
     guard frames >= 0 else { throw ValidationError("--frames must be 0 or more") }
+    guard (1...99).contains(level) else { throw ValidationError("--level must be between 1 and 99") }
     if let foregroundAt {
       guard let backgroundAt else { throw ValidationError("--foreground-at needs --background-at") }
       guard foregroundAt >= backgroundAt else {
-        throw ValidationError(
-          "--foreground-at (\(foregroundAt)) must not come before --background-at (\(backgroundAt))")
+        throw ValidationError("--foreground-at (\(foregroundAt)) must not come before --background-at (\(backgroundAt))")
       }
+    }
+    if terminateInBackground {
+      guard backgroundAt != nil else { throw ValidationError("--terminate-in-background needs --background-at") }
+      guard foregroundAt == nil else {
+        throw ValidationError("--terminate-in-background and --foreground-at exclude each other")
+      }
+    }
+    guard autosave >= 0 else { throw ValidationError("--autosave must be 0 or more seconds") }
+    guard budget > 0 else { throw ValidationError("--budget must be more than 0 seconds") }
+    if let ioThrottle, ioThrottle <= 0 { throw ValidationError("--io-throttle must be more than 0 bytes per second") }
+    if let syncTest, !(1...64).contains(syncTest) { throw ValidationError("--sync-test must be between 1 and 64") }
+    do {
+      try SlotName.validate(slot)
+    } catch {
+      throw ValidationError("--slot: \(error.message)")
     }
   }
 
@@ -49,50 +107,7 @@ struct StasisDemo: ParsableCommand {
       // The SDL window is not built yet; say so instead of pretending.
       FileHandle.standardError.write(Data("stasis-demo: no window yet; running the headless session\n".utf8))
     }
-    try MainActor.assumeIsolated {
-      try HeadlessRunner(options: self).run()
-    }
-  }
-}
-
-/// The headless session: a scripted platform that launches, sends the game away and
-/// brings it back on the given steps.
-@MainActor
-struct HeadlessRunner {
-  let options: StasisDemo
-
-  func run() throws {
-    let game = GameDelegate()
-    let app = Application(delegate: game)
-    if options.trace { installTrace(on: app) }
-
-    app.launch()
-    var wentAway = false
-    var cameBack = false
-    while game.engine.frame < options.frames {
-      let frame = game.engine.frame
-      if frame == options.backgroundAt, !wentAway {
-        wentAway = true
-        app.enterBackground()
-        while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
-      }
-      if frame == options.foregroundAt, wentAway, !cameBack {
-        cameBack = true
-        app.enterForeground()
-      }
-      if app.state.isInBackground { break }  // sent away for good: nothing more to step
-      game.step(app)
-      app.update()
-    }
-    print("frame: \(game.engine.frame)")
-  }
-
-  private func installTrace(on app: Application) {
-    for event in LifecycleEvent.allCases {
-      app.addObserver(for: event) { _ in print("lifecycle: \(event.rawValue)") }
-    }
-    app.addBackgroundTaskObserver { event in print(event.description) }
-    app.addEnvironmentObserver { _, change in print("environment: \(change.kind) \(change.value)") }
-    app.addEpisodeObserver { episode in print("episode: \(episode.description)") }
+    let status = MainActor.assumeIsolated { HeadlessRunner(options: self).run() }
+    if status != 0 { throw ExitCode(status) }
   }
 }
