@@ -4,8 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
-swift build --build-tests
 echo "== swift format lint"
 swift format lint --strict -r Sources Tests Package.swift
+echo "== build"
+swift build --build-tests
+# The end-to-end runs of the stress level take seconds in release and minutes in debug.
+swift build -c release --product stasis-demo
+export STASIS_USE_RELEASE=1
 echo "== swift test"
 swift test --skip-build

@@ -62,7 +62,9 @@ public struct Body: BulkStorable, Equatable {
   var inertia: Float { 0.5 * mass * radius * radius }
 
   /// Kinetic energy, joules: linear and rotational.
-  public var kineticEnergy: Float { 0.5 * mass * velocity.lengthSquared + 0.5 * inertia * angularVelocity * angularVelocity }
+  public var kineticEnergy: Float {
+    0.5 * mass * velocity.lengthSquared + 0.5 * inertia * angularVelocity * angularVelocity
+  }
 
   public static let bulkLayout = BulkLayout(
     of: Body.self,

@@ -130,12 +130,14 @@ extension PhysicsState {
   }
 
   private mutating func addStaticContact(
-    _ index: Int, shape: Int, normal: Vector, _ penetration: Float, _ material: Material, _ scratch: inout PhysicsScratch
+    _ index: Int, shape: Int, normal: Vector, _ penetration: Float, _ material: Material,
+    _ scratch: inout PhysicsScratch
   ) {
     if normal.y > 0.5 && penetration > -0.02 { bodies[index].isGrounded = true }
     scratch.contacts.append(
       Contact(
-        a: Int32(index), b: -1, key: Int32(-1 - shape), normal: normal, penetration: penetration, ra: -normal * bodies[index].radius,
+        a: Int32(index), b: -1, key: Int32(-1 - shape), normal: normal, penetration: penetration,
+        ra: -normal * bodies[index].radius,
         rb: .zero, friction: material.friction, restitution: material.restitution))
   }
 }

@@ -22,7 +22,8 @@ public enum GameEvent: Sendable, Equatable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .saved(let kind, let generation, let frame, let bytes, let ms):
-      return "save: \(kind.rawValue) generation \(generation) at frame \(frame), \(bytes) bytes, durable in \(Int(ms.rounded())) ms"
+      return
+        "save: \(kind.rawValue) generation \(generation) at frame \(frame), \(bytes) bytes, durable in \(Int(ms.rounded())) ms"
     case .saveFailed(let kind, let frame, let error):
       return "save: \(kind.rawValue) at frame \(frame) failed: \(error)"
     case .restored(let generation, let frame, let skipped):
@@ -55,6 +56,11 @@ public final class Game: ApplicationDelegate {
   /// When true the autopilot plays.
   public var autopilot = true
 
+  /// The last 9 states before each step, newest last: an 8-step rollback window, as
+  /// rollback netcode keeps. Copies are cheap: the arrays are shared until written.
+  public private(set) var rollbackRing: [GameState] = []
+  public static let rollbackCapacity = 9
+
   private var pending: [(kind: GameEvent.SaveKind, frame: Int64, handle: SaveHandle)] = []
   private var backgroundSave: SaveHandle?
   private let logger = Logger(label: "stasis.demo")
@@ -73,11 +79,23 @@ public final class Game: ApplicationDelegate {
   public func tick(_ application: Application, input: Input = Input()) {
     collectFinishedSaves()
     guard application.state == .active, !engine.isPaused else { return }
+    rollbackRing.append(engine.snapshot())
+    if rollbackRing.count > Self.rollbackCapacity { rollbackRing.removeFirst() }
     let step = autopilot ? engine.autopilotInput() : input
     engine.step(step)
     if autosaveInterval > 0, engine.state.level.runFrame % autosaveInterval == 0 {
       startSave(.autosave)
     }
+  }
+
+  /// Goes back `steps` steps (1...8) using the rollback ring; false when the ring is shorter.
+  @discardableResult
+  public func rollBack(steps: Int) -> Bool {
+    guard steps >= 1, steps <= rollbackRing.count else { return false }
+    let target = rollbackRing[rollbackRing.count - steps]
+    guard (try? engine.restore(target)) != nil else { return false }
+    rollbackRing.removeLast(steps)
+    return true
   }
 
   /// True while some save has not finished.

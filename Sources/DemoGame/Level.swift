@@ -137,7 +137,9 @@ extension LevelError {
 
 extension LevelDefinition {
   func validate(file: String) throws(LevelError) {
-    func fail(_ field: String, _ message: String) -> LevelError { LevelError(file: file, field: field, message: message) }
+    func fail(_ field: String, _ message: String) -> LevelError {
+      LevelError(file: file, field: field, message: message)
+    }
     guard bounds.maxX > bounds.minX, bounds.maxY > bounds.minY else { throw fail("bounds", "max must exceed min") }
     guard bounds.contains(spawn) else { throw fail("spawn", "outside the bounds") }
     for (index, box) in boxes.enumerated() where !(box.maxX > box.minX && box.maxY > box.minY) {

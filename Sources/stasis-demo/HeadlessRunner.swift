@@ -17,7 +17,8 @@ struct HeadlessRunner {
     guard let library = options.levels.map(LevelLibrary.init(folder:)) ?? LevelLibrary.locate() else {
       return fail("cannot find Assets/levels (set --levels or STASIS_ASSETS)")
     }
-    let fileSystem: any FileSystem = options.ioThrottle.map { ThrottledFileSystem(bytesPerSecond: $0) } ?? PosixFileSystem()
+    let fileSystem: any FileSystem =
+      options.ioThrottle.map { ThrottledFileSystem(bytesPerSecond: $0) } ?? PosixFileSystem()
     let store = SaveStore(directory: options.saves, fileSystem: fileSystem)
     let engine: Engine
     do {
@@ -39,6 +40,9 @@ struct HeadlessRunner {
     var wentAway = false
     var cameBack = false
     var ring: [GameState] = []
+    // The platform's frames go on while the game is away: `--foreground-at G` comes G − F of
+    // them after `--background-at F`, with no engine step in between.
+    var awayFrames: Int64 = 0
     while game.engine.state.level.runFrame < options.frames {
       let frame = game.engine.state.level.runFrame
       if frame == options.backgroundAt, !wentAway {
@@ -51,9 +55,14 @@ struct HeadlessRunner {
           return finish(app: app, game: game)
         }
       }
-      if frame == options.foregroundAt, wentAway, !cameBack {
-        cameBack = true
-        app.enterForeground()
+      if wentAway, !cameBack, let foregroundAt = options.foregroundAt, let backgroundAt = options.backgroundAt {
+        if backgroundAt + awayFrames >= foregroundAt {
+          cameBack = true
+          app.enterForeground()
+        } else {
+          awayFrames += 1
+          continue
+        }
       }
       if app.state.isInBackground { break }  // sent away for good: nothing more to step
 
@@ -99,9 +108,13 @@ struct HeadlessRunner {
     for event in game.events {
       switch event {
       case .saved(let kind, let generation, let frame, let bytes, let ms):
-        saves.append(["kind": kind.rawValue, "generation": generation, "frame": frame, "bytes": bytes, "milliseconds": ms])
+        saves.append([
+          "kind": kind.rawValue, "generation": generation, "frame": frame, "bytes": bytes, "milliseconds": ms,
+        ])
       case .saveFailed(let kind, let frame, let error):
-        failures.append(["kind": kind.rawValue, "frame": frame, "error": error.kind.rawValue, "message": error.description])
+        failures.append([
+          "kind": kind.rawValue, "frame": frame, "error": error.kind.rawValue, "message": error.description,
+        ])
       case .restored(let generation, let frame, let skipped):
         restoredFrom = ["generation": generation, "frame": frame, "skipped": skipped] as [String: Any]
       default: break

@@ -82,7 +82,8 @@ struct StasisDemo: ParsableCommand {
     if let foregroundAt {
       guard let backgroundAt else { throw ValidationError("--foreground-at needs --background-at") }
       guard foregroundAt >= backgroundAt else {
-        throw ValidationError("--foreground-at (\(foregroundAt)) must not come before --background-at (\(backgroundAt))")
+        throw ValidationError(
+          "--foreground-at (\(foregroundAt)) must not come before --background-at (\(backgroundAt))")
       }
     }
     if terminateInBackground {

@@ -26,6 +26,8 @@ struct ThrottledFileSystem: FileSystem {
   func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] { try real.read(path, limit: limit) }
   func contents(ofDirectory path: String) throws(FileSystemError) -> [String] { try real.contents(ofDirectory: path) }
   func kind(of path: String) -> FileKind { real.kind(of: path) }
-  func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32 { try real.lock(path, timeout: timeout) }
+  func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32 {
+    try real.lock(path, timeout: timeout)
+  }
   func unlock(_ descriptor: Int32) { real.unlock(descriptor) }
 }

@@ -1,8 +1,19 @@
 import Foundation
 import Testing
 
-/// The folder `swift build` put the products in: the one holding this test binary.
+/// The package's root folder.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .deletingLastPathComponent()
+
+/// A built product: the release build when `scripts/test.sh` made one (the stress level's
+/// runs take seconds there and minutes in debug), else the one next to this test binary.
 func builtProduct(_ name: String) throws -> URL {
+  let release = packageRoot.appendingPathComponent(".build/release/\(name)")
+  if ProcessInfo.processInfo.environment["STASIS_USE_RELEASE"] == "1",
+    FileManager.default.isExecutableFile(atPath: release.path)
+  {
+    return release
+  }
   let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
   let url = here.appendingPathComponent(name)
   try #require(
