@@ -64,7 +64,7 @@ let package = Package(
     // The save path against memcpy, write+fsync and Foundation's coders (run in release).
     .executableTarget(
       name: "stasis-bench",
-      dependencies: ["Stasis", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: ["Stasis", "DemoGame", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     .testTarget(name: "StasisTests", dependencies: ["Stasis"], exclude: ["Fixtures"]),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis"]),

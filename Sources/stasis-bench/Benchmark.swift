@@ -90,6 +90,9 @@ struct StasisBench: ParsableCommand {
   @Flag(help: "Print the figures and ratios as JSON.")
   var json = false
 
+  @Flag(inversion: .prefixedNo, help: "Also measure the demo game (autosave, snapshot, background save, physics).")
+  var game = true
+
   func run() throws {
     let folder = directory ?? NSTemporaryDirectory() + "stasis-bench-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -99,13 +102,16 @@ struct StasisBench: ParsableCommand {
       rows.append(try measure(count, folder: folder))
       if !json { FileHandle.standardError.write(Data("measured \(count) bodies\n".utf8)) }
     }
+    let gameReport = game ? try MainActor.assumeIsolated { try measureGame(folder: folder) } : nil
     if json {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-      let report = Report(machine: Machine.current, crc32cHardware: CRC32C.isHardwareAccelerated, rows: rows)
+      let report = Report(
+        machine: Machine.current, crc32cHardware: CRC32C.isHardwareAccelerated, rows: rows, game: gameReport)
       print(String(decoding: try encoder.encode(report), as: UTF8.self))
     } else {
       printTable(rows)
+      if let gameReport { printGame(gameReport) }
     }
   }
 }

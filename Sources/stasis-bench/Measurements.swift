@@ -49,6 +49,7 @@ struct Report: Codable {
   var machine: Machine
   var crc32cHardware: Bool
   var rows: [Row]
+  var game: GameReport?
 }
 
 struct Machine: Codable {
