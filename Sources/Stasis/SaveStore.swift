@@ -117,10 +117,11 @@ public final class SaveStore: Sendable {
     } catch {
       throw SaveFileError(.io, error.description, context: .init(file: folder(of: slot)))
     }
-    return names.compactMap(Self.generation(fromFileName:)).sorted(by: >)
+    return names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
   }
 
-  static func generation(fromFileName name: String) -> Int? {
+  /// The generation number in a file name such as `0000000042.stasis`, or nil.
+  public static func generationNumber(fileName name: String) -> Int? {
     guard name.hasSuffix(".stasis"), name.count == 17 else { return nil }
     let digits = name.prefix(10)
     guard digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
@@ -162,6 +163,29 @@ public final class SaveStore: Sendable {
     let handle = SaveHandle(slot: slot)
     DispatchQueue.global(qos: .userInitiated).async {
       self.write(document, slot: slot, handle: handle, encodeTime: .zero)
+    }
+    return handle
+  }
+
+  /// Saves a whole file's bytes, exactly, as the slot's next generation on a worker: for
+  /// `stasis recover`, so a signed save stays signed. Refuses bytes that fail any check.
+  public func save(fileBytes bytes: [UInt8], slot: String) -> SaveHandle {
+    let handle = SaveHandle(slot: slot)
+    DispatchQueue.global(qos: .userInitiated).async {
+      let start = SystemClock().now()
+      do throws(SaveFileError) {
+        try SlotName.validate(slot)
+        let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signingKey: self.signingKey) }
+        if let error = verification.error { throw error }
+        let written = try self.writeDurably(bytes, slot: slot, handle: handle)
+        handle.finish(
+          .success(
+            SaveReceipt(
+              slot: slot, generation: written.generation, path: written.path, bytes: bytes.count,
+              encodeDuration: .zero, writeDuration: SystemClock().now() - start)))
+      } catch {
+        handle.finish(.failure(error))
+      }
     }
     return handle
   }

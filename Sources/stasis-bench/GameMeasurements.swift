@@ -100,8 +100,12 @@ extension StasisBench {
     print("")
     print("| demo game (medians) | measured | target |")
     print("| --- | ---: | ---: |")
-    print("| autosave, main-thread part (snapshot + hand-off), 10k bodies | \(ms(report.autosaveMainThreadMs10k)) | < 0.5 ms |")
-    print("| copy-on-write of the bodies on the next step, 10k bodies | \(ms(report.copyOnWriteAfterSnapshotMs10k)) | (part of the above) |")
+    print(
+      "| autosave, main-thread part (snapshot + hand-off), 10k bodies | \(ms(report.autosaveMainThreadMs10k)) | < 0.5 ms |"
+    )
+    print(
+      "| copy-on-write of the bodies on the next step, 10k bodies | \(ms(report.copyOnWriteAfterSnapshotMs10k)) | (part of the above) |"
+    )
     print("| snapshot() + restore(_:), 10k bodies | \(ms(report.snapshotRestoreMs10k)) | < 0.2 ms |")
     for key in report.backgroundToDurableMs.keys.sorted() {
       let target = key == "level3" ? "< 500 ms" : "< 50 ms"

@@ -1,11 +1,42 @@
 import ArgumentParser
 import Stasis
 
-/// `stasis`: opens Stasis save files using only their own description.
+/// `stasis`: opens Stasis save files using only their own description, so it works on a
+/// save from any game that uses Stasis.
 @main
 struct StasisCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "stasis",
-    abstract: "Inspect, verify, dump and diff Stasis save files without the game's code."
+    abstract: "Inspect, verify, dump, diff, list, recover and migrate Stasis save files.",
+    discussion: """
+      Works on any game's saves: it reads the description each save carries.
+
+      Exit codes: 0 success or valid; 1 invalid, corrupt or different; 64 usage; 74 I/O error.
+      """,
+    subcommands: [
+      Inspect.self, Verify.self, Dump.self, Diff.self, Slots.self, Thumbnail.self, Recover.self, Migrate.self,
+    ]
   )
+}
+
+/// Exit codes shared by every command.
+enum Exit {
+  static let invalid = ExitCode(1)
+  static let io = ExitCode(74)
+
+  /// 74 for what could not be read at all, 1 for what was read and found wrong.
+  static func code(for error: SaveFileError) -> ExitCode {
+    error.kind == .io || error.kind == .notFound ? io : invalid
+  }
+}
+
+/// Prints one line to standard error and exits with the error's code.
+func fail(_ error: SaveFileError) -> ExitCode {
+  Terminal.standardError.line(Terminal.standardError.paint("error: ", .red) + error.description)
+  return Exit.code(for: error)
+}
+
+/// Reads a save file's bytes, refusing folders, links and oversized files.
+func readSaveFile(_ path: String) throws(SaveFileError) -> [UInt8] {
+  try SaveStore(directory: ".").readBytes(at: path)
 }

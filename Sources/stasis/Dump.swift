@@ -1,0 +1,45 @@
+import ArgumentParser
+import Stasis
+
+struct Dump: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Print a save's content as JSON with sorted keys, from its own description.",
+    discussion: """
+      Example:
+        stasis dump Saves/autosave/0000000003.stasis
+        stasis dump Saves/autosave/0000000003.stasis --section camera
+
+      Top-level keys are the sections (a demo save has score, level, camera, physics, autopilot).
+      Raw sections (a thumbnail) are left out; `inspect` lists them.
+      """
+  )
+
+  @Argument(help: "The save file.")
+  var file: String
+
+  @Option(help: "Print only this section.")
+  var section: String?
+
+  func run() throws {
+    let document: SaveDocument
+    do {
+      document = try SaveFileFormat.decode(try readSaveFile(file), path: file)
+    } catch {
+      throw fail(error)
+    }
+    if let section {
+      guard let found = document[section: section] else {
+        let names = document.sections.map(\.name).joined(separator: ", ")
+        Terminal.standardError.line("error: \(file): no section '\(section)'; the file has: \(names)")
+        throw ExitCode.validationFailure
+      }
+      guard case .tree(let value) = found.content else {
+        throw fail(
+          SaveFileError(.typeMismatch, "section '\(section)' holds raw bytes, not values", context: .init(file: file)))
+      }
+      print(jsonText(jsonObject(value)))
+    } else {
+      print(jsonText(jsonObject(document.tree)))
+    }
+  }
+}

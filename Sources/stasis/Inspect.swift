@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import Stasis
+
+/// The verdict on one file: its header when readable, each section's checksum, the first failure.
+struct FileReport {
+  var path: String
+  var verification: SaveFileFormat.Verification
+  var error: SaveFileError?
+  var valid: Bool { error == nil }
+
+  /// Checks every byte, then decodes every section (a file with correct checksums over a
+  /// malformed structure is still invalid).
+  init(path: String) throws(SaveFileError) {
+    self.path = path
+    let bytes = try readSaveFile(path)
+    verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path) }
+    error = verification.error
+    if error == nil {
+      do {
+        _ = try SaveFileFormat.decode(bytes, path: path)
+      } catch {
+        self.error = error
+      }
+    }
+  }
+
+  var json: [String: Any] {
+    var object: [String: Any] = ["path": path, "valid": valid]
+    let header = verification.header
+    object["formatVersion"] = header.map { Int($0.formatVersion) } ?? NSNull()
+    object["schemaVersion"] = header.map { Int($0.game.schemaVersion) } ?? NSNull()
+    object["game"] = header.map { ["name": $0.game.name, "build": $0.game.build] } ?? NSNull()
+    object["signed"] = header?.isSigned ?? NSNull()
+    object["metadata"] =
+      header.map {
+        [
+          "slot": $0.summary.slot, "createdAt": isoDate(milliseconds: $0.createdAt), "frame": $0.summary.frame,
+          "level": $0.summary.level, "score": $0.summary.score, "playTime": $0.summary.playTime,
+        ] as [String: Any]
+      } ?? NSNull()
+    object["sections"] = verification.sections.map {
+      [
+        "name": $0.entry.name, "encoding": $0.entry.encoding.name, "bytes": $0.entry.length,
+        "checksumOK": $0.checksumOK,
+      ]
+        as [String: Any]
+    }
+    if let error {
+      object["error"] =
+        [
+          "kind": error.kind.rawValue, "section": error.context.part ?? NSNull(), "offset": error.offset ?? NSNull(),
+          "message": error.description,
+        ] as [String: Any]
+    }
+    return object
+  }
+}
+
+struct Inspect: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Show a save's header, metadata, sections and verdict.",
+    discussion: """
+      Example:
+        stasis inspect Saves/autosave/0000000003.stasis
+        stasis inspect Saves/autosave/0000000003.stasis --json
+      """
+  )
+
+  @Argument(help: "The save file.")
+  var file: String
+
+  @Flag(help: "Print one JSON object (path, valid, formatVersion, schemaVersion, game, metadata, sections, error).")
+  var json = false
+
+  func run() throws {
+    let report: FileReport
+    do {
+      report = try FileReport(path: file)
+    } catch {
+      throw fail(error)
+    }
+    if json {
+      print(jsonText(report.json))
+    } else {
+      printText(report)
+    }
+    if !report.valid { throw Exit.invalid }
+  }
+
+  private func printText(_ report: FileReport) {
+    let out = Terminal.standardOutput
+    var fields: [(String, String)] = [("path", report.path)]
+    if let header = report.verification.header {
+      fields += [
+        ("format", "\(header.formatVersion)"),
+        ("game", "\(header.game.name) \(header.game.build) (schema \(header.game.schemaVersion))"),
+        ("created", isoDate(milliseconds: header.createdAt)), ("slot", header.summary.slot),
+        ("level", "\(header.summary.level)"), ("score", "\(header.summary.score)"),
+        ("play time", String(format: "%.1f s", header.summary.playTime)), ("frame", "\(header.summary.frame)"),
+        ("signed", header.isSigned ? "yes" : "no"),
+      ]
+    }
+    for (name, value) in fields {
+      out.line(out.paint((name + ":").padding(toLength: 11, withPad: " ", startingAt: 0), .dim) + value)
+    }
+    if !report.verification.sections.isEmpty {
+      out.line("")
+      out.table(
+        ["section", "encoding", "bytes", "checksum"],
+        report.verification.sections.map {
+          [
+            $0.entry.name, $0.entry.encoding.name, "\($0.entry.length)",
+            $0.checksumOK ? out.paint("ok", .green) : out.paint("BAD", .red),
+          ]
+        }, rightAligned: [2])
+    }
+    out.line("")
+    if let error = report.error {
+      out.line(out.paint("invalid: ", .red) + error.description)
+    } else {
+      out.line(out.paint("valid", .green))
+    }
+  }
+}

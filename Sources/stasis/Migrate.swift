@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import Stasis
+
+struct Migrate: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Rewrite saves in the current format version, atomically, keeping the old one as a generation.",
+    discussion: """
+      Example:
+        stasis migrate Saves/autosave/0000000003.stasis --dry-run
+        stasis migrate Saves/*/*.stasis
+
+      A save inside a slot folder is rewritten as that slot's next generation; the old file stays.
+      A save already in the current format (\(FormatLimits.formatVersion)) is left alone. An invalid save is refused.
+      """
+  )
+
+  @Argument(help: "Save files.")
+  var files: [String]
+
+  @Flag(name: .customLong("dry-run"), help: "Say what would be rewritten, and write nothing.")
+  var dryRun = false
+
+  func validate() throws {
+    guard !files.isEmpty else { throw ValidationError("give at least one save file") }
+  }
+
+  func run() throws {
+    let out = Terminal.standardOutput
+    var worst: ExitCode = .success
+    for file in files {
+      do {
+        let document = try SaveFileFormat.decode(try readSaveFile(file), path: file)
+        let header = try readSaveFile(file).withUnsafeBytes { raw in
+          Result { () throws(SaveFileError) in try SaveFileFormat.readHeader(raw, path: file) }
+        }.get()
+        guard header.formatVersion < FormatLimits.formatVersion else {
+          out.line("up to date  \(file) (format \(header.formatVersion))")
+          continue
+        }
+        let url = URL(fileURLWithPath: file)
+        let slot = url.deletingLastPathComponent().lastPathComponent
+        let saves = url.deletingLastPathComponent().deletingLastPathComponent().path
+        guard SaveStore.generationNumber(fileName: url.lastPathComponent) != nil else {
+          throw SaveFileError(
+            .malformed, "not inside a slot folder (SAVES/SLOT/NNNNNNNNNN.stasis): nowhere to keep the old one",
+            context: .init(file: file))
+        }
+        if dryRun {
+          out.line("would migrate \(file) from format \(header.formatVersion) to \(FormatLimits.formatVersion)")
+          continue
+        }
+        let existing = try SaveStore(directory: saves).generations(of: slot)
+        let store = SaveStore(directory: saves, generationsToKeep: existing.count + 1)
+        let receipt = try store.save(document: document, slot: slot).wait().get()
+        out.line("migrated    \(file) → \(receipt.path)")
+      } catch let error as SaveFileError {
+        Terminal.standardError.line("error: \(error.description)")
+        let code = Exit.code(for: error)
+        if worst == .success || code == Exit.io { worst = code }
+      }
+    }
+    if worst != .success { throw worst }
+  }
+}

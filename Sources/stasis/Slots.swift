@@ -1,0 +1,142 @@
+import ArgumentParser
+import Foundation
+import Stasis
+
+struct Slots: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "List the slots of a save folder and their generations, newest first, from headers only.",
+    discussion: """
+      Example:
+        stasis slots
+        stasis slots Saves --json
+      """
+  )
+
+  @Argument(help: "The save folder.")
+  var directory: String = "Saves"
+
+  @Flag(help: "Print the slots as JSON.")
+  var json = false
+
+  func run() throws {
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
+      throw fail(SaveFileError(.notFound, "no such save folder", context: .init(file: directory)))
+    }
+    let slots: [SlotInfo]
+    do {
+      slots = try SaveStore(directory: directory).listSlots()
+    } catch {
+      throw fail(error)
+    }
+    if json {
+      print(
+        jsonText(slots.map { ["slot": $0.name, "generations": $0.generations.map(generationJSON)] as [String: Any] }))
+      return
+    }
+    let out = Terminal.standardOutput
+    guard !slots.isEmpty else {
+      out.line("no slots in \(directory)")
+      return
+    }
+    var rows: [[String]] = []
+    for slot in slots {
+      for info in slot.generations {
+        let header = info.header
+        rows.append([
+          slot.name, "\(info.generation)", header.map { isoDate(milliseconds: $0.createdAt) } ?? "-",
+          header.map { "\($0.summary.level)" } ?? "-", header.map { "\($0.summary.score)" } ?? "-",
+          header.map { String(format: "%.1f s", $0.summary.playTime) } ?? "-", "\(info.size)",
+          info.isValid ? out.paint("yes", .green) : out.paint("no", .red),
+        ])
+      }
+    }
+    out.table(
+      ["slot", "generation", "saved at", "level", "score", "play time", "bytes", "valid"], rows,
+      rightAligned: [1, 3, 4, 5, 6])
+  }
+
+  private func generationJSON(_ info: GenerationInfo) -> [String: Any] {
+    var object: [String: Any] = [
+      "generation": info.generation, "path": info.path, "bytes": info.size, "valid": info.isValid,
+      "thumbnail": info.hasThumbnail,
+    ]
+    if let header = info.header {
+      object["createdAt"] = isoDate(milliseconds: header.createdAt)
+      object["level"] = header.summary.level
+      object["score"] = header.summary.score
+      object["playTime"] = header.summary.playTime
+      object["frame"] = header.summary.frame
+    }
+    if let error = info.error { object["error"] = error.description }
+    return object
+  }
+}
+
+struct Recover: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Make an older valid generation of a slot the newest, atomically, keeping the others.",
+    discussion: """
+      Example:
+        stasis recover autosave                   # the newest generation that passes every check
+        stasis recover autosave --generation 2 --saves Saves
+
+      The chosen generation's bytes are written as a new generation (so a signed save stays
+      signed); nothing is deleted. An invalid generation is refused.
+      """
+  )
+
+  @Argument(help: "The slot.")
+  var slot: String
+
+  @Option(help: "The save folder.")
+  var saves: String = "Saves"
+
+  @Option(help: "The generation to make the newest (default: the newest valid one).")
+  var generation: Int?
+
+  func run() throws {
+    let out = Terminal.standardOutput
+    do {
+      try SlotName.validate(slot)
+      let existing = try SaveStore(directory: saves).generations(of: slot)
+      guard let newest = existing.first else {
+        throw SaveFileError(.notFound, "slot '\(slot)' has no saves", context: .init(file: "\(saves)/\(slot)"))
+      }
+      // Keep every generation there is, plus the new one.
+      let store = SaveStore(directory: saves, generationsToKeep: existing.count + 1)
+      let chosen: Int
+      if let generation {
+        guard existing.contains(generation) else {
+          throw SaveFileError(
+            .notFound,
+            "slot '\(slot)' has no generation \(generation) (it has \(existing.map(String.init).joined(separator: ", ")))",
+            context: .init(file: store.folder(of: slot)))
+        }
+        chosen = generation
+      } else {
+        var firstValid: Int?
+        for candidate in existing
+        where (try? store.readDocument(at: store.path(of: slot, generation: candidate))) != nil {
+          firstValid = candidate
+          break
+        }
+        guard let firstValid else {
+          throw SaveFileError(
+            .malformed, "no generation of slot '\(slot)' is valid", context: .init(file: store.folder(of: slot)))
+        }
+        if firstValid == newest {
+          out.line("generation \(newest) is the newest and valid: nothing to recover")
+          return
+        }
+        chosen = firstValid
+      }
+      let bytes = try store.readBytes(at: store.path(of: slot, generation: chosen))
+      _ = try store.readDocument(at: store.path(of: slot, generation: chosen))  // refuse an invalid one, naming why
+      let receipt = try store.save(fileBytes: bytes, slot: slot).wait().get()
+      out.line("generation \(chosen) is now the newest, as generation \(receipt.generation) (\(receipt.path))")
+    } catch let error as SaveFileError {
+      throw fail(error)
+    }
+  }
+}

@@ -1,0 +1,288 @@
+import Foundation
+import Stasis
+import Testing
+
+/// A game the CLI has never seen: its own types, its own sections.
+private struct Garden: Codable, Sendable {
+  struct Plant: Codable {
+    var kind: String
+    var height: Double
+    var watered: Bool
+  }
+  struct Sprinkler: BulkStorable, Equatable {
+    var x: Float = 0
+    var y: Float = 0
+    var flow: UInt16 = 0
+    static let bulkLayout = BulkLayout(
+      of: Sprinkler.self, [.field("x", \.x), .field("y", \.y), .field("flow", \.flow)])
+  }
+  var plants: [Plant]
+  var weather: [String: Double]
+  var sprinklers: [Sprinkler]
+}
+
+/// Fixture saves written into a fresh folder: a slot with three generations of the garden,
+/// and broken copies of one of them.
+private struct Fixtures {
+  let root: URL
+  var saves: String { root.appendingPathComponent("Saves").path }
+  func path(_ name: String) -> String { root.appendingPathComponent(name).path }
+
+  init() throws {
+    root = try temporaryFolder()
+    let codec = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.1", schemaVersion: 3))
+    let store = SaveStore(directory: root.appendingPathComponent("Saves").path, wallClock: { 1_767_225_600_000 })
+    for day in 1...3 {
+      let garden = Garden(
+        plants: [
+          .init(kind: "tomato", height: 0.5 * Double(day), watered: day % 2 == 1),
+          .init(kind: "basil", height: 0.2, watered: true),
+        ],
+        weather: ["rain": Double(day), "sun": 8],
+        sprinklers: (0..<4).map { .init(x: Float($0), y: 1, flow: UInt16(day == 3 && $0 == 2 ? 9 : 5)) })
+      _ = try store.save(
+        garden, codec: codec, slot: "spring",
+        summary: SaveSummary(level: day, score: Int64(day * 100), playTime: 60 * Double(day), frame: Int64(day * 3600))
+      ).wait().get()
+    }
+    let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: store.path(of: "spring", generation: 3))))
+    try Data(good).write(to: root.appendingPathComponent("good.stasis"))
+    try Data(good[0..<(good.count - 9)]).write(to: root.appendingPathComponent("truncated.stasis"))
+    var flipped = good
+    flipped[good.count / 2] ^= 0x04
+    try Data(flipped).write(to: root.appendingPathComponent("flipped.stasis"))
+    var newer = good
+    newer[8] = 9
+    try Data(newer).write(to: root.appendingPathComponent("newer.stasis"))
+    try Data("PK\u{3}\u{4} not a save".utf8).write(to: root.appendingPathComponent("wrong-magic.stasis"))
+    try Data().write(to: root.appendingPathComponent("empty.stasis"))
+    try FileManager.default.createDirectory(
+      at: root.appendingPathComponent("folder.stasis"), withIntermediateDirectories: true)
+  }
+
+  /// Runs `stasis` and replaces the fixture folder with `$DIR` in what it printed.
+  func stasis(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
+    let result = try run("stasis", arguments, in: root)
+    func clean(_ text: String) -> String { text.replacingOccurrences(of: root.path, with: "$DIR") }
+    return (result.status, clean(result.stdout), clean(result.stderr))
+  }
+}
+
+@Suite("stasis CLI golden tests")
+struct CLIGoldenTests {
+  @Test("inspect: a valid save from a game the CLI has never seen")
+  func inspectValid() throws {
+    let fixtures = try Fixtures()
+    let result = try fixtures.stasis("inspect", "good.stasis")
+    #expect(result.status == 0)
+    #expect(
+      result.out == """
+        path:      good.stasis
+        format:    1
+        game:      garden 2.1 (schema 3)
+        created:   2026-01-01T00:00:00Z
+        slot:      spring
+        level:     3
+        score:     300
+        play time: 180.0 s
+        frame:     10800
+        signed:    no
+
+        section     encoding  bytes  checksum
+        plants      tree        107  ok
+        sprinklers  tree        120  ok
+        weather     tree         58  ok
+
+        valid
+
+        """)
+  }
+
+  @Test("inspect --json carries the documented keys")
+  func inspectJSON() throws {
+    let fixtures = try Fixtures()
+    let result = try fixtures.stasis("inspect", "flipped.stasis", "--json")
+    #expect(result.status == 1)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
+    for key in ["path", "valid", "formatVersion", "schemaVersion", "game", "metadata", "sections", "error"] {
+      #expect(object[key] != nil, "missing \(key)")
+    }
+    let metadata = try #require(object["metadata"] as? [String: Any])
+    #expect(Set(metadata.keys).isSuperset(of: ["slot", "createdAt", "frame", "level", "score", "playTime"]))
+    let error = try #require(object["error"] as? [String: Any])
+    #expect(error["kind"] as? String == "checksumMismatch")
+    #expect(error["section"] as? String == "plants")
+    #expect(error["offset"] as? Int != nil)
+    let sections = try #require(object["sections"] as? [[String: Any]])
+    #expect(sections.map { $0["checksumOK"] as? Bool } == [false, true, true])
+  }
+
+  @Test("every broken input is exit 1 (or 74 when unreadable) with a one-line reason naming the part and offset")
+  func brokenInputs() throws {
+    let fixtures = try Fixtures()
+    let cases: [(String, Int32, String)] = [
+      ("truncated.stasis", 1, "error: truncated.stasis: truncated in trailer at byte "),
+      ("flipped.stasis", 1, "error: flipped.stasis: checksum mismatch in section 'plants' at byte 184: "),
+      (
+        "newer.stasis", 1,
+        "error: newer.stasis: newer format version in header at byte 8: format version 9; this reader knows up to 1"
+      ),
+      (
+        "wrong-magic.stasis", 1,
+        "error: wrong-magic.stasis: not a Stasis save in header at byte 0: the file does not start with the Stasis magic number"
+      ),
+      ("empty.stasis", 1, "error: empty.stasis: truncated in header at byte 0: the file is empty"),
+      ("folder.stasis", 74, "error: folder.stasis: I/O error: is a folder, not a save file"),
+      ("missing.stasis", 74, "error: missing.stasis: not found: no such file"),
+    ]
+    for (file, status, line) in cases {
+      for command in ["dump", "thumbnail"] {
+        let result =
+          command == "dump" ? try fixtures.stasis("dump", file) : try fixtures.stasis("thumbnail", file, "-o", "x.png")
+        #expect(result.status == status, "\(command) \(file)")
+        #expect(result.err.hasPrefix(line), "\(command) \(file): \(result.err)")
+        #expect(result.err.split(separator: "\n").count == 1, "one line")
+        #expect(result.out.isEmpty)
+      }
+    }
+    #expect(!FileManager.default.fileExists(atPath: fixtures.path("x.png")))
+  }
+
+  @Test("verify: a line per file and a closing count; exit 1 when any is invalid")
+  func verify() throws {
+    let fixtures = try Fixtures()
+    let all = try fixtures.stasis("verify", "good.stasis", "flipped.stasis", "Saves")
+    #expect(all.status == 1)
+    #expect(
+      all.out == """
+        ok      good.stasis
+        INVALID flipped.stasis: checksum mismatch in section 'plants' at byte 184: checksum is 0xe3e35815, the bytes give 0xa1571bb3
+        ok      Saves/spring/0000000001.stasis
+        ok      Saves/spring/0000000002.stasis
+        ok      Saves/spring/0000000003.stasis
+        4 valid, 1 invalid
+
+        """)
+    let good = try fixtures.stasis("verify", "Saves")
+    #expect(good.status == 0)
+    #expect(good.out.hasSuffix("3 valid, 0 invalid\n"))
+    #expect(try fixtures.stasis("verify", "missing.stasis").status == 74)
+  }
+
+  @Test("dump: the content as JSON with sorted keys, from the description alone")
+  func dump() throws {
+    let fixtures = try Fixtures()
+    let result = try fixtures.stasis("dump", "good.stasis", "--section", "weather")
+    #expect(result.status == 0)
+    #expect(result.out == "{\n  \"rain\" : 3,\n  \"sun\" : 8\n}\n")
+    let whole = try fixtures.stasis("dump", "good.stasis")
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(whole.out.utf8)) as? [String: Any])
+    #expect(Set(object.keys) == ["plants", "sprinklers", "weather"])
+    let sprinklers = try #require(object["sprinklers"] as? [[String: Any]])
+    #expect(sprinklers.count == 4)
+    #expect(sprinklers[2]["flow"] as? Int == 9)
+    #expect(try fixtures.stasis("dump", "good.stasis", "--section", "nope").status == 64)
+  }
+
+  @Test("diff: field by field, bulk arrays summarised; exit 0 equal, 1 different")
+  func diff() throws {
+    let fixtures = try Fixtures()
+    let same = try fixtures.stasis("diff", "good.stasis", "Saves/spring/0000000003.stasis")
+    #expect(same.status == 0)
+    #expect(same.out == "no differences\n")
+    let result = try fixtures.stasis("diff", "Saves/spring/0000000002.stasis", "Saves/spring/0000000003.stasis")
+    #expect(result.status == 1)
+    #expect(
+      result.out == """
+        metadata.level: 2 → 3
+        metadata.score: 200 → 300
+        metadata.playTime: 120.0 → 180.0
+        metadata.frame: 7200 → 10800
+        plants[0].height: 1.0 → 1.5
+        plants[0].watered: false → true
+        sprinklers: 1 of 4 elements differ
+          [2] flow 5 → 9
+        weather.rain: 2.0 → 3.0
+        8 differences
+
+        """)
+    let json = try fixtures.stasis("diff", "Saves/spring/0000000002.stasis", "Saves/spring/0000000003.stasis", "--json")
+    let list = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
+    #expect(list.count == 8)
+    #expect(list.allSatisfy { $0["path"] is String })
+  }
+
+  @Test("slots: a table of slots and generations, newest first")
+  func slots() throws {
+    let fixtures = try Fixtures()
+    let result = try fixtures.stasis("slots", "Saves")
+    #expect(result.status == 0)
+    #expect(
+      result.out == """
+        slot    generation  saved at              level  score  play time  bytes  valid
+        spring           3  2026-01-01T00:00:00Z      3    300    180.0 s    497  yes
+        spring           2  2026-01-01T00:00:00Z      2    200    120.0 s    497  yes
+        spring           1  2026-01-01T00:00:00Z      1    100     60.0 s    497  yes
+
+        """)
+    let json = try fixtures.stasis("slots", "Saves", "--json")
+    let list = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
+    #expect(list.first?["slot"] as? String == "spring")
+    #expect(try fixtures.stasis("slots", "nowhere").status == 74)
+  }
+
+  @Test("recover makes an older valid generation the newest, keeps every other one, refuses an invalid one")
+  func recover() throws {
+    let fixtures = try Fixtures()
+    let folder = fixtures.saves + "/spring"
+    let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+    let originals = try before.filter { $0.hasSuffix(".stasis") }.map {
+      try Data(contentsOf: URL(fileURLWithPath: folder + "/" + $0))
+    }
+    // Corrupt generation 2, then ask for it: refused, nothing written.
+    var broken = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/0000000002.stasis")))
+    broken[100] ^= 1
+    try Data(broken).write(to: URL(fileURLWithPath: folder + "/0000000002.stasis"))
+    let refused = try fixtures.stasis("recover", "spring", "--saves", "Saves", "--generation", "2")
+    #expect(refused.status == 1)
+    #expect(refused.err.contains("checksum mismatch"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before)
+
+    let done = try fixtures.stasis("recover", "spring", "--saves", "Saves", "--generation", "1")
+    #expect(done.status == 0, "\(done.err)")
+    #expect(done.out == "generation 1 is now the newest, as generation 4 (Saves/spring/0000000004.stasis)\n")
+    let after = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+    #expect(after == before + ["0000000004.stasis"])
+    #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/0000000004.stasis")) == originals[0])
+    #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/0000000003.stasis")) == originals[2])
+  }
+
+  @Test("migrate leaves a current save alone, refuses an invalid one, and --dry-run writes nothing")
+  func migrate() throws {
+    let fixtures = try Fixtures()
+    let current = try fixtures.stasis("migrate", "Saves/spring/0000000003.stasis", "--dry-run")
+    #expect(current.status == 0)
+    #expect(current.out == "up to date  Saves/spring/0000000003.stasis (format 1)\n")
+    let invalid = try fixtures.stasis("migrate", "flipped.stasis")
+    #expect(invalid.status == 1)
+    #expect(invalid.err.contains("checksum mismatch"))
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: fixtures.saves + "/spring").filter { $0.hasSuffix(".stasis") }
+        .count == 3)
+  }
+
+  @Test("--help gives an example for every command; a bad flag is exit 64")
+  func help() throws {
+    let fixtures = try Fixtures()
+    for command in ["inspect", "verify", "dump", "diff", "slots", "thumbnail", "recover", "migrate"] {
+      let result = try fixtures.stasis(command, "--help")
+      #expect(result.status == 0)
+      #expect(result.out.contains("Example:"), "\(command) --help has an example")
+      #expect(result.out.contains("USAGE: stasis \(command)"))
+    }
+    let root = try fixtures.stasis("--help")
+    #expect(root.out.contains("Exit codes: 0 success or valid; 1 invalid, corrupt or different; 64 usage; 74"))
+    #expect(try fixtures.stasis("inspect", "--bogus").status == 64)
+    #expect(try fixtures.stasis("frobnicate").status == 64)
+  }
+}
