@@ -218,16 +218,6 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   }
 }
 
-private struct IndexKey: CodingKey {
-  let intValue: Int?
-  let stringValue: String
-  init(_ index: Int) {
-    intValue = index
-    stringValue = "\(index)"
-  }
-  init?(stringValue: String) { return nil }
-  init?(intValue: Int) { self.init(intValue) }
-}
 
 private struct UnkeyedContainer: UnkeyedDecodingContainer {
   let items: [SaveValue]

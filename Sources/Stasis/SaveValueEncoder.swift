@@ -166,16 +166,6 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   }
 }
 
-private struct IndexKey: CodingKey {
-  let intValue: Int?
-  let stringValue: String
-  init(_ index: Int) {
-    intValue = index
-    stringValue = "\(index)"
-  }
-  init?(stringValue: String) { return nil }
-  init?(intValue: Int) { self.init(intValue) }
-}
 
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
   let node: EncodingNode
