@@ -218,7 +218,6 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   }
 }
 
-
 private struct UnkeyedContainer: UnkeyedDecodingContainer {
   let items: [SaveValue]
   let codingPath: [any CodingKey]

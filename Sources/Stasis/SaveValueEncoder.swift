@@ -166,7 +166,6 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   }
 }
 
-
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
   let node: EncodingNode
   let codingPath: [any CodingKey]
