@@ -36,10 +36,16 @@ let package = Package(
       pkgConfig: "sdl2",
       providers: [.apt(["libsdl2-dev"])]
     ),
-    // SDL events to lifecycle transitions; window and renderer helpers.
+    // SDL2_image from the system, for PNG.
+    .systemLibrary(
+      name: "CSDL2Image",
+      pkgConfig: "SDL2_image",
+      providers: [.apt(["libsdl2-image-dev"])]
+    ),
+    // SDL events to lifecycle transitions; window, renderer and frame-capture helpers.
     .target(
       name: "StasisSDL",
-      dependencies: ["CSDL2", "Stasis", .product(name: "Logging", package: "swift-log")]
+      dependencies: ["CSDL2", "CSDL2Image", "Stasis", .product(name: "Logging", package: "swift-log")]
     ),
     // The tiny deterministic game.
     .target(
@@ -57,7 +63,7 @@ let package = Package(
     .executableTarget(
       name: "stasis",
       dependencies: [
-        "Stasis", "DemoGame",
+        "Stasis", "DemoGame", "StasisSDL",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

@@ -4,10 +4,13 @@ import Stasis
 
 struct Thumbnail: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Write a save's stored thumbnail (the `thumbnail` section) to a PNG file.",
+    abstract: "Write a save's thumbnail to a PNG file: the stored one, or one drawn from a demo save's state.",
     discussion: """
       Example:
         stasis thumbnail Saves/autosave/0000000003.stasis -o shot.png
+
+      A demo save without a stored thumbnail is drawn from its state with SDL's software
+      renderer (320 × 180), through its saved camera.
       """
   )
 
@@ -24,10 +27,20 @@ struct Thumbnail: ParsableCommand {
     } catch {
       throw fail(error)
     }
-    guard case .raw(let bytes)? = document[section: "thumbnail"]?.content else {
-      // Rendering one from the saved state needs the SDL renderer of the demo window: not built yet.
-      Terminal.standardError.line("error: \(file): the save has no thumbnail section")
-      throw Exit.invalid
+    let bytes: [UInt8]
+    var drawn = false
+    if case .raw(let stored)? = document[section: "thumbnail"]?.content {
+      bytes = stored
+    } else {
+      do {
+        bytes = try RenderedThumbnail.png(from: document, path: file)
+        drawn = true
+      } catch let error as SaveFileError {
+        throw fail(error)
+      } catch {
+        Terminal.standardError.line("error: \(file): cannot draw a thumbnail: \(error)")
+        throw Exit.invalid
+      }
     }
     do {
       try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
@@ -35,6 +48,7 @@ struct Thumbnail: ParsableCommand {
       Terminal.standardError.line("error: \(output): \(error.localizedDescription)")
       throw Exit.io
     }
-    Terminal.standardOutput.line("wrote \(bytes.count) bytes to \(output)")
+    Terminal.standardOutput.line(
+      "wrote \(bytes.count) bytes to \(output)\(drawn ? " (drawn from the saved state)" : "")")
   }
 }

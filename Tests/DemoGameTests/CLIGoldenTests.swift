@@ -271,6 +271,39 @@ struct CLIGoldenTests {
         .count == 3)
   }
 
+  @Test("thumbnail: the stored one byte for byte; a demo save without one is drawn from its state; others are refused")
+  func thumbnail() throws {
+    let fixtures = try Fixtures()
+    // A stored thumbnail comes back exactly.
+    let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
+    let codec = SaveCodec<Garden>(game: GameIdentity(name: "garden"))
+    let garden = Garden(plants: [], weather: [:], sprinklers: [])
+    let store = SaveStore(directory: fixtures.saves)
+    _ = try store.save(garden, codec: codec, slot: "pictured", summary: SaveSummary(), thumbnail: png).wait().get()
+    let stored = try fixtures.stasis("thumbnail", "Saves/pictured/0000000001.stasis", "-o", "stored.png")
+    #expect(stored.status == 0)
+    #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("stored.png")))) == png)
+
+    // A demo save with no thumbnail is drawn: a real 320 × 180 PNG.
+    let demo = try run(
+      "stasis-demo",
+      [
+        "--headless", "--frames", "120", "--background-at", "100", "--terminate-in-background", "--saves",
+        fixtures.saves,
+      ])
+    #expect(demo.status == 0)
+    let drawn = try fixtures.stasis("thumbnail", "Saves/autosave/0000000001.stasis", "-o", "drawn.png")
+    #expect(drawn.status == 0, "\(drawn.err)")
+    #expect(drawn.out.contains("drawn from the saved state"))
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("drawn.png"))))
+    #expect(Array(bytes.prefix(8)) == Array(png.prefix(8)), "a PNG signature")
+    #expect(Array(bytes[16..<24]) == [0, 0, 1, 0x40, 0, 0, 0, 0xB4], "320 × 180")
+
+    let refused = try fixtures.stasis("thumbnail", "good.stasis", "-o", "none.png")
+    #expect(refused.status == 1)
+    #expect(refused.err.contains("only stasis-demo saves can be drawn"))
+  }
+
   @Test("--help gives an example for every command; a bad flag is exit 64")
   func help() throws {
     let fixtures = try Fixtures()

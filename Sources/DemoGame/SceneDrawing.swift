@@ -1,0 +1,108 @@
+import Foundation
+
+/// What the scene is drawn on: a window's renderer, or an off-screen surface for thumbnails.
+/// Coordinates are pixels, y down.
+public protocol Canvas {
+  /// The colour of what is drawn next.
+  mutating func setColor(_ red: UInt8, _ green: UInt8, _ blue: UInt8, _ alpha: UInt8)
+  /// A filled rectangle.
+  mutating func fillRect(x: Float, y: Float, width: Float, height: Float)
+  /// A one-pixel line.
+  mutating func drawLine(x1: Float, y1: Float, x2: Float, y2: Float)
+}
+
+extension Canvas {
+  /// A filled circle, as horizontal spans (SDL2 has no circle primitive).
+  public mutating func fillCircle(x: Float, y: Float, radius: Float) {
+    guard radius >= 0.75 else {
+      fillRect(x: x - 0.75, y: y - 0.75, width: 1.5, height: 1.5)
+      return
+    }
+    var dy = -radius.rounded(.down)
+    while dy <= radius {
+      let half = (radius * radius - dy * dy).squareRoot()
+      fillRect(x: x - half, y: y + dy, width: 2 * half, height: 1)
+      dy += 1
+    }
+  }
+}
+
+/// Draws a game state through its camera: the sky, the level's boxes and segments, the goal,
+/// the collectibles not yet picked up, the bodies, and the player. The same code draws the
+/// window's frames and the thumbnails.
+public struct SceneDrawing {
+  /// The picture's size in pixels.
+  public var width: Float
+  public var height: Float
+
+  /// Creates a drawing of `width` × `height` pixels.
+  public init(width: Int, height: Int) {
+    self.width = Float(width)
+    self.height = Float(height)
+  }
+
+  /// Pixels per metre at this camera's zoom: the view is 16 metres wide at zoom 1.
+  public func scale(_ camera: CameraState) -> Float { width / (2 * Engine.halfView(zoom: camera.zoom).x) }
+
+  /// The pixel where a world point appears.
+  public func project(_ point: Vector, camera: CameraState) -> (x: Float, y: Float) {
+    let s = scale(camera)
+    return ((point.x - camera.position.x) * s + width / 2, height / 2 - (point.y - camera.position.y) * s)
+  }
+
+  /// Draws `state` on `canvas`; `camera` may be an interpolated one.
+  public func draw<C: Canvas>(_ state: GameState, level: LevelDefinition, camera: CameraState, on canvas: inout C) {
+    let s = scale(camera)
+    canvas.setColor(28, 32, 48, 255)
+    canvas.fillRect(x: 0, y: 0, width: width, height: height)
+
+    canvas.setColor(90, 200, 120, 255)
+    let goal = project(Vector(level.goal.minX, level.goal.maxY), camera: camera)
+    canvas.fillRect(
+      x: goal.x, y: goal.y, width: (level.goal.maxX - level.goal.minX) * s,
+      height: (level.goal.maxY - level.goal.minY) * s)
+
+    canvas.setColor(120, 126, 150, 255)
+    for box in level.boxes {
+      let corner = project(Vector(box.minX, box.maxY), camera: camera)
+      canvas.fillRect(x: corner.x, y: corner.y, width: (box.maxX - box.minX) * s, height: (box.maxY - box.minY) * s)
+    }
+    for segment in level.segments {
+      let a = project(segment.a, camera: camera)
+      let b = project(segment.b, camera: camera)
+      for offset in [-1, 0, 1] as [Float] {
+        canvas.drawLine(x1: a.x, y1: a.y + offset, x2: b.x, y2: b.y + offset)
+      }
+    }
+
+    canvas.setColor(250, 210, 60, 255)
+    for (index, item) in level.collectibles.enumerated() where !state.level.collected[index] {
+      let point = project(Vector(item.x, item.y), camera: camera)
+      canvas.fillCircle(x: point.x, y: point.y, radius: 0.25 * s)
+    }
+
+    let margin: Float = 2
+    for (index, body) in state.physics.bodies.enumerated().dropFirst() {
+      let point = project(body.position, camera: camera)
+      let radius = body.radius * s
+      guard point.x > -radius - margin, point.x < width + radius + margin, point.y > -radius - margin,
+        point.y < height + radius + margin
+      else { continue }
+      if body.isAsleep {
+        canvas.setColor(70, 110, 170, 255)
+      } else {
+        canvas.setColor(UInt8(90 + (index * 37) % 100), 150, 230, 255)
+      }
+      canvas.fillCircle(x: point.x, y: point.y, radius: radius)
+    }
+
+    let player = state.physics.bodies[0]
+    let centre = project(player.position, camera: camera)
+    canvas.setColor(240, 90, 80, 255)
+    canvas.fillCircle(x: centre.x, y: centre.y, radius: player.radius * s)
+    // A spoke shows the ball rolling.
+    canvas.setColor(255, 240, 230, 255)
+    let spoke = Vector(cos(player.angle), sin(player.angle)) * (player.radius * s)
+    canvas.drawLine(x1: centre.x, y1: centre.y, x2: centre.x + spoke.x, y2: centre.y - spoke.y)
+  }
+}
