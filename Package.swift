@@ -55,7 +55,7 @@ let package = Package(
     .executableTarget(
       name: "stasis-demo",
       dependencies: [
-        "Stasis", "StasisSDL", "DemoGame",
+        "Stasis", "StasisSDL", "DemoGame", "CSDL2", "CSDL2Image",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]
@@ -63,7 +63,7 @@ let package = Package(
     .executableTarget(
       name: "stasis",
       dependencies: [
-        "Stasis", "DemoGame", "StasisSDL",
+        "Stasis", "DemoGame", "StasisSDL", "CSDL2",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

@@ -55,6 +55,9 @@ public final class Game: ApplicationDelegate {
   public var onEvent: ((GameEvent) -> Void)?
   /// When true the autopilot plays.
   public var autopilot = true
+  /// Called on the main thread as a save starts: PNG bytes for the `thumbnail` section (the
+  /// window captures its frame), or nil for none.
+  public var thumbnailProvider: (() -> [UInt8]?)?
 
   /// The last 9 states before each step, newest last: an 8-step rollback window, as
   /// rollback netcode keeps. Copies are cheap: the arrays are shared until written.
@@ -110,6 +113,15 @@ public final class Game: ApplicationDelegate {
   /// Saves now (F5, or a tool), on a worker.
   @discardableResult
   public func saveNow(_ kind: GameEvent.SaveKind = .manual) -> SaveHandle { startSave(kind) }
+
+  /// Restores a state loaded by a tool (the slot picker), recording it like a load.
+  public func restore(_ loaded: LoadedSave<GameState>) throws {
+    try engine.restore(loaded.state)
+    record(.restored(generation: loaded.generation, frame: loaded.state.level.runFrame, skipped: []))
+  }
+
+  /// Pauses or resumes the engine (the pause overlay).
+  public func setPaused(_ paused: Bool) { engine.isPaused = paused }
 
   /// Loads the slot's newest valid generation (falling back past broken ones) and restores it.
   @discardableResult
@@ -194,7 +206,8 @@ public final class Game: ApplicationDelegate {
   private func startSave(_ kind: GameEvent.SaveKind, snapshot: GameState? = nil) -> SaveHandle {
     let state = snapshot ?? engine.snapshot()
     let handle = store.save(
-      state, codec: DemoSaveFormat.codec, slot: slot, summary: state.summary(slot: slot))
+      state, codec: DemoSaveFormat.codec, slot: slot, summary: state.summary(slot: slot),
+      thumbnail: thumbnailProvider?())
     pending.append((kind, state.level.runFrame, handle))
     return handle
   }

@@ -39,6 +39,12 @@ public func lifecycleTransition(for event: SDL_Event) -> LifecycleTransition? {
   }
 }
 
+/// The transition of an event taken from SDL's queue (`SDL_PollEvent`): the `SDL_APP_*`
+/// events are left to ``LifecycleEventWatch``, which already delivered them.
+public func lifecycleTransitionFromQueue(_ event: SDL_Event) -> LifecycleTransition? {
+  LifecycleEventWatch.handles(event.type) ? nil : lifecycleTransition(for: event)
+}
+
 extension Application {
   /// Applies a transition; transitions that make no sense in the current state are ignored
   /// by the application itself, so no transition is ever applied twice.

@@ -81,72 +81,10 @@ struct HeadlessRunner {
   }
 
   private func finish(app: Application, game: Game) -> Int32 {
-    let state = game.engine.state
-    let digest = state.digest
-    let failed = game.events.contains {
-      switch $0 {
-      case .saveFailed, .loadFailed: return true
-      default: return false
-      }
-    }
-    if options.json {
-      print(summaryJSON(app: app, game: game, digest: digest))
-    } else if !options.printDigest || options.trace {
-      print(
-        "frame \(state.level.runFrame), level \(state.level.index), score \(state.score.points), "
-          + "\(game.events.filter { if case .saved = $0 { return true } else { return false } }.count) saves")
-    }
-    if options.printDigest { print("digest: \(digest)") }
-    return failed ? 1 : 0
-  }
-
-  private func summaryJSON(app: Application, game: Game, digest: String) -> String {
-    let state = game.engine.state
-    var saves: [[String: Any]] = []
-    var failures: [[String: Any]] = []
-    var restoredFrom: Any = NSNull()
-    for event in game.events {
-      switch event {
-      case .saved(let kind, let generation, let frame, let bytes, let ms):
-        saves.append([
-          "kind": kind.rawValue, "generation": generation, "frame": frame, "bytes": bytes, "milliseconds": ms,
-        ])
-      case .saveFailed(let kind, let frame, let error):
-        failures.append([
-          "kind": kind.rawValue, "frame": frame, "error": error.kind.rawValue, "message": error.description,
-        ])
-      case .restored(let generation, let frame, let skipped):
-        restoredFrom = ["generation": generation, "frame": frame, "skipped": skipped] as [String: Any]
-      default: break
-      }
-    }
-    let episodes: [[String: Any]] = app.backgroundEpisodes.map { episode in
-      var entry: [String: Any] = [
-        "reason": episode.reason.rawValue, "durationMs": episode.duration.inMilliseconds,
-        "budgetLeftMs": episode.budgetLeft.inMilliseconds, "outcome": episode.outcome.name,
-      ]
-      if case .expired(let cut) = episode.outcome { entry["cutTasks"] = cut }
-      return entry
-    }
-    let summary: [String: Any] = [
-      "frame": state.level.runFrame, "level": state.level.index, "score": state.score.points,
-      "highScore": state.score.highScore, "multiplier": state.score.multiplier,
-      "levelsFinished": state.level.levelsFinished, "digest": digest, "saves": saves, "saveFailures": failures,
-      "backgroundEpisodes": episodes, "restoredFrom": restoredFrom, "events": game.events.map(\.description),
-      "slot": options.slot, "bodies": state.physics.bodies.count,
-      "bodiesAsleep": state.physics.bodies.filter(\.isAsleep).count,
-    ]
-    let data = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])) ?? Data("{}".utf8)
-    return String(decoding: data, as: UTF8.self)
+    RunReport(options: options).finish(app: app, game: game)
   }
 
   private func installTrace(app: Application, game: Game) {
-    for event in LifecycleEvent.allCases {
-      app.addObserver(for: event) { _ in print("lifecycle: \(event.rawValue)") }
-    }
-    app.addBackgroundTaskObserver { event in print(event.description) }
-    app.addEnvironmentObserver { _, change in print("environment: \(change.kind) \(change.value)") }
-    app.addEpisodeObserver { episode in print("episode: \(episode.description)") }
-    game.onEvent = { event in print(event.description) }
+    RunReport(options: options).installTrace(app: app, game: game)
   }
 }

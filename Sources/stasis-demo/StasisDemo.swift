@@ -73,6 +73,9 @@ struct StasisDemo: ParsableCommand {
   @Flag(help: "Print the summary as one JSON object.")
   var json = false
 
+  @Flag(inversion: .prefixedNo, help: "Let the autopilot play (in the window, --no-autopilot hands you the keys).")
+  var autopilot = true
+
   @Option(help: "The levels folder (default: Assets/levels, found from here or from the executable).")
   var levels: String?
 
@@ -104,11 +107,13 @@ struct StasisDemo: ParsableCommand {
   }
 
   func run() throws {
-    if !headless {
-      // The SDL window is not built yet; say so instead of pretending.
-      FileHandle.standardError.write(Data("stasis-demo: no window yet; running the headless session\n".utf8))
+    let status = MainActor.assumeIsolated { () -> Int32 in
+      if !headless {
+        if WindowRunner.displayAvailable() { return WindowRunner(options: self).run() }
+        FileHandle.standardError.write(Data("stasis-demo: no display; running the headless session\n".utf8))
+      }
+      return HeadlessRunner(options: self).run()
     }
-    let status = MainActor.assumeIsolated { HeadlessRunner(options: self).run() }
     if status != 0 { throw ExitCode(status) }
   }
 }

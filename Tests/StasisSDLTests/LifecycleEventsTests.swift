@@ -91,4 +91,40 @@ struct LifecycleEventsTests {
         "willEnterForeground", "didBecomeActive",
       ])
   }
+
+  @Test("the event watch delivers SDL_APP_* at once, and the polled path skips them: nothing is applied twice")
+  func eventWatch() {
+    let received = Received()
+    let watch = LifecycleEventWatch { received.append($0) }
+    defer { watch.remove() }
+    SDL_FlushEvents(SDL_FIRSTEVENT.rawValue, SDL_LASTEVENT.rawValue)
+    var background = event(SDL_APP_DIDENTERBACKGROUND)
+    SDL_PushEvent(&background)
+    #expect(received.all == [.enterBackground], "delivered inside SDL_PushEvent, before any poll")
+    var minimised = windowEvent(SDL_WINDOWEVENT_MINIMIZED)
+    SDL_PushEvent(&minimised)
+    #expect(received.all == [.enterBackground], "window events are not the watch's")
+    var fromQueue: [LifecycleTransition] = []
+    var polled = SDL_Event()
+    while SDL_PollEvent(&polled) != 0 {
+      if let transition = lifecycleTransitionFromQueue(polled) { fromQueue.append(transition) }
+    }
+    #expect(fromQueue == [.enterBackground], "only the minimise, from the queue")
+
+    // Driven into an application, the two paths give one background, not two.
+    let app = Application(configuration: .init(clock: ManualClock()))
+    var calls: [String] = []
+    app.addObserver(for: .didEnterBackground) { _ in calls.append("didEnterBackground") }
+    app.launch()
+    for transition in received.all + fromQueue { app.apply(transition) }
+    #expect(calls == ["didEnterBackground"])
+  }
+}
+
+/// Transitions collected from the watch, which may call from any thread.
+private final class Received: @unchecked Sendable {
+  private let lock = NSLock()
+  private var transitions: [LifecycleTransition] = []
+  func append(_ transition: LifecycleTransition) { lock.withLock { transitions.append(transition) } }
+  var all: [LifecycleTransition] { lock.withLock { transitions } }
 }

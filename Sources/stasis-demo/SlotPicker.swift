@@ -1,0 +1,89 @@
+import CSDL2
+import CSDL2Image
+import DemoGame
+import Foundation
+import Stasis
+import StasisSDL
+
+/// The slot picker (F10): every slot with its thumbnail, level, score, play time and date.
+/// Thumbnails come from the save's `thumbnail` section, or are drawn from its state.
+@MainActor
+final class SlotPicker {
+  private let slots: [SlotInfo]
+  private var thumbnails: [OpaquePointer?] = []
+  private let renderer: OpaquePointer
+  private(set) var index = 0
+
+  init(store: SaveStore, library: LevelLibrary, renderer: OpaquePointer) {
+    self.renderer = renderer
+    slots = ((try? store.listSlots()) ?? []).filter { !$0.generations.isEmpty }
+    thumbnails = slots.map { slot in
+      guard let newest = slot.generations.first, let document = try? store.readDocument(at: newest.path) else {
+        return nil
+      }
+      var png: [UInt8]?
+      if case .raw(let stored)? = document[section: "thumbnail"]?.content {
+        png = stored
+      } else if let state = try? DemoSaveFormat.codec.state(from: document),
+        let level = try? library.load(state.level.index)
+      {
+        png = try? OffscreenImage.png(width: 320, height: 180) { canvas in
+          SceneDrawing(width: 320, height: 180).draw(state, level: level, camera: state.camera, on: &canvas)
+        }
+      }
+      guard var bytes = png else { return nil }
+      return bytes.withUnsafeMutableBytes { raw -> OpaquePointer? in
+        guard let stream = SDL_RWFromMem(raw.baseAddress, Int32(raw.count)), let surface = IMG_Load_RW(stream, 1) else {
+          return nil
+        }
+        defer { SDL_FreeSurface(surface) }
+        return SDL_CreateTextureFromSurface(renderer, surface)
+      }
+    }
+  }
+
+  isolated deinit {
+    for texture in thumbnails { if let texture { SDL_DestroyTexture(texture) } }
+  }
+
+  var selected: SlotInfo? { slots.isEmpty ? nil : slots[index] }
+
+  func move(_ delta: Int) {
+    guard !slots.isEmpty else { return }
+    index = (index + delta + slots.count) % slots.count
+  }
+
+  func draw(font: BitmapFont, width: Float, height: Float) {
+    SDL_SetRenderDrawColor(renderer, 10, 12, 20, 225)
+    var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
+    SDL_RenderFillRectF(renderer, &all)
+    font.draw("SAVE SLOTS", x: 40, y: 40, on: renderer, scale: 2)
+    font.draw("up/down choose   Enter load   F10 close", x: 40, y: 84, on: renderer, color: (150, 150, 170))
+    if slots.isEmpty { font.draw("no saves yet: press F5", x: 40, y: 130, on: renderer) }
+    for (row, slot) in slots.enumerated() {
+      let y = 120 + Float(row) * 130
+      if row == index {
+        SDL_SetRenderDrawColor(renderer, 60, 80, 140, 200)
+        var highlight = SDL_FRect(x: 30, y: y - 6, w: width - 60, h: 124)
+        SDL_RenderFillRectF(renderer, &highlight)
+      }
+      if let texture = thumbnails[row] {
+        var target = SDL_FRect(x: 40, y: y, w: 200, h: 112.5)
+        SDL_RenderCopyF(renderer, texture, nil, &target)
+      }
+      guard let newest = slot.generations.first, let header = newest.header else {
+        font.draw("\(slot.name): unreadable", x: 260, y: y + 10, on: renderer, color: (255, 120, 100))
+        continue
+      }
+      let date = Date(timeIntervalSince1970: Double(header.createdAt) / 1000)
+      font.draw(slot.name, x: 260, y: y + 6, on: renderer, scale: 1.5)
+      font.draw(
+        String(
+          format: "level %d   score %lld   play time %.0f s", header.summary.level, header.summary.score,
+          header.summary.playTime), x: 260, y: y + 44, on: renderer)
+      font.draw(
+        "\(date.formatted(date: .abbreviated, time: .standard))   \(slot.generations.count) generation(s)", x: 260,
+        y: y + 72, on: renderer, color: (170, 170, 190))
+    }
+  }
+}

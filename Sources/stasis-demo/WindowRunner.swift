@@ -1,0 +1,316 @@
+import CSDL2
+import DemoGame
+import Foundation
+import Stasis
+import StasisSDL
+
+// The demo's drawing protocol over SDL: the method names already match.
+extension SDLCanvas: Canvas {}
+
+/// The demo in a real window: SDL events drive the lifecycle, the engine steps at a fixed
+/// 60 Hz from an accumulator, and frames interpolate between steps.
+@MainActor
+final class WindowRunner {
+  let options: StasisDemo
+  private var window: OpaquePointer!
+  private var renderer: OpaquePointer!
+  private var font: BitmapFont!
+  private var game: Game!
+  private var app: Application!
+  private var watch: LifecycleEventWatch?
+  private var library: LevelLibrary!
+  private var previous: GameState?
+  private var status = "ready"
+  private var statusColor: (UInt8, UInt8, UInt8) = (200, 200, 200)
+  private var paused = false
+  private var picker: SlotPicker?
+  private var awayUntil: UInt64?
+  private var framesThisSecond = 0
+  private var fps = 0
+  private var secondStarted: UInt64 = 0
+  private var windowReady = false
+
+  init(options: StasisDemo) { self.options = options }
+
+  /// False when there is no display: the caller runs the headless session instead.
+  static func displayAvailable() -> Bool {
+    SDL_Init(UInt32(SDL_INIT_VIDEO | SDL_INIT_EVENTS)) == 0
+  }
+
+  func run() -> Int32 {
+    // ---- Initialization ----
+    guard let library = options.levels.map(LevelLibrary.init(folder:)) ?? LevelLibrary.locate() else {
+      FileHandle.standardError.write(Data("stasis-demo: cannot find Assets/levels\n".utf8))
+      return 1
+    }
+    self.library = library
+    window = SDL_CreateWindow(
+      "Stasis demo", Int32(SDL_WINDOWPOS_CENTERED_MASK), Int32(SDL_WINDOWPOS_CENTERED_MASK), 1280, 720,
+      SDL_WINDOW_RESIZABLE.rawValue | SDL_WINDOW_SHOWN.rawValue)
+    guard window != nil else { return sdlFailure("SDL_CreateWindow") }
+    renderer =
+      SDL_CreateRenderer(window, -1, SDL_RENDERER_ACCELERATED.rawValue | SDL_RENDERER_PRESENTVSYNC.rawValue)
+      ?? SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
+    guard renderer != nil else { return sdlFailure("SDL_CreateRenderer") }
+    SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+    do {
+      font = try BitmapFont(path: library.folder + "/../font.bmp", renderer: renderer)
+      let engine = try Engine(library: library, level: options.level, seed: options.seed)
+      let store = SaveStore(directory: options.saves)
+      game = Game(engine: engine, store: store, slot: options.slot)
+    } catch {
+      FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
+      return 1
+    }
+    game.autosaveInterval = Int64((options.autosave * 60).rounded())
+    game.autopilot = options.autopilot
+    game.thumbnailProvider = { [unowned self] in self.captureThumbnail() }
+    app = Application(
+      delegate: game, configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))
+    let report = RunReport(options: options)
+    report.installTrace(app: app, game: game)
+    let traceAll = options.trace
+    game.onEvent = { [unowned self] event in
+      if traceAll { traceLine(event.description) }
+      self.show(event)
+    }
+    let application = app!
+    watch = LifecycleEventWatch { transition in
+      // On desktop Linux SDL sends no SDL_APP_* events; where it does, this is the main thread.
+      MainActor.assumeIsolated { application.apply(transition) }
+    }
+    app.addEpisodeObserver { [unowned self] episode in
+      if case .expired = episode.outcome {
+        self.status = "budget expired"
+        self.statusColor = (255, 120, 100)
+      }
+    }
+    app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.slot) : .none)
+
+    // ---- The loop: events, fixed steps, a frame ----
+    let frequency = Double(SDL_GetPerformanceFrequency())
+    var last = SDL_GetPerformanceCounter()
+    var accumulator = 0.0
+    let step = 1.0 / 60.0
+    secondStarted = last
+    var running = true
+    while running {
+      var event = SDL_Event()
+      while SDL_PollEvent(&event) != 0 {
+        if handleKey(event) { continue }
+        if event.type == SDL_WINDOWEVENT.rawValue {
+          let id = SDL_WindowEventID(UInt32(event.window.event))
+          if id == SDL_WINDOWEVENT_EXPOSED { windowReady = true }
+          // X11 maps a new window as shown, hidden, shown: not a trip to the background.
+          if !windowReady && (id == SDL_WINDOWEVENT_HIDDEN || id == SDL_WINDOWEVENT_SHOWN) { continue }
+        }
+        if let transition = lifecycleTransitionFromQueue(event) {
+          app.apply(transition)
+        }
+      }
+      if app.state == .notRunning {  // terminated: wait for the final save, then leave
+        while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
+        game.waitForSaves()
+        running = false
+        continue
+      }
+      let now = SDL_GetPerformanceCounter()
+      let elapsed = min(Double(now - last) / frequency, 0.25)  // after a stall, do not try to catch up
+      last = now
+      if let awayUntil, now >= awayUntil {
+        self.awayUntil = nil
+        app.enterForeground()
+      }
+      app.update()
+      guard app.state == .active, !app.state.isInBackground else {
+        // Away: no stepping, no drawing; wake for events or the budget.
+        accumulator = 0
+        game.tick(app)  // collects finished saves for the HUD
+        SDL_WaitEventTimeout(nil, 20)
+        continue
+      }
+      if !paused && picker == nil {
+        accumulator += elapsed
+        let input = currentInput()
+        while accumulator >= step {
+          previous = game.engine.snapshot()
+          game.tick(app, input: input)
+          accumulator -= step
+          // A heartbeat for scripts and the window test: the engine is stepping.
+          if options.trace, game.engine.state.level.runFrame % 60 == 0 {
+            traceLine("engine: frame \(game.engine.state.level.runFrame)")
+          }
+        }
+      } else {
+        game.tick(app)  // paused: collects finished saves only (the engine is paused)
+      }
+      draw(alpha: Float(accumulator / step))
+    }
+
+    // ---- De-initialization ----
+    watch = nil
+    let code = report.finish(app: app, game: game)
+    font = nil
+    SDL_DestroyRenderer(renderer)
+    SDL_DestroyWindow(window)
+    SDL_Quit()
+    return code
+  }
+
+  private func sdlFailure(_ call: String) -> Int32 {
+    FileHandle.standardError.write(Data("stasis-demo: \(SDLError(call))\n".utf8))
+    return 1
+  }
+
+  // MARK: Input
+
+  private func currentInput() -> Input {
+    var count: Int32 = 0
+    guard let keys = SDL_GetKeyboardState(&count) else { return Input() }
+    func down(_ code: SDL_Scancode) -> Bool { Int32(code.rawValue) < count && keys[Int(code.rawValue)] != 0 }
+    return Input(
+      left: down(SDL_SCANCODE_LEFT) || down(SDL_SCANCODE_A), right: down(SDL_SCANCODE_RIGHT) || down(SDL_SCANCODE_D),
+      jump: down(SDL_SCANCODE_SPACE) || down(SDL_SCANCODE_UP) || down(SDL_SCANCODE_W))
+  }
+
+  /// The demo's keys; true when the event was one of them.
+  private func handleKey(_ event: SDL_Event) -> Bool {
+    guard event.type == SDL_KEYDOWN.rawValue, event.key.repeat == 0 else { return false }
+    let key = SDL_KeyCode(UInt32(event.key.keysym.sym))
+    if let picker {
+      switch key {
+      case SDLK_UP: picker.move(-1)
+      case SDLK_DOWN: picker.move(1)
+      case SDLK_RETURN: load(picker.selected)
+      case SDLK_F10, SDLK_ESCAPE: self.picker = nil
+      default: return false
+      }
+      return true
+    }
+    switch key {
+    case SDLK_p:
+      paused.toggle()
+      game.setPaused(paused)
+    case SDLK_F5:
+      status = "saving…"
+      statusColor = (255, 220, 120)
+      game.saveNow()
+    case SDLK_F9:
+      status = "loading…"
+      game.loadSlot()
+    case SDLK_F10:
+      picker = SlotPicker(store: game.store, library: library, renderer: renderer)
+    case SDLK_ESCAPE:
+      status = "saving before quitting…"
+      app.terminate()
+    case SDLK_b:
+      app.enterBackground()
+      awayUntil = SDL_GetPerformanceCounter() + 2 * SDL_GetPerformanceFrequency()
+    default:
+      return false
+    }
+    return true
+  }
+
+  private func load(_ slot: SlotInfo?) {
+    picker = nil
+    guard let slot else { return }
+    do {
+      let loaded = try game.store.load(DemoSaveFormat.codec, slot: slot.name)
+      try game.restore(loaded)
+      previous = nil
+    } catch {
+      status = "load failed: \(error)"
+      statusColor = (255, 120, 100)
+    }
+  }
+
+  private func show(_ event: GameEvent) {
+    switch event {
+    case .saved(_, let generation, _, _, let ms):
+      status = "saved generation \(generation) in \(Int(ms.rounded())) ms"
+      statusColor = (140, 230, 150)
+    case .saveFailed(_, _, let error):
+      status = error.kind == .cancelled ? "budget expired: save cancelled" : "save failed: \(error.kindDescription)"
+      statusColor = (255, 120, 100)
+    case .restored(let generation, _, let skipped):
+      status = "restored from generation \(generation)" + (skipped.isEmpty ? "" : " (newer ones failed)")
+      statusColor = (140, 200, 255)
+    case .keptMemory: status = "resumed from memory"
+    case .loadFailed(let error): status = "load failed: \(error.kindDescription)"
+    }
+  }
+
+  // MARK: Drawing
+
+  private func viewState(alpha: Float) -> GameState {
+    var view = game.engine.state
+    guard let previous, previous.physics.bodies.count == view.physics.bodies.count,
+      previous.level.index == view.level.index
+    else { return view }
+    func mix(_ a: Vector, _ b: Vector) -> Vector { a + (b - a) * alpha }
+    view.camera.position = mix(previous.camera.position, view.camera.position)
+    view.physics.bodies.withUnsafeMutableBufferPointer { bodies in
+      previous.physics.bodies.withUnsafeBufferPointer { before in
+        for index in bodies.indices where !bodies[index].isAsleep {
+          bodies[index].position = mix(before[index].position, bodies[index].position)
+        }
+      }
+    }
+    return view
+  }
+
+  private func draw(alpha: Float) {
+    var width: Int32 = 0
+    var height: Int32 = 0
+    SDL_GetRendererOutputSize(renderer, &width, &height)
+    var canvas = SDLCanvas(renderer: renderer)
+    let view = viewState(alpha: alpha)
+    SceneDrawing(width: Int(width), height: Int(height)).draw(
+      view, level: game.engine.level, camera: view.camera, on: &canvas)
+    drawHUD(width: Float(width), height: Float(height))
+    if paused { drawOverlay("PAUSED", width: Float(width), height: Float(height)) }
+    picker?.draw(font: font, width: Float(width), height: Float(height))
+    SDL_RenderPresent(renderer)
+    countFrame()
+  }
+
+  private func countFrame() {
+    framesThisSecond += 1
+    let now = SDL_GetPerformanceCounter()
+    if now - secondStarted >= SDL_GetPerformanceFrequency() {
+      fps = framesThisSecond
+      framesThisSecond = 0
+      secondStarted = now
+    }
+  }
+
+  private func drawHUD(width: Float, height: Float) {
+    let state = game.engine.state
+    SDL_SetRenderDrawColor(renderer, 0, 0, 0, 150)
+    var bar = SDL_FRect(x: 0, y: 0, w: width, h: 30)
+    SDL_RenderFillRectF(renderer, &bar)
+    let left = String(
+      format: "SCORE %lld  x%d  HIGH %lld  LEVEL %d  TIME %.1f  FPS %d", state.score.points, state.score.multiplier,
+      state.score.highScore, state.level.index, state.level.timer, fps)
+    font.draw(left, x: 10, y: 5, on: renderer)
+    font.draw(status, x: width - font.width(of: status) - 10, y: 5, on: renderer, color: statusColor)
+    let help = "arrows/WASD move  space jump  P pause  F5 save  F9 load  F10 slots  B background  Esc quit"
+    font.draw(help, x: 10, y: height - 24, on: renderer, color: (150, 150, 170))
+  }
+
+  private func drawOverlay(_ text: String, width: Float, height: Float) {
+    SDL_SetRenderDrawColor(renderer, 0, 0, 0, 140)
+    var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
+    SDL_RenderFillRectF(renderer, &all)
+    font.draw(text, x: (width - font.width(of: text, scale: 3)) / 2, y: height / 2 - 30, on: renderer, scale: 3)
+  }
+
+  /// The current view drawn small on an off-screen target, read back and encoded as PNG.
+  private func captureThumbnail() -> [UInt8]? {
+    let view = viewState(alpha: 1)
+    return try? OffscreenImage.png(width: 320, height: 180) { canvas in
+      SceneDrawing(width: 320, height: 180).draw(view, level: game.engine.level, camera: view.camera, on: &canvas)
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import DemoGame
+import Foundation
+import Stasis
+import Testing
+
+/// A process whose standard output is read line by line as it comes.
+private final class LineProcess: @unchecked Sendable {
+  let process = Process()
+  private let pipe = Pipe()
+  private var buffer = Data()
+  private(set) var lines: [String] = []
+
+  init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+    process.executableURL = executable
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+  }
+
+  /// Reads until a line satisfies `match` (or the process closes its output); returns it.
+  func waitForLine(_ match: (String) -> Bool) -> String? {
+    if let line = lines.first(where: match) { return line }
+    while true {
+      let chunk = pipe.fileHandleForReading.availableData
+      if chunk.isEmpty { return nil }
+      buffer.append(chunk)
+      while let newline = buffer.firstIndex(of: 0x0A) {
+        let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+        buffer.removeSubrange(buffer.startIndex...newline)
+        lines.append(line)
+        if match(line) { return line }
+      }
+    }
+  }
+}
+
+/// Runs a command to completion and returns its standard output.
+@discardableResult
+private func shell(_ arguments: [String], environment: [String: String] = [:]) throws -> String {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+  process.arguments = arguments
+  process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  try process.run()
+  let data = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+@Suite("The demo in a real window, under Xvfb", .serialized)
+struct WindowTests {
+  @Test("play, minimise (unmap), a valid save appears within the budget, the engine stops, restore, resume, screenshot")
+  func minimiseAndRestore() throws {
+    // Xvfb tells its display number on stdout once it accepts connections: no guessing, no waiting.
+    let xvfb = try LineProcess(
+      URL(fileURLWithPath: "/usr/bin/Xvfb"), ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+    defer { xvfb.process.terminate() }
+    let number = try #require(xvfb.waitForLine { !$0.isEmpty })
+    let display = [String: String](dictionaryLiteral: ("DISPLAY", ":\(number)"))
+
+    let saves = try temporaryFolder().path
+    let demo = try LineProcess(
+      try builtProduct("stasis-demo"),
+      ["--level", "2", "--saves", saves, "--trace", "--json", "--autosave", "1"], environment: display)
+    defer { if demo.process.isRunning { demo.process.terminate() } }
+    let window = try shell(["xdotool", "search", "--sync", "--name", "Stasis demo"], environment: display)
+    #expect(!window.isEmpty)
+
+    // It plays: the heartbeat passes frame 120.
+    #expect(demo.waitForLine { $0 == "engine: frame 120" } != nil)
+    // Minimise. Xvfb has no window manager to iconify, so unmap, as a window manager does.
+    try shell(["xdotool", "windowunmap", window], environment: display)
+    let saved = try #require(demo.waitForLine { $0.hasPrefix("save: background generation") })
+    let episode = try #require(demo.lines.last { $0.hasPrefix("episode: background episode") })
+    #expect(episode.contains("completed"), "saved within the budget: \(episode)")
+    let words = saved.split(separator: " ")
+    let generation = try #require(Int(words[3]))
+    let frame = try #require(Int(words[6].trimmingCharacters(in: [","])))
+    let loaded = try SaveStore(directory: saves).load(DemoSaveFormat.codec, slot: "autosave")
+    #expect(loaded.generation == generation, "the background save is the newest valid one")
+    #expect(loaded.state.level.runFrame == Int64(frame))
+
+    // Away for half a second of wall time (the scenario, not a wait for something to happen).
+    Thread.sleep(forTimeInterval: 0.5)
+    try shell(["xdotool", "windowmap", window], environment: display)
+    let restored = try #require(demo.waitForLine { $0.hasPrefix("load: restored generation") })
+    #expect(restored == "load: restored generation \(generation) at frame \(frame)")
+    let savedIndex = try #require(demo.lines.firstIndex(of: saved))
+    let restoredIndex = try #require(demo.lines.firstIndex(of: restored))
+    #expect(
+      !demo.lines[savedIndex..<restoredIndex].contains {
+        $0.hasPrefix("engine: frame") || $0.hasPrefix("save: autosave")
+      },
+      "the engine did not step while away")
+    let next = ((frame / 60) + 1) * 60
+    #expect(demo.waitForLine { $0 == "engine: frame \(next)" } != nil, "it resumed from frame \(frame)")
+
+    // A screenshot of the running game is not blank.
+    let shot = try temporaryFolder().appendingPathComponent("shot.png").path
+    try shell(["import", "-window", "root", shot], environment: display)
+    let colours = Int(try shell(["identify", "-format", "%k", shot])) ?? 0
+    #expect(colours > 8, "\(colours) colours")
+
+    // Esc quits, saving first; the summary says where it resumed from.
+    try shell(["xdotool", "key", "--window", window, "Escape"], environment: display)
+    let summaryLine = try #require(demo.waitForLine { $0.hasPrefix("{") })
+    demo.process.waitUntilExit()
+    #expect(demo.process.terminationStatus == 0)
+    let summary = try #require(try JSONSerialization.jsonObject(with: Data(summaryLine.utf8)) as? [String: Any])
+    let from = summary["restoredFrom"] as? [String: Any]
+    #expect(from?["generation"] as? Int == generation)
+    #expect(from?["frame"] as? Int == frame)
+    #expect((summary["saves"] as? [[String: Any]])?.contains { $0["kind"] as? String == "terminate" } == true)
+  }
+}
