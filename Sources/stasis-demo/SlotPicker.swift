@@ -76,13 +76,15 @@ final class SlotPicker {
         continue
       }
       let date = Date(timeIntervalSince1970: Double(header.createdAt) / 1000)
+      let formatter = DateFormatter()
+      formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"  // ASCII only: the bitmap font has no other glyphs
       font.draw(slot.name, x: 260, y: y + 6, on: renderer, scale: 1.5)
       font.draw(
         String(
           format: "level %d   score %lld   play time %.0f s", header.summary.level, header.summary.score,
           header.summary.playTime), x: 260, y: y + 44, on: renderer)
       font.draw(
-        "\(date.formatted(date: .abbreviated, time: .standard))   \(slot.generations.count) generation(s)", x: 260,
+        "\(formatter.string(from: date))   \(slot.generations.count) generation(s)", x: 260,
         y: y + 72, on: renderer, color: (170, 170, 190))
     }
   }
