@@ -99,14 +99,8 @@ struct Diff: ParsableCommand {
   var json = false
 
   func run() throws {
-    let left: SaveDocument
-    let right: SaveDocument
-    do {
-      left = try SaveFileFormat.decode(try readSaveFile(old), path: old)
-      right = try SaveFileFormat.decode(try readSaveFile(new), path: new)
-    } catch {
-      throw fail(error)
-    }
+    let left = try openSave(old)
+    let right = try openSave(new)
     var result: [Difference] = []
     differences(summaryValue(left), summaryValue(right), path: "metadata", into: &result)
     differences(left.tree, right.tree, path: "", into: &result)

@@ -21,12 +21,7 @@ struct Dump: ParsableCommand {
   var section: String?
 
   func run() throws {
-    let document: SaveDocument
-    do {
-      document = try SaveFileFormat.decode(try readSaveFile(file), path: file)
-    } catch {
-      throw fail(error)
-    }
+    let document = try openSave(file)
     if let section {
       guard let found = document[section: section] else {
         let names = document.sections.map(\.name).joined(separator: ", ")

@@ -40,3 +40,12 @@ func fail(_ error: SaveFileError) -> ExitCode {
 func readSaveFile(_ path: String) throws(SaveFileError) -> [UInt8] {
   try SaveStore(directory: ".").readBytes(at: path)
 }
+
+/// Reads, checks and decodes a save file; a failure prints its one line and becomes the exit code.
+func openSave(_ path: String) throws -> SaveDocument {
+  do {
+    return try SaveFileFormat.decode(try readSaveFile(path), path: path)
+  } catch {
+    throw fail(error)
+  }
+}

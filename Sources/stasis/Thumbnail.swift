@@ -21,12 +21,7 @@ struct Thumbnail: ParsableCommand {
   var output: String
 
   func run() throws {
-    let document: SaveDocument
-    do {
-      document = try SaveFileFormat.decode(try readSaveFile(file), path: file)
-    } catch {
-      throw fail(error)
-    }
+    let document = try openSave(file)
     let bytes: [UInt8]
     var drawn = false
     if case .raw(let stored)? = document[section: "thumbnail"]?.content {
