@@ -243,6 +243,7 @@ public final class SaveStore: Sendable {
       throw io(error, "the slot could not be locked")
     }
     defer { fileSystem.unlock(lock) }
+    removeStaleTemporaryFiles(slot: slot)
 
     var lastError: SaveFileError?
     for attempt in 1...2 {
@@ -316,7 +317,16 @@ public final class SaveStore: Sendable {
     }
   }
 
-  /// Removes generations older than the newest `generationsToKeep`, and stale temporary files.
+  /// Removes temporary files a killed save left behind. Only the lock's holder writes them,
+  /// so under the lock every one is stale.
+  private func removeStaleTemporaryFiles(slot: String) {
+    guard let names = try? fileSystem.contents(ofDirectory: folder(of: slot)) else { return }
+    for name in names where name.hasPrefix(".") && name.contains(".tmp-") {
+      try? fileSystem.unlink("\(folder(of: slot))/\(name)")
+    }
+  }
+
+  /// Removes generations older than the newest `generationsToKeep`.
   private func prune(slot: String, keeping newest: Int) {
     guard let all = try? generations(of: slot) else { return }
     for generation in all.dropFirst(generationsToKeep) {

@@ -60,3 +60,36 @@ func temporaryFolder() throws -> URL {
   try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   return url
 }
+
+/// A process whose standard output is read line by line as it comes.
+final class LineProcess: @unchecked Sendable {
+  let process = Process()
+  private let pipe = Pipe()
+  private var buffer = Data()
+  private(set) var lines: [String] = []
+
+  init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+    process.executableURL = executable
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+  }
+
+  /// Reads until a line satisfies `match` (or the process closes its output); returns it.
+  func waitForLine(_ match: (String) -> Bool) -> String? {
+    if let line = lines.first(where: match) { return line }
+    while true {
+      let chunk = pipe.fileHandleForReading.availableData
+      if chunk.isEmpty { return nil }
+      buffer.append(chunk)
+      while let newline = buffer.firstIndex(of: 0x0A) {
+        let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+        buffer.removeSubrange(buffer.startIndex...newline)
+        lines.append(line)
+        if match(line) { return line }
+      }
+    }
+  }
+}

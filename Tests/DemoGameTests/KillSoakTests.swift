@@ -1,0 +1,44 @@
+import DemoGame
+import Foundation
+import Stasis
+import Testing
+
+@Suite("Kill -9 soak")
+struct KillSoakTests {
+  /// 200 kills in CI; STASIS_SOAK_KILLS asks for more.
+  static let kills = Int(ProcessInfo.processInfo.environment["STASIS_SOAK_KILLS"] ?? "") ?? 200
+
+  @Test(
+    "SIGKILL at random moments while autosaving in a tight loop: the slot always loads, and no durable save is lost")
+  func soak() throws {
+    let saves = try temporaryFolder().path
+    let store = SaveStore(directory: saves)
+    var generator = SystemRandomNumberGenerator()
+    var highestReported = 0
+    var survived = 0
+    for round in 0..<Self.kills {
+      var arguments = ["--headless", "--trace", "--frames", "1000000", "--autosave", "0.05", "--saves", saves]
+      if round > 0 { arguments.append("--resume") }
+      let demo = try LineProcess(try builtProduct("stasis-demo"), arguments)
+      // Once it has saved at least once, kill it at a random moment (the scenario, not a wait).
+      _ = demo.waitForLine { $0.hasPrefix("save: autosave generation") }
+      Thread.sleep(forTimeInterval: Double.random(in: 0..<0.03, using: &generator))
+      kill(demo.process.processIdentifier, SIGKILL)
+      demo.process.waitUntilExit()
+      _ = demo.waitForLine { _ in false }  // everything it printed before dying
+      for line in demo.lines where line.hasPrefix("save: autosave generation") {
+        highestReported = max(highestReported, Int(line.split(separator: " ")[3]) ?? 0)
+      }
+      let loaded = try store.load(DemoSaveFormat.codec, slot: "autosave")
+      #expect(loaded.generation >= highestReported, "round \(round): a save reported durable was lost")
+      #expect(loaded.skipped.isEmpty, "round \(round): a generation on disk was torn: \(loaded.skipped.map(\.error))")
+      let temporaries = try FileManager.default.contentsOfDirectory(atPath: saves + "/autosave").filter {
+        $0.contains(".tmp-")
+      }
+      #expect(temporaries.count <= 1, "stale temporary files are cleaned by the next save")
+      survived += 1
+    }
+    #expect(survived == Self.kills)
+    print("kill -9 soak: \(survived) kills survived, newest generation \(highestReported), 0 lost")
+  }
+}
