@@ -98,7 +98,7 @@ struct SaveStoreTests {
 
   @Test("two concurrent saves to one slot never interleave")
   func noInterleaving() async throws {
-    let fileSystem = FaultyFileSystem()
+    let fileSystem = FaultInjectingFileSystem()
     let store = SaveStore(directory: makeTemporaryDirectory(), generationsToKeep: 20, fileSystem: fileSystem)
     let states = (0..<8).map { index -> TestGameState in
       var state = TestGameState.sample(bodies: 2000, seed: UInt32(index))
@@ -124,7 +124,7 @@ struct SaveStoreTests {
 
   @Test("a cancelled save leaves the previous generation intact and no temporary file")
   func cancelled() throws {
-    let fileSystem = FaultyFileSystem()
+    let fileSystem = FaultInjectingFileSystem()
     let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
     _ = try save(store, .sample())
     fileSystem.closeGate()
@@ -148,7 +148,7 @@ struct SaveStoreTests {
   @MainActor
   @Test("an expired background budget cancels its save; the previous save stays the newest")
   func budgetCancelsSave() throws {
-    let fileSystem = FaultyFileSystem()
+    let fileSystem = FaultInjectingFileSystem()
     let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
     _ = try save(store, .sample())
     let clock = ManualClock()
@@ -199,7 +199,7 @@ struct SaveStoreTests {
 
   @Test("a failed fsync is redone from the snapshot into a new file, never retried on the same one")
   func fsyncRedo() throws {
-    let fileSystem = FaultyFileSystem()
+    let fileSystem = FaultInjectingFileSystem()
     let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
     fileSystem.fail("fsync", times: 1, with: .ioError)
     let receipt = try save(store, .sample())
@@ -222,7 +222,7 @@ struct SaveStoreTests {
 
   @Test("disk full while writing: a typed error, the previous generation kept, no temporary file left")
   func diskFull() throws {
-    let fileSystem = FaultyFileSystem()
+    let fileSystem = FaultInjectingFileSystem()
     let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
     _ = try save(store, .sample())
     fileSystem.fail("write", times: 1, with: .noSpace)
@@ -243,7 +243,7 @@ struct SaveStoreTests {
     _ = try save(store, state, slot: "alpha")
     _ = try store.save(state, codec: testCodec, slot: "beta", summary: state.summary, thumbnail: [1, 2, 3]).wait().get()
     _ = try save(store, state, slot: "beta")
-    let fileSystem = FaultyFileSystem()
+    let fileSystem = FaultInjectingFileSystem()
     let listing = try SaveStore(directory: store.directory, fileSystem: fileSystem).listSlots()
     #expect(listing.map(\.name) == ["alpha", "beta"])
     #expect(listing[1].generations.map(\.generation) == [2, 1])
