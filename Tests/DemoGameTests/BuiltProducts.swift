@@ -68,13 +68,19 @@ final class LineProcess: @unchecked Sendable {
   private var buffer = Data()
   private(set) var lines: [String] = []
 
-  init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+  /// Starts the process; it is killed after `limit` seconds, so a test that waits on it fails
+  /// instead of hanging the suite.
+  init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], limit: Double = 120) throws {
     process.executableURL = executable
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     process.standardOutput = pipe
     process.standardError = FileHandle.nullDevice
     try process.run()
+    let process = self.process
+    DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
   }
 
   /// Reads until a line satisfies `match` (or the process closes its output); returns it.

@@ -7,8 +7,8 @@ import Testing
 @discardableResult
 private func shell(_ arguments: [String], environment: [String: String] = [:]) throws -> String {
   let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-  process.arguments = arguments
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+  process.arguments = ["60"] + arguments  // a stuck tool fails the test instead of hanging it
   process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
   let pipe = Pipe()
   process.standardOutput = pipe
@@ -25,9 +25,13 @@ struct WindowTests {
     // Xvfb tells its display number on stdout once it accepts connections: no guessing, no waiting.
     let xvfb = try LineProcess(
       URL(fileURLWithPath: "/usr/bin/Xvfb"), ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-    defer { xvfb.process.terminate() }
+    defer {
+      kill(xvfb.process.processIdentifier, SIGKILL)  // our private server; it may sit out a SIGTERM
+      xvfb.process.waitUntilExit()
+    }
     let number = try #require(xvfb.waitForLine { !$0.isEmpty })
-    let display = [String: String](dictionaryLiteral: ("DISPLAY", ":\(number)"))
+    // A real X11 window, whatever SDL_VIDEODRIVER the rest of the suite runs under (dummy).
+    let display = ["DISPLAY": ":\(number)", "SDL_VIDEODRIVER": "x11"]
 
     let saves = try temporaryFolder().path
     let demo = try LineProcess(
