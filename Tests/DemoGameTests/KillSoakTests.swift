@@ -42,3 +42,27 @@ struct KillSoakTests {
     print("kill -9 soak: \(survived) kills survived, newest generation \(highestReported), 0 lost")
   }
 }
+
+@Suite("Two processes, one slot")
+struct TwoWritersTests {
+  @Test("two processes autosaving to one slot never interleave: every generation is one whole save")
+  func twoProcesses() throws {
+    let saves = try temporaryFolder().path
+    let arguments = ["--headless", "--frames", "600", "--autosave", "0.05", "--saves", saves]
+    let first = try LineProcess(try builtProduct("stasis-demo"), arguments + ["--seed", "1", "--trace"])
+    let second = try LineProcess(try builtProduct("stasis-demo"), arguments + ["--seed", "2", "--trace"])
+    _ = first.waitForLine { _ in false }
+    _ = second.waitForLine { _ in false }
+    first.process.waitUntilExit()
+    second.process.waitUntilExit()
+    #expect(first.process.terminationStatus == 0 && second.process.terminationStatus == 0)
+    let reported = (first.lines + second.lines).filter { $0.hasPrefix("save: autosave generation") }
+      .compactMap { Int($0.split(separator: " ")[3]) }
+    #expect(reported.count == 2 * 200, "each run autosaved every 3 steps")
+    #expect(Set(reported).count == reported.count, "no generation number was given twice")
+    let store = SaveStore(directory: saves)
+    for generation in try store.generations(of: "autosave") {
+      _ = try store.readDocument(at: store.path(of: "autosave", generation: generation))  // whole, or it throws
+    }
+  }
+}

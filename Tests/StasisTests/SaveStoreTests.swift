@@ -270,6 +270,22 @@ struct SaveStoreTests {
     #expect(try save(store, .sample()).generation == 2, "the lock is free again")
   }
 
+  @Test("a symbolic link planted where the temporary file goes is removed, never followed")
+  func plantedTemporaryLink() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory())
+    _ = try save(store, .sample())
+    let victim = makeTemporaryDirectory() + "/victim.txt"
+    try Data("keep me".utf8).write(to: URL(fileURLWithPath: victim))
+    // The next save's temporary name is predictable: plant a link there, and one for a retry.
+    for attempt in 1...2 {
+      try FileManager.default.createSymbolicLink(
+        atPath: store.folder(of: "autosave") + "/.2.tmp-\(getpid())-\(attempt)", withDestinationPath: victim)
+    }
+    #expect(try save(store, .sample()).generation == 2)
+    #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me")
+    #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis", "0000000002.stasis"])
+  }
+
   @Test("a symbolic link planted where a generation goes is never read")
   func plantedLink() throws {
     let store = SaveStore(directory: makeTemporaryDirectory())
