@@ -72,6 +72,8 @@ let package = Package(
       name: "stasis-bench",
       dependencies: ["Stasis", "DemoGame", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
+    // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
+    .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis"]),
     .testTarget(name: "StasisTests", dependencies: ["Stasis"], exclude: ["Fixtures"]),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis"]),
     .testTarget(name: "StasisSDLTests", dependencies: ["StasisSDL", "CSDL2", "Stasis"]),

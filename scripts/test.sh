@@ -13,3 +13,5 @@ swift build -c release --product stasis-demo
 export STASIS_USE_RELEASE=1
 echo "== swift test"
 swift test --skip-build
+echo "== fuzz the decoder (bounded)"
+scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-60}"

@@ -359,6 +359,19 @@ public enum SaveFileFormat {
     return SaveDocument(game: header.game, createdAt: header.createdAt, summary: header.summary, sections: sections)
   }
 
+  /// Decodes the body of one tree section (description tables and value), with no header or
+  /// checksum around it: for fuzzing the tree decoder, and tools that carry sections alone.
+  public static func decodeTreeSection(_ bytes: [UInt8]) throws(SaveFileError) -> SaveValue {
+    let result = bytes.withUnsafeBytes { raw in
+      Result { () throws(SaveFileError) in
+        var reader = ByteReader(raw, context: .init(part: "section"))
+        reader.owner = bytes
+        return try SectionCoding.decode(&reader)
+      }
+    }
+    return try result.get()
+  }
+
   /// Checks and decodes a file held in an array; bulk arrays share the array's storage.
   public static func decode(_ bytes: [UInt8], path: String? = nil, signingKey key: SigningKey? = nil)
     throws(SaveFileError) -> SaveDocument

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Fuzzes the save decoder with libFuzzer and AddressSanitizer, seeded with real saves.
+#   scripts/fuzz.sh            a bounded run (60 s), as CI does
+#   scripts/fuzz.sh 3600       an hour
+# Crashes land in Tests/StasisTests/Fixtures/fuzz-crashes/; commit them: the test suite
+# replays that folder (FuzzRegressionTests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+swift build --scratch-path .build-fuzz -c release --product stasis-fuzz \
+  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING >/dev/null
+corpus=$(mktemp -d)
+seeds=$(mktemp -d)
+# Seeds: real demo saves (whole files, mode byte 0) and the committed fixture.
+swift build --product stasis-demo >/dev/null
+.build/debug/stasis-demo --headless --level 2 --frames 120 --autosave 0.5 --saves "$seeds" >/dev/null
+n=0
+for f in "$seeds"/autosave/*.stasis Tests/StasisTests/Fixtures/*.stasis; do
+  n=$((n + 1)); { printf '\x00'; cat "$f"; } > "$corpus/seed-$n"
+done
+crashes=Tests/StasisTests/Fixtures/fuzz-crashes
+mkdir -p "$crashes"
+.build-fuzz/release/stasis-fuzz "$corpus" -max_total_time="$seconds" -max_len=65536 \
+  -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 | tee /tmp/stasis-fuzz.log | grep -E "^(stat::|#[0-9]+ +DONE|INFO: Seed|==[0-9]+==ERROR)" || true
+grep -q "stat::number_of_executed_units" /tmp/stasis-fuzz.log
+! grep -q "ERROR: AddressSanitizer\|ERROR: libFuzzer\|deadly signal" /tmp/stasis-fuzz.log
