@@ -11,8 +11,9 @@ import Synchronization
 /// disk.fail("fsync", times: 2, with: .ioError)
 /// let store = SaveStore(directory: folder, fileSystem: disk)
 /// ```
-public final class FaultInjectingFileSystem: FileSystem {
-  private let real = PosixFileSystem()
+public final class FaultInjectingFileSystem: FileSystemWrapper {
+  /// The real file system underneath.
+  public let wrapped: any FileSystem = PosixFileSystem()
   private let failures = Mutex<[String: (count: Int, errno: Errno)]>([:])
   private let gate = Mutex<DispatchSemaphore?>(nil)
   /// Signalled each time a write reaches a closed gate.
@@ -44,7 +45,7 @@ public final class FaultInjectingFileSystem: FileSystem {
 
   public func createExclusive(_ path: String) throws(FileSystemError) -> Int32 {
     try check("open", path)
-    return try real.createExclusive(path)
+    return try wrapped.createExclusive(path)
   }
   public func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int {
     if let waiting = gate.withLock({ $0 }) {
@@ -53,35 +54,22 @@ public final class FaultInjectingFileSystem: FileSystem {
       waiting.signal()
     }
     try check("write", path)
-    return try real.write(descriptor, bytes, path: path)
+    return try wrapped.write(descriptor, bytes, path: path)
   }
   public func fsync(_ descriptor: Int32, path: String) throws(FileSystemError) {
     try check("fsync", path)
-    try real.fsync(descriptor, path: path)
-  }
-  public func close(_ descriptor: Int32, path: String) throws(FileSystemError) {
-    try real.close(descriptor, path: path)
+    try wrapped.fsync(descriptor, path: path)
   }
   public func rename(_ source: String, _ destination: String) throws(FileSystemError) {
     try check("rename", destination)
-    try real.rename(source, destination)
+    try wrapped.rename(source, destination)
   }
-  public func unlink(_ path: String) throws(FileSystemError) { try real.unlink(path) }
   public func fsyncDirectory(_ path: String) throws(FileSystemError) {
     try check("fsyncDirectory", path)
-    try real.fsyncDirectory(path)
+    try wrapped.fsyncDirectory(path)
   }
-  public func makeDirectory(_ path: String) throws(FileSystemError) -> Bool { try real.makeDirectory(path) }
   public func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
     try check("read", path)
-    return try real.read(path, limit: limit)
+    return try wrapped.read(path, limit: limit)
   }
-  public func contents(ofDirectory path: String) throws(FileSystemError) -> [String] {
-    try real.contents(ofDirectory: path)
-  }
-  public func kind(of path: String) -> FileKind { real.kind(of: path) }
-  public func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32 {
-    try real.lock(path, timeout: timeout)
-  }
-  public func unlock(_ descriptor: Int32) { real.unlock(descriptor) }
 }

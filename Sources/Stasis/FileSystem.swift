@@ -217,3 +217,40 @@ public struct PosixFileSystem: FileSystem {
     Glibc.close(descriptor)
   }
 }
+
+/// A file system that passes every call on to another: a wrapper implements only the calls it
+/// changes (slowing writes, injecting faults, recording operations).
+public protocol FileSystemWrapper: FileSystem {
+  /// Where the calls go.
+  var wrapped: any FileSystem { get }
+}
+
+extension FileSystemWrapper {
+  public func createExclusive(_ path: String) throws(FileSystemError) -> Int32 { try wrapped.createExclusive(path) }
+  public func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int {
+    try wrapped.write(descriptor, bytes, path: path)
+  }
+  public func fsync(_ descriptor: Int32, path: String) throws(FileSystemError) {
+    try wrapped.fsync(descriptor, path: path)
+  }
+  public func close(_ descriptor: Int32, path: String) throws(FileSystemError) {
+    try wrapped.close(descriptor, path: path)
+  }
+  public func rename(_ source: String, _ destination: String) throws(FileSystemError) {
+    try wrapped.rename(source, destination)
+  }
+  public func unlink(_ path: String) throws(FileSystemError) { try wrapped.unlink(path) }
+  public func fsyncDirectory(_ path: String) throws(FileSystemError) { try wrapped.fsyncDirectory(path) }
+  public func makeDirectory(_ path: String) throws(FileSystemError) -> Bool { try wrapped.makeDirectory(path) }
+  public func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
+    try wrapped.read(path, limit: limit)
+  }
+  public func contents(ofDirectory path: String) throws(FileSystemError) -> [String] {
+    try wrapped.contents(ofDirectory: path)
+  }
+  public func kind(of path: String) -> FileKind { wrapped.kind(of: path) }
+  public func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32 {
+    try wrapped.lock(path, timeout: timeout)
+  }
+  public func unlock(_ descriptor: Int32) { wrapped.unlock(descriptor) }
+}

@@ -5,7 +5,7 @@ import Testing
 
 /// Records every operation a save makes, with its data, while doing it for real: the raw
 /// material for replaying crashes (the method of ALICE, OSDI 2014).
-final class RecordingFileSystem: FileSystem {
+final class RecordingFileSystem: FileSystemWrapper {
   enum Operation: Equatable {
     case create(String)
     case write(String, [UInt8])
@@ -15,7 +15,7 @@ final class RecordingFileSystem: FileSystem {
     case unlink(String)
   }
 
-  let real = PosixFileSystem()
+  let wrapped: any FileSystem = PosixFileSystem()
   let root: String
   private let recorded = Mutex<[Operation]>([])
   private let descriptors = Mutex<[Int32: String]>([:])
@@ -31,40 +31,31 @@ final class RecordingFileSystem: FileSystem {
   private func record(_ operation: Operation) { recorded.withLock { $0.append(operation) } }
 
   func createExclusive(_ path: String) throws(FileSystemError) -> Int32 {
-    let descriptor = try real.createExclusive(path)
+    let descriptor = try wrapped.createExclusive(path)
     record(.create(relative(path)))
     return descriptor
   }
   func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int {
-    let count = try real.write(descriptor, bytes, path: path)
+    let count = try wrapped.write(descriptor, bytes, path: path)
     record(.write(relative(path), Array(bytes.prefix(count))))
     return count
   }
   func fsync(_ descriptor: Int32, path: String) throws(FileSystemError) {
-    try real.fsync(descriptor, path: path)
+    try wrapped.fsync(descriptor, path: path)
     record(.fsync(relative(path)))
   }
-  func close(_ descriptor: Int32, path: String) throws(FileSystemError) { try real.close(descriptor, path: path) }
   func rename(_ source: String, _ destination: String) throws(FileSystemError) {
-    try real.rename(source, destination)
+    try wrapped.rename(source, destination)
     record(.rename(relative(source), relative(destination)))
   }
   func unlink(_ path: String) throws(FileSystemError) {
-    try real.unlink(path)
+    try wrapped.unlink(path)
     record(.unlink(relative(path)))
   }
   func fsyncDirectory(_ path: String) throws(FileSystemError) {
-    try real.fsyncDirectory(path)
+    try wrapped.fsyncDirectory(path)
     record(.fsyncDirectory(relative(path)))
   }
-  func makeDirectory(_ path: String) throws(FileSystemError) -> Bool { try real.makeDirectory(path) }
-  func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] { try real.read(path, limit: limit) }
-  func contents(ofDirectory path: String) throws(FileSystemError) -> [String] { try real.contents(ofDirectory: path) }
-  func kind(of path: String) -> FileKind { real.kind(of: path) }
-  func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32 {
-    try real.lock(path, timeout: timeout)
-  }
-  func unlock(_ descriptor: Int32) { real.unlock(descriptor) }
 }
 
 /// What a disk may show after a crash: each file's content, by path relative to the save folder.
