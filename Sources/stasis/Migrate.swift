@@ -30,8 +30,9 @@ struct Migrate: ParsableCommand {
     var worst: ExitCode = .success
     for file in files {
       do {
-        let document = try SaveFileFormat.decode(try readSaveFile(file), path: file)
-        let header = try readSaveFile(file).withUnsafeBytes { raw in
+        let bytes = try readSaveFile(file)
+        let document = try SaveFileFormat.decode(bytes, path: file)
+        let header = try bytes.withUnsafeBytes { raw in
           Result { () throws(SaveFileError) in try SaveFileFormat.readHeader(raw, path: file) }
         }.get()
         guard header.formatVersion < FormatLimits.formatVersion else {
