@@ -89,8 +89,22 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
     return SaveDocument(game: game, createdAt: createdAt, summary: summary, sections: sections)
   }
 
+  /// Checks a state with its ``ValidatedSaveState/validate()`` when it has one: everything
+  /// that simulates or draws a state that did not come from the game itself goes through here.
+  public static func validate(_ state: State) throws(SaveFileError) {
+    guard let checked = state as? any ValidatedSaveState else { return }
+    do {
+      try checked.validate()
+    } catch {
+      throw SaveFileError(
+        .invalidState, "\(error.value): \(error.reason)", context: .init(field: error.field),
+        suggestion: "the values were edited or come from a faulty build; an older generation may load")
+    }
+  }
+
   /// The state in `document`: refused when written by another game or a newer schema,
-  /// migrated when written by an older one, decoded by field name.
+  /// migrated when written by an older one, decoded by field name, then validated
+  /// (``ValidatedSaveState``).
   public func state(from document: SaveDocument, path: String? = nil) throws(SaveFileError) -> State {
     func located(_ error: SaveFileError) -> SaveFileError { path.map { error.inFile($0) } ?? error }
     guard document.game.name == game.name else {
@@ -109,7 +123,9 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
     var tree = document.tree
     do {
       try migrations.migrate(&tree, from: stored, to: game.schemaVersion)
-      return try SaveValueDecoder().decode(State.self, from: tree)
+      let state = try SaveValueDecoder().decode(State.self, from: tree)
+      try Self.validate(state)
+      return state
     } catch {
       var error = error
       // The first path component is the section.

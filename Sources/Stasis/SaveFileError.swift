@@ -38,6 +38,8 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case notFound
     /// The save was cancelled (for example by an expired background budget).
     case cancelled
+    /// Every checksum is right but a value is one the game cannot use (``ValidatedSaveState``).
+    case invalidState
     /// Another writer holds the slot's lock and did not release it in time.
     case locked
   }
@@ -106,6 +108,7 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case .invalidSlotName: return "invalid slot name"
     case .notFound: return "not found"
     case .cancelled: return "cancelled"
+    case .invalidState: return "invalid state"
     case .locked: return "locked"
     }
   }
