@@ -74,7 +74,11 @@ let package = Package(
     ),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
     .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis"]),
-    .testTarget(name: "StasisTests", dependencies: ["Stasis"], exclude: ["Fixtures"]),
+    .testTarget(
+      name: "StasisTests",
+      dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")],
+      exclude: ["Fixtures"]
+    ),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis"]),
     .testTarget(name: "StasisSDLTests", dependencies: ["StasisSDL", "CSDL2", "Stasis"]),
   ]

@@ -12,8 +12,9 @@ public enum GameEvent: Sendable, Equatable, CustomStringConvertible {
   case saved(kind: SaveKind, generation: Int, frame: Int64, bytes: Int, milliseconds: Double)
   /// A save failed or was cancelled.
   case saveFailed(kind: SaveKind, frame: Int64, error: SaveFileError)
-  /// A save was restored; `skipped` are the newer generations that failed, with why.
-  case restored(generation: Int, frame: Int64, skipped: [String])
+  /// A save was restored; `skipped` are the newer generations passed over, with why, and
+  /// `report` what happened on the way into the current types.
+  case restored(generation: Int, frame: Int64, skipped: [String], report: LoadReport?)
   /// Coming back, the game kept its in-memory state instead of loading (and why).
   case keptMemory(reason: String)
   /// Nothing could be loaded.
@@ -26,9 +27,11 @@ public enum GameEvent: Sendable, Equatable, CustomStringConvertible {
         "save: \(kind.rawValue) generation \(generation) at frame \(frame), \(bytes) bytes, durable in \(Int(ms.rounded())) ms"
     case .saveFailed(let kind, let frame, let error):
       return "save: \(kind.rawValue) at frame \(frame) failed: \(error)"
-    case .restored(let generation, let frame, let skipped):
-      let fallback = skipped.isEmpty ? "" : " (fell back: \(skipped.joined(separator: "; ")))"
+    case .restored(let generation, let frame, let skipped, let report):
+      let fallback = skipped.isEmpty ? "" : "; \(skipped.joined(separator: "; "))"
+      let notes = report?.lines ?? []
       return "load: restored generation \(generation) at frame \(frame)\(fallback)"
+        + (notes.isEmpty ? "" : " [\(notes.joined(separator: "; "))]")
     case .keptMemory(let reason): return "load: kept the in-memory state: \(reason)"
     case .loadFailed(let error): return "load: nothing restored: \(error)"
     }
@@ -117,7 +120,10 @@ public final class Game: ApplicationDelegate {
   /// Restores a state loaded by a tool (the slot picker), recording it like a load.
   public func restore(_ loaded: LoadedSave<GameState>) throws {
     try engine.restore(loaded.state)
-    record(.restored(generation: loaded.generation, frame: loaded.state.level.runFrame, skipped: []))
+    record(
+      .restored(
+        generation: loaded.generation, frame: loaded.state.level.runFrame, skipped: loaded.skippedDescriptions,
+        report: loaded.report))
   }
 
   /// Pauses or resumes the engine (the pause overlay).
@@ -131,8 +137,8 @@ public final class Game: ApplicationDelegate {
       try engine.restore(loaded.state)
       record(
         .restored(
-          generation: loaded.generation, frame: loaded.state.level.runFrame,
-          skipped: loaded.skipped.map { "generation \($0.generation): \($0.error)" }))
+          generation: loaded.generation, frame: loaded.state.level.runFrame, skipped: loaded.skippedDescriptions,
+          report: loaded.report))
       return true
     } catch let error as SaveFileError {
       record(.loadFailed(error: error))
@@ -178,7 +184,9 @@ public final class Game: ApplicationDelegate {
         return
       }
       try engine.restore(loaded.state)
-      record(.restored(generation: loaded.generation, frame: loaded.state.level.runFrame, skipped: []))
+      record(
+        .restored(generation: loaded.generation, frame: loaded.state.level.runFrame, skipped: [], report: loaded.report)
+      )
     } catch {
       record(.keptMemory(reason: "the save did not load back: \(error)"))
     }
@@ -229,9 +237,14 @@ public final class Game: ApplicationDelegate {
     pending = still
   }
 
+  /// The one place a save or load problem is logged: the store returns errors, it does not log them.
   private func record(_ event: GameEvent) {
     events.append(event)
-    if case .saveFailed = event { logger.warning("\(event.description)") }
+    switch event {
+    case .saveFailed, .loadFailed: logger.warning("\(event.description)")
+    case .restored(_, _, let skipped, _) where !skipped.isEmpty: logger.warning("\(event.description)")
+    default: break
+    }
     onEvent?(event)
   }
 }

@@ -207,8 +207,11 @@ public struct BulkArray: Sendable, Equatable {
   }
 
   /// Copies the elements out as `Element`: one copy when the layouts match, field by field
-  /// (matching names, converting types, defaults for the rest) when they do not.
-  func decode<Element: BulkStorable>(as _: Element.Type) throws(SaveFileError) -> [Element] {
+  /// (matching names, converting types, defaults for the rest) when they do not. Fields
+  /// filled from `init()` and stored fields the element no longer has go to `log`.
+  func decode<Element: BulkStorable>(as _: Element.Type, path: String, log: DecodeLog) throws(SaveFileError)
+    -> [Element]
+  {
     let target = Element.bulkLayout
     if target == layout {
       return withUnsafeBytes { raw in
@@ -217,6 +220,13 @@ public struct BulkArray: Sendable, Equatable {
           initialized = count
         }
       }
+    }
+    let removed = (Element.self as? any SaveRemovedFields.Type)?.removedSaveFields ?? []
+    for field in layout.fields where !target.fields.contains(where: { $0.name == field.name }) {
+      log.bulkDropped.append(("\(path)[].\(field.name)", removed.contains(field.name)))
+    }
+    for field in target.fields where !layout.fields.contains(where: { $0.name == field.name }) {
+      log.defaulted.append("\(path)[].\(field.name)")
     }
     var result = [Element](repeating: Element(), count: count)
     var failure: SaveFileError?
@@ -261,12 +271,12 @@ extension Array: BulkBuffer where Element: BulkStorable {
 /// Arrays the encoder stores in bulk and the decoder reads back from bulk.
 protocol BulkArrayCodable {
   var bulkArray: BulkArray { get }
-  static func fromBulk(_ bulk: BulkArray) throws(SaveFileError) -> Self
+  static func fromBulk(_ bulk: BulkArray, path: String, log: DecodeLog) throws(SaveFileError) -> Self
 }
 
 extension Array: BulkArrayCodable where Element: BulkStorable {
   var bulkArray: BulkArray { BulkArray(self) }
-  static func fromBulk(_ bulk: BulkArray) throws(SaveFileError) -> [Element] {
-    try bulk.decode(as: Element.self)
+  static func fromBulk(_ bulk: BulkArray, path: String, log: DecodeLog) throws(SaveFileError) -> [Element] {
+    try bulk.decode(as: Element.self, path: path, log: log)
   }
 }

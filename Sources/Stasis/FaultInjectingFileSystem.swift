@@ -14,7 +14,7 @@ import Synchronization
 public final class FaultInjectingFileSystem: FileSystemWrapper {
   /// The real file system underneath.
   public let wrapped: any FileSystem = PosixFileSystem()
-  private let failures = Mutex<[String: (count: Int, errno: Errno)]>([:])
+  private let failures = Mutex<[FileOperation: (count: Int, errno: Errno)]>([:])
   private let gate = Mutex<DispatchSemaphore?>(nil)
   /// Signalled each time a write reaches a closed gate.
   public let reachedGate = DispatchSemaphore(value: 0)
@@ -25,7 +25,7 @@ public final class FaultInjectingFileSystem: FileSystemWrapper {
   public init() {}
 
   /// The next `count` calls of `operation` fail with `errno`.
-  public func fail(_ operation: String, times count: Int = 1, with errno: Errno) {
+  public func fail(_ operation: FileOperation, times count: Int = 1, with errno: Errno) {
     failures.withLock { $0[operation] = (count, errno) }
   }
 
@@ -33,7 +33,7 @@ public final class FaultInjectingFileSystem: FileSystemWrapper {
   public func closeGate() { gate.withLock { $0 = DispatchSemaphore(value: 0) } }
   public func openGate() { gate.withLock { $0 }?.signal() }
 
-  private func check(_ operation: String, _ path: String) throws(FileSystemError) {
+  private func check(_ operation: FileOperation, _ path: String) throws(FileSystemError) {
     log.withLock { $0.append("\(operation) \(path)") }
     let injected = failures.withLock { failures -> Errno? in
       guard let entry = failures[operation], entry.count > 0 else { return nil }

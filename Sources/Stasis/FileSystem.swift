@@ -20,6 +20,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
   public static let interrupted = Errno(rawValue: EINTR)
   public static let tooManyLinks = Errno(rawValue: ELOOP)
   public static let wouldBlock = Errno(rawValue: EWOULDBLOCK)
+  public static let quotaExceeded = Errno(rawValue: EDQUOT)
+  public static let notPermitted = Errno(rawValue: EPERM)
 
   /// The C constant's name where known, then the system's message.
   public var description: String {
@@ -32,17 +34,45 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
   }
 }
 
+/// A file-system call by name, e.g. `fsync`: what a ``FileSystemError`` says failed, and what
+/// decisions such as "redo a failed fsync into a new file" read.
+public struct FileOperation: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral,
+  CustomStringConvertible
+{
+  /// The call's name.
+  public let rawValue: String
+  /// Names a call.
+  public init(rawValue: String) { self.rawValue = rawValue }
+  /// Names a call: `"fsync"`.
+  public init(stringLiteral value: String) { rawValue = value }
+  public var description: String { rawValue }
+
+  public static let open: FileOperation = "open"
+  public static let write: FileOperation = "write"
+  public static let fsync: FileOperation = "fsync"
+  public static let close: FileOperation = "close"
+  public static let rename: FileOperation = "rename"
+  public static let unlink: FileOperation = "unlink"
+  /// Opening a folder and flushing its entries.
+  public static let fsyncDirectory: FileOperation = "fsyncDirectory"
+  public static let mkdir: FileOperation = "mkdir"
+  public static let read: FileOperation = "read"
+  public static let fstat: FileOperation = "fstat"
+  public static let opendir: FileOperation = "opendir"
+  public static let flock: FileOperation = "flock"
+}
+
 /// A failed file-system call: which call, on which path, with which errno.
 public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The call, e.g. `fsync`.
-  public var operation: String
+  public var operation: FileOperation
   /// The path it was called on.
   public var path: String
   /// What the system said.
   public var errno: Errno
 
   /// Creates an error.
-  public init(_ operation: String, _ path: String, _ errno: Errno) {
+  public init(_ operation: FileOperation, _ path: String, _ errno: Errno) {
     self.operation = operation
     self.path = path
     self.errno = errno
@@ -101,7 +131,9 @@ public struct PosixFileSystem: FileSystem {
   private enum Failure { case negative, nonzero }
 
   /// Makes `call`, retrying on `EINTR`; any other failure throws with its errno.
-  private func retrying<T: BinaryInteger>(_ operation: String, _ path: String, _ failure: Failure, _ call: () -> T)
+  private func retrying<T: BinaryInteger>(
+    _ operation: FileOperation, _ path: String, _ failure: Failure, _ call: () -> T
+  )
     throws(FileSystemError) -> T
   {
     while true {

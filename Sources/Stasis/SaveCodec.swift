@@ -1,12 +1,14 @@
 /// Migrations from older schema versions of a game's state, applied to the decoded tree
 /// before it is decoded into the current type. Register one per version whose change is a
-/// rename or a type change; added fields take their defaults (``SaveDefaults``) and removed
-/// fields are ignored without one.
+/// rename, a removal or a type change; added fields take their defaults (``SaveDefaults``).
+/// A stored field that nothing renames, removes or declares removed (``SaveRemovedFields``)
+/// makes the load fail with ``SaveFileError/Kind/droppedField`` instead of losing it.
 ///
 /// ```swift
 /// var migrations = SchemaMigrations()
 /// migrations.register(from: 1) { state in          // v1 → v2: `pos` became `position`
 ///   state[field: "camera"]?.renameField("pos", to: "position")
+///   state[field: "camera"]?.removeField("shake")   // and `shake` is gone
 /// }
 /// ```
 public struct SchemaMigrations: Sendable {
@@ -23,8 +25,11 @@ public struct SchemaMigrations: Sendable {
     steps.append((version, migrate))
   }
 
-  /// Runs every step from `stored` up to `current`, in order.
-  func migrate(_ tree: inout SaveValue, from stored: UInt32, to current: UInt32) throws(SaveFileError) {
+  /// Runs every step from `stored` up to `current`, in order; returns the steps that ran.
+  func migrate(_ tree: inout SaveValue, from stored: UInt32, to current: UInt32) throws(SaveFileError)
+    -> [LoadReport.Migration]
+  {
+    var ran: [LoadReport.Migration] = []
     for version in stored..<current {
       for step in steps where step.from == version {
         do {
@@ -33,8 +38,10 @@ public struct SchemaMigrations: Sendable {
           throw SaveFileError(
             .migrationFailed, "migration from schema \(version) to \(version + 1) failed: \(error)")
         }
+        ran.append(LoadReport.Migration(from: version, to: version + 1))
       }
     }
+    return ran
   }
 }
 
@@ -43,6 +50,14 @@ extension SaveValue {
   public mutating func renameField(_ old: String, to new: String) {
     guard case .object(var object) = self else { return }
     object.renameField(old, to: new)
+    self = .object(object)
+  }
+
+  /// Removes a field of this object (a migration's way to drop data on purpose); anything
+  /// else is left alone.
+  public mutating func removeField(_ name: String) {
+    guard case .object(var object) = self else { return }
+    object[name] = nil
     self = .object(object)
   }
 }
@@ -106,6 +121,14 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
   /// migrated when written by an older one, decoded by field name, then validated
   /// (``ValidatedSaveState``).
   public func state(from document: SaveDocument, path: String? = nil) throws(SaveFileError) -> State {
+    try load(from: document, path: path).state
+  }
+
+  /// The state in `document` and what happened on the way: the migrations that ran, the
+  /// fields that took defaults or were dropped by declaration, the sections left over.
+  public func load(from document: SaveDocument, path: String? = nil) throws(SaveFileError) -> (
+    state: State, report: LoadReport
+  ) {
     func located(_ error: SaveFileError) -> SaveFileError { path.map { error.inFile($0) } ?? error }
     guard document.game.name == game.name else {
       throw located(
@@ -122,10 +145,14 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
     }
     var tree = document.tree
     do {
-      try migrations.migrate(&tree, from: stored, to: game.schemaVersion)
-      let state = try SaveValueDecoder().decode(State.self, from: tree)
-      try Self.validate(state)
-      return state
+      let migrations = try migrations.migrate(&tree, from: stored, to: game.schemaVersion)
+      let decoded = try SaveValueDecoder().decodeWithReport(State.self, from: tree)
+      try Self.validate(decoded.value)
+      let unknown = document.sections.filter { $0.encoding == .raw && $0.name != "thumbnail" }.map(\.name)
+      let report = LoadReport(
+        storedSchema: stored, currentSchema: game.schemaVersion, migrations: migrations,
+        defaultedFields: decoded.defaultedFields, droppedFields: decoded.droppedFields, unknownSections: unknown)
+      return (decoded.value, report)
     } catch {
       var error = error
       // The first path component is the section.

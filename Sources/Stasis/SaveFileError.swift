@@ -40,6 +40,12 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case cancelled
     /// Every checksum is right but a value is one the game cannot use (``ValidatedSaveState``).
     case invalidState
+    /// The save has a field the current type does not decode, and no migration or
+    /// ``SaveRemovedFields`` declaration says it may be dropped: loading would lose it silently.
+    case droppedField
+    /// The slot's newest generation is one this build cannot read (newer schema or format,
+    /// another key); saving on top would hide it from the build that can.
+    case newerSaveInSlot
     /// Another writer holds the slot's lock and did not release it in time.
     case locked
   }
@@ -71,16 +77,33 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
   public var offset: Int?
   /// What the user can do about it, when there is something.
   public var suggestion: String?
+  /// The file-system call that failed, for ``Kind/io`` errors: decisions read this, never
+  /// the message.
+  public var cause: FileSystemError?
 
   /// Creates an error.
   public init(
-    _ kind: Kind, _ message: String, context: Context = Context(), offset: Int? = nil, suggestion: String? = nil
+    _ kind: Kind, _ message: String, context: Context = Context(), offset: Int? = nil, suggestion: String? = nil,
+    cause: FileSystemError? = nil
   ) {
     self.kind = kind
     self.message = message
     self.context = context
     self.offset = offset
     self.suggestion = suggestion
+    self.cause = cause
+  }
+
+  /// An I/O error around a failed call: the message says what Stasis was doing, the cause
+  /// keeps the call, the errno and the path, and the suggestion says what the user can do.
+  public init(_ what: String, cause: FileSystemError) {
+    self.init(.io, "\(what): \(cause)", context: .init(file: cause.path), cause: cause)
+    switch cause.errno {
+    case .readOnlyFileSystem: suggestion = "the save folder is read-only"
+    case .noSpace, .quotaExceeded: suggestion = "the disk is full: free some space"
+    case .permissionDenied, .notPermitted: suggestion = "this user may not write the save folder"
+    default: break
+    }
   }
 
   /// The same error, naming the file.
@@ -109,6 +132,8 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case .notFound: return "not found"
     case .cancelled: return "cancelled"
     case .invalidState: return "invalid state"
+    case .droppedField: return "field not decoded"
+    case .newerSaveInSlot: return "slot holds a save this build cannot read"
     case .locked: return "locked"
     }
   }
@@ -117,14 +142,20 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
   public var description: String {
     var line = ""
     if let file = context.file { line += "\(file): " }
-    line += kindDescription
+    line += location + ": \(message)"
+    if let suggestion { line += " (\(suggestion))" }
+    return line
+  }
+
+  /// What failed and where, without the file or the message: `checksum mismatch in section
+  /// 'physics' at byte 812`, for sentences that name the generation themselves.
+  public var location: String {
+    var line = kindDescription
     if let part = context.part {
       line += " in " + (["header", "trailer", "signature", "file"].contains(part) ? part : "section '\(part)'")
     }
     if let field = context.field, !field.isEmpty { line += ", field '\(field)'" }
     if let offset { line += " at byte \(offset)" }
-    line += ": \(message)"
-    if let suggestion { line += " (\(suggestion))" }
     return line
   }
 }

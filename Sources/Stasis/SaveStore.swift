@@ -29,7 +29,8 @@ public struct SlotInfo: Sendable, Equatable {
   public var generations: [GenerationInfo]
 }
 
-/// A loaded save: the state, where it came from, and the newer generations that failed.
+/// A loaded save: the state, where it came from, what happened on its way into the current
+/// types, and the newer generations that were passed over.
 public struct LoadedSave<State: Sendable>: Sendable {
   /// The restored state.
   public var state: State
@@ -39,10 +40,48 @@ public struct LoadedSave<State: Sendable>: Sendable {
   public var generation: Int
   /// Its file.
   public var path: String
-  /// Newer generations that failed a check, newest first, with why.
+  /// Migrations run, fields defaulted or dropped by declaration, unknown sections kept.
+  public var report: LoadReport
+  /// Newer generations that failed a check or that this build cannot read, newest first,
+  /// with why. Nothing was deleted: they are all still in the slot.
   public var skipped: [(generation: Int, error: SaveFileError)]
-  /// True when a newer generation failed and an older one was used.
+  /// True when a newer generation was passed over and an older one was used.
   public var fellBack: Bool { !skipped.isEmpty }
+
+  /// One sentence for a log or a player: `generation 5 is damaged (checksum mismatch in
+  /// section 'physics' at byte 812); loaded generation 4`; nil when nothing was passed over.
+  public var fallbackDescription: String? {
+    skipped.isEmpty ? nil : (skippedDescriptions + ["loaded generation \(generation)"]).joined(separator: "; ")
+  }
+
+  /// Each generation passed over, as `generation 5 is damaged (checksum mismatch in section
+  /// 'physics' at byte 812: ...)`.
+  public var skippedDescriptions: [String] {
+    skipped.map { entry in
+      let what = entry.error.isUnreadableByThisBuild ? "cannot be read by this build" : "is damaged"
+      return "generation \(entry.generation) \(what) (\(entry.error.location): \(entry.error.message))"
+    }
+  }
+}
+
+/// How far a load may fall back past generations that do not load.
+public enum LoadFallback: Sendable, Equatable {
+  /// Past damaged generations (a checksum, a truncation, an invalid state) only. A newest
+  /// generation this build cannot read (newer schema or format, another key) stops the load
+  /// with its own error: playing on from an older one would hide the newer progress.
+  case pastDamaged
+  /// Past anything, unreadable generations included; the result lists them in `skipped`.
+  /// They stay in the slot, untouched.
+  case pastUnreadable
+}
+
+/// What a save does when the slot's newest generation is one this build cannot read.
+public enum UnreadableNewest: Sendable, Equatable {
+  /// Refuse with ``SaveFileError/Kind/newerSaveInSlot``: a newer build would otherwise find
+  /// an older build's save on top of its own.
+  case refuse
+  /// Save as the next generation anyway, alongside it; the unreadable one is kept.
+  case saveAlongside
 }
 
 /// Named save slots in a folder, each keeping its last N generations, written atomically
@@ -58,6 +97,11 @@ public struct LoadedSave<State: Sendable>: Sendable {
 ///
 /// On disk: `DIRECTORY/SLOT/GENERATION.stasis` (ten digits), a `.lock` file for `flock`,
 /// and `.GENERATION.tmp-*` files that exist only while a save is being written.
+///
+/// A generation this build cannot read (written by a newer schema or format, or signed with
+/// a key it does not have) is never deleted, never written over and never silently skipped:
+/// loading stops at it unless told ``LoadFallback/pastUnreadable``, saving on top of it is
+/// refused unless told ``UnreadableNewest/saveAlongside``, and pruning keeps it.
 public final class SaveStore: Sendable {
   /// The save folder.
   public let directory: String
@@ -67,11 +111,19 @@ public final class SaveStore: Sendable {
   public let lockTimeout: Duration
   let fileSystem: any FileSystem
   let signingKey: SigningKey?
-  private let wallClock: @Sendable () -> Int64
-  private let logger = Logger(label: "stasis.store")
+  let wallClock: @Sendable () -> Int64
+  /// The store logs only what it handles itself (a redone fsync, a kept unreadable
+  /// generation); failures it returns are the caller's to report, once.
+  let logger: Logger
   /// Encoding buffers kept between saves (at most two, each the size of the last save):
   /// a fresh multi-megabyte buffer costs more in page faults than the encoding itself.
-  private let spareBuffers = Mutex<[[UInt8]]>([])
+  let spareBuffers = Mutex<[[UInt8]]>([])
+  /// Generation files known to pass every check (path → size and writer): the ones this store
+  /// wrote or verified. Generations are never rewritten in place, so a verdict holds while the
+  /// size does; whether a build can read one still depends on the writer's schema.
+  let knownGood = Mutex<[String: (size: Int, game: GameIdentity)]>([:])
+  /// Unreadable generations pruning has kept and logged: each is logged once per store.
+  let loggedKept = Mutex<Set<String>>([])
 
   /// Creates a store over `directory` (created on the first save).
   ///
@@ -80,13 +132,15 @@ public final class SaveStore: Sendable {
   ///   - signingKey: signs every save and refuses unsigned or edited ones when given.
   ///   - fileSystem: the file operations; tests pass a fault-injecting one.
   ///   - wallClock: milliseconds since the Unix epoch, for `createdAt`; injectable for tests.
+  ///   - logger: where the store's own notes go (swift-log).
   public init(
     directory: String,
     generationsToKeep: Int = 3,
     lockTimeout: Duration = .seconds(5),
     signingKey: SigningKey? = nil,
     fileSystem: any FileSystem = PosixFileSystem(),
-    wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
+    logger: Logger = Logger(label: "stasis.store")
   ) {
     self.directory = directory
     self.generationsToKeep = max(1, generationsToKeep)
@@ -94,6 +148,7 @@ public final class SaveStore: Sendable {
     self.signingKey = signingKey
     self.fileSystem = fileSystem
     self.wallClock = wallClock
+    self.logger = logger
   }
 
   // MARK: Paths
@@ -115,7 +170,7 @@ public final class SaveStore: Sendable {
     do {
       names = try fileSystem.contents(ofDirectory: folder(of: slot))
     } catch {
-      throw SaveFileError(.io, error.description, context: .init(file: folder(of: slot)))
+      throw SaveFileError("the slot's folder could not be listed", cause: error)
     }
     return names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
   }
@@ -133,8 +188,13 @@ public final class SaveStore: Sendable {
   /// Saves `state` to `slot` on a worker thread: encode, checksum, write a temporary file,
   /// flush it, rename it over the next generation, flush the folder, drop the oldest
   /// generations. Returns at once; the handle tells when the save is durable.
+  ///
+  /// When the slot's newest generation is one this build cannot read, the save is refused
+  /// with ``SaveFileError/Kind/newerSaveInSlot`` unless `unreadableNewest` is
+  /// ``UnreadableNewest/saveAlongside``.
   public func save<State>(
-    _ state: State, codec: SaveCodec<State>, slot: String, summary: SaveSummary, thumbnail: [UInt8]? = nil
+    _ state: State, codec: SaveCodec<State>, slot: String, summary: SaveSummary, thumbnail: [UInt8]? = nil,
+    unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
     let handle = SaveHandle(slot: slot)
     let createdAt = wallClock()
@@ -151,7 +211,7 @@ public final class SaveStore: Sendable {
       switch result {
       case .failure(let error): handle.finish(.failure(error))
       case .success(let (document, encodeTime)):
-        self.write(document, slot: slot, handle: handle, encodeTime: encodeTime)
+        self.write(document, slot: slot, handle: handle, encodeTime: encodeTime, unreadableNewest: unreadableNewest)
       }
     }
     return handle
@@ -159,17 +219,19 @@ public final class SaveStore: Sendable {
 
   /// Saves a document as the slot's next generation on a worker: for tools that rewrite
   /// saves (recover, migrate), keeping every section.
-  public func save(document: SaveDocument, slot: String) -> SaveHandle {
+  public func save(document: SaveDocument, slot: String, unreadableNewest: UnreadableNewest = .refuse) -> SaveHandle {
     let handle = SaveHandle(slot: slot)
     DispatchQueue.global(qos: .userInitiated).async {
-      self.write(document, slot: slot, handle: handle, encodeTime: .zero)
+      self.write(document, slot: slot, handle: handle, encodeTime: .zero, unreadableNewest: unreadableNewest)
     }
     return handle
   }
 
   /// Saves a whole file's bytes, exactly, as the slot's next generation on a worker: for
   /// `stasis recover`, so a signed save stays signed. Refuses bytes that fail any check.
-  public func save(fileBytes bytes: [UInt8], slot: String) -> SaveHandle {
+  public func save(fileBytes bytes: [UInt8], slot: String, unreadableNewest: UnreadableNewest = .refuse)
+    -> SaveHandle
+  {
     let handle = SaveHandle(slot: slot)
     DispatchQueue.global(qos: .userInitiated).async {
       let start = SystemClock().now()
@@ -177,7 +239,8 @@ public final class SaveStore: Sendable {
         try SlotName.validate(slot)
         let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signingKey: self.signingKey) }
         if let error = verification.error { throw error }
-        let written = try self.writeDurably(bytes, slot: slot, handle: handle)
+        let written = try self.writeDurably(
+          bytes, slot: slot, writer: verification.header!.game, unreadableNewest: unreadableNewest, handle: handle)
         handle.finish(
           .success(
             SaveReceipt(
@@ -188,151 +251,6 @@ public final class SaveStore: Sendable {
       }
     }
     return handle
-  }
-
-  private func write(_ document: SaveDocument, slot: String, handle: SaveHandle, encodeTime: Duration) {
-    let clock = SystemClock()
-    let start = clock.now()
-    do throws(SaveFileError) {
-      try SlotName.validate(slot)
-      guard !handle.isCancelled else { throw SaveFileError(.cancelled, "the save was cancelled before it was written") }
-      var bytes = spareBuffers.withLock { $0.popLast() } ?? []
-      defer { spareBuffers.withLock { if $0.count < 2 { $0.append(bytes) } } }
-      SaveFileFormat.encode(document, signingKey: signingKey, into: &bytes)
-      let encoded = clock.now()
-      let receipt = try writeDurably(bytes, slot: slot, handle: handle)
-      handle.finish(
-        .success(
-          SaveReceipt(
-            slot: slot, generation: receipt.generation, path: receipt.path, bytes: bytes.count,
-            encodeDuration: encodeTime + (encoded - start), writeDuration: clock.now() - encoded)))
-    } catch {
-      if error.kind != .cancelled { logger.error("save of slot '\(slot)' failed: \(error)") }
-      handle.finish(.failure(error))
-    }
-  }
-
-  /// How a failed `fsync` reads in an I/O error's message (see `FileSystemError.description`).
-  static let fsyncFailureMarker = "'fsync' failed"
-
-  private func io(_ error: FileSystemError, _ what: String) -> SaveFileError {
-    SaveFileError(.io, "\(what): \(error)", context: .init(file: error.path))
-  }
-
-  /// The durable write, under the slot's lock. A failed `fsync` fails the attempt — the
-  /// data may be gone — and the write is redone once from the same bytes into a new file.
-  private func writeDurably(_ bytes: [UInt8], slot: String, handle: SaveHandle) throws(SaveFileError)
-    -> (generation: Int, path: String)
-  {
-    let folder = folder(of: slot)
-    do {
-      if try fileSystem.makeDirectory(directory) { try? fileSystem.fsyncDirectory(directory) }
-      if try fileSystem.makeDirectory(folder) { try fileSystem.fsyncDirectory(directory) }
-    } catch {
-      throw io(error, "the save folder could not be created")
-    }
-    let lock: Int32
-    do {
-      lock = try fileSystem.lock("\(folder)/.lock", timeout: lockTimeout)
-    } catch {
-      if error.errno == .wouldBlock {
-        throw SaveFileError(
-          .locked, "another save of slot '\(slot)' held the lock for more than \(lockTimeout)",
-          context: .init(file: folder))
-      }
-      throw io(error, "the slot could not be locked")
-    }
-    defer { fileSystem.unlock(lock) }
-    removeStaleTemporaryFiles(slot: slot)
-
-    var lastError: SaveFileError?
-    for attempt in 1...2 {
-      let generation = (try generations(of: slot).first ?? 0) + 1
-      let final = path(of: slot, generation: generation)
-      let temporary = "\(folder)/.\(generation).tmp-\(getpid())-\(attempt)"
-      do throws(SaveFileError) {
-        try writeFile(bytes, to: temporary, handle: handle)
-        guard !handle.isCancelled else {
-          try? fileSystem.unlink(temporary)
-          throw SaveFileError(.cancelled, "the save was cancelled before it replaced the previous generation")
-        }
-        do {
-          try fileSystem.rename(temporary, final)
-          try fileSystem.fsyncDirectory(folder)
-        } catch {
-          try? fileSystem.unlink(temporary)
-          throw io(error, "the new generation could not be put in place")
-        }
-        prune(slot: slot, keeping: generation)
-        return (generation, final)
-      } catch {
-        // A failed fsync may have lost the data: redo from the snapshot's bytes, into a new file.
-        guard error.kind == .io, error.message.contains(Self.fsyncFailureMarker) else { throw error }
-        lastError = error
-        logger.warning("fsync failed for slot '\(slot)'; writing the save again: \(error)")
-      }
-    }
-    throw lastError!
-  }
-
-  /// Creates `path` exclusively, writes every byte (partial writes looped, cancellation
-  /// checked between chunks), flushes and closes it. On failure the file is removed.
-  private func writeFile(_ bytes: [UInt8], to path: String, handle: SaveHandle) throws(SaveFileError) {
-    let descriptor: Int32
-    do {
-      descriptor = try fileSystem.createExclusive(path)
-    } catch {
-      throw io(error, "the temporary file could not be created")
-    }
-    var closed = false
-    defer {
-      if !closed { try? fileSystem.close(descriptor, path: path) }
-    }
-    do {
-      let chunk = 1 << 20
-      var written = 0
-      while written < bytes.count {
-        guard !handle.isCancelled else {
-          try? fileSystem.unlink(path)
-          throw SaveFileError(.cancelled, "the save was cancelled after \(written) of \(bytes.count) bytes")
-        }
-        let end = min(bytes.count, written + chunk)
-        let count = try bytes.withUnsafeBytes { raw throws(FileSystemError) in
-          try fileSystem.write(descriptor, UnsafeRawBufferPointer(rebasing: raw[written..<end]), path: path)
-        }
-        guard count > 0 else { throw FileSystemError("write", path, .ioError) }
-        written += count
-      }
-      try fileSystem.fsync(descriptor, path: path)
-      closed = true
-      try fileSystem.close(descriptor, path: path)
-    } catch let error as FileSystemError {
-      try? fileSystem.unlink(path)
-      throw io(error, "the save could not be written")
-    } catch let error as SaveFileError {
-      throw error
-    } catch {
-      try? fileSystem.unlink(path)
-      throw SaveFileError(.io, "\(error)", context: .init(file: path))
-    }
-  }
-
-  /// Removes temporary files a killed save left behind. Only the lock's holder writes them,
-  /// so under the lock every one is stale.
-  private func removeStaleTemporaryFiles(slot: String) {
-    guard let names = try? fileSystem.contents(ofDirectory: folder(of: slot)) else { return }
-    for name in names where name.hasPrefix(".") && name.contains(".tmp-") {
-      try? fileSystem.unlink("\(folder(of: slot))/\(name)")
-    }
-  }
-
-  /// Removes generations older than the newest `generationsToKeep`.
-  private func prune(slot: String, keeping newest: Int) {
-    guard let all = try? generations(of: slot) else { return }
-    for generation in all.dropFirst(generationsToKeep) {
-      try? fileSystem.unlink(path(of: slot, generation: generation))
-    }
-    if all.count > generationsToKeep { try? fileSystem.fsyncDirectory(folder(of: slot)) }
   }
 
   // MARK: Loading
@@ -358,13 +276,19 @@ public final class SaveStore: Sendable {
     do {
       return try fileSystem.read(path, limit: FormatLimits.maxFileSize)
     } catch {
-      throw io(error, "the save could not be read")
+      throw SaveFileError("the save could not be read", cause: error)
     }
   }
 
-  /// Loads the newest generation of `slot` that passes every check and decodes; says which
-  /// newer ones failed and why. Never modifies a file.
-  public func load<State>(_ codec: SaveCodec<State>, slot: String) throws(SaveFileError) -> LoadedSave<State> {
+  /// Loads the newest generation of `slot` that passes every check, decodes and validates;
+  /// says which newer ones were passed over and why. Never modifies a file.
+  ///
+  /// A damaged generation (a checksum, a truncation, an invalid state) is passed over. A
+  /// generation this build cannot read stops the load with its error (``SaveFileError/Kind/newerSchema``,
+  /// ``SaveFileError/Kind/newerFormat``, ...) unless `fallback` is ``LoadFallback/pastUnreadable``.
+  public func load<State>(_ codec: SaveCodec<State>, slot: String, fallback: LoadFallback = .pastDamaged)
+    throws(SaveFileError) -> LoadedSave<State>
+  {
     let all = try generations(of: slot)
     guard !all.isEmpty else {
       throw SaveFileError(.notFound, "slot '\(slot)' has no saves", context: .init(file: folder(of: slot)))
@@ -374,19 +298,47 @@ public final class SaveStore: Sendable {
       let path = path(of: slot, generation: generation)
       do {
         let document = try readDocument(at: path)
-        let state = try codec.state(from: document, path: path)
-        if !skipped.isEmpty {
-          let reasons = skipped.map { "generation \($0.generation): \($0.error)" }.joined(separator: "; ")
-          logger.warning("slot '\(slot)': loaded generation \(generation) instead; \(reasons)")
-        }
-        return LoadedSave(state: state, document: document, generation: generation, path: path, skipped: skipped)
+        let (state, report) = try codec.load(from: document, path: path)
+        remember(path, game: document.game)
+        return LoadedSave(
+          state: state, document: document, generation: generation, path: path, report: report, skipped: skipped)
       } catch {
+        if error.isUnreadableByThisBuild, fallback == .pastDamaged {
+          throw unreadableNewest(error, generation: generation, slot: slot, codec: codec)
+        }
         skipped.append((generation, error))
       }
     }
     var newest = skipped[0].error
-    newest.message += " (and \(skipped.count - 1) older generation(s) failed too)"
+    if skipped.count > 1 {
+      newest.message += "; the \(skipped.count - 1) older generation\(skipped.count > 2 ? "s" : "") failed too"
+    }
+    if newest.suggestion == nil {
+      newest.suggestion =
+        "no generation of slot '\(slot)' loads: `stasis slots \(directory)` shows what is wrong with each"
+    }
     throw newest
+  }
+
+  /// The error for a generation this build cannot read that stopped a load: what to do,
+  /// naming the older generation that would load if asked.
+  private func unreadableNewest<State>(
+    _ error: SaveFileError, generation: Int, slot: String, codec: SaveCodec<State>
+  ) -> SaveFileError {
+    var error = error
+    error.message = "generation \(generation): \(error.message)"
+    let older = (try? generations(of: slot))?.first { candidate in
+      guard candidate < generation, let document = try? readDocument(at: path(of: slot, generation: candidate)) else {
+        return false
+      }
+      return (try? codec.load(from: document)) != nil
+    }
+    let update =
+      error.kind == .signatureMismatch || error.kind == .unsigned ? "use the build that signed it" : "update the game"
+    error.suggestion =
+      "\(update) to load it; it is kept"
+      + (older.map { "; to play on from generation \($0) instead, `stasis recover \(slot) --generation \($0)`" } ?? "")
+    return error
   }
 
   // MARK: Listing
@@ -398,7 +350,7 @@ public final class SaveStore: Sendable {
     do {
       names = try fileSystem.contents(ofDirectory: directory)
     } catch {
-      throw io(error, "the save folder could not be listed")
+      throw SaveFileError("the save folder could not be listed", cause: error)
     }
     return names.compactMap { name -> SlotInfo? in
       guard (try? SlotName.validate(name)) != nil, fileSystem.kind(of: folder(of: name)) == .directory else {
@@ -422,6 +374,10 @@ public final class SaveStore: Sendable {
         return GenerationInfo(generation: generation, path: path, size: size, header: header, error: nil)
       } catch let error as SaveFileError {
         return GenerationInfo(generation: generation, path: path, size: size, header: nil, error: error)
+      } catch let error as FileSystemError {
+        return GenerationInfo(
+          generation: generation, path: path, size: size, header: nil,
+          error: SaveFileError("the header could not be read", cause: error))
       } catch {
         return GenerationInfo(
           generation: generation, path: path, size: size, header: nil,

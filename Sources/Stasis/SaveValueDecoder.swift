@@ -1,5 +1,6 @@
 /// A type that can fill in fields a save does not have: an older save loads into a newer
-/// type, the added fields taking their values from ``saveDefault``.
+/// type, the added fields taking their values from ``saveDefault``. Each field filled in is
+/// reported in ``LoadReport/defaultedFields``.
 ///
 /// ```swift
 /// struct Level: Codable, SaveDefaults {
@@ -13,17 +14,47 @@ public protocol SaveDefaults: Encodable {
   static var saveDefault: Self { get }
 }
 
+/// A type that declares fields it no longer has, so older saves that carry them load and the
+/// values are dropped on purpose (reported in ``LoadReport/droppedFields``). Without a
+/// declaration or a migration that removes the field, loading such a save is a
+/// ``SaveFileError/Kind/droppedField`` error: a forgotten rename never loses data silently.
+///
+/// ```swift
+/// struct Settings: Codable, SaveRemovedFields {
+///   var volume = 0.8
+///   static let removedSaveFields = ["legacyMusicFlag"]   // removed in schema v3
+/// }
+/// ```
+///
+/// A ``BulkStorable`` element declares the bulk fields it removed the same way.
+public protocol SaveRemovedFields {
+  /// Names of this type's fields that older saves may still carry.
+  static var removedSaveFields: [String] { get }
+}
+
 /// Decodes any `Decodable` value from a ``SaveValue`` tree, by field name. Integers and
 /// floats convert when the value fits exactly (a widened field still loads); fields a save
-/// lacks come from ``SaveDefaults``; fields the type lacks are ignored.
+/// lacks come from ``SaveDefaults``. A field the save has and the type does not decode is
+/// an error unless the type declares it removed (``SaveRemovedFields``).
 public struct SaveValueDecoder {
   /// Creates a decoder.
   public init() {}
 
-  /// Decodes `type` from `value`; a failure is a `typeMismatch` naming the field path.
+  /// Decodes `type` from `value`; a failure is a `typeMismatch` or `droppedField` naming the
+  /// field path.
   public func decode<T: Decodable>(_ type: T.Type, from value: SaveValue) throws(SaveFileError) -> T {
+    try decodeWithReport(type, from: value).value
+  }
+
+  /// Decodes `type` from `value` and says which fields took defaults and which were dropped
+  /// by declaration.
+  public func decodeWithReport<T: Decodable>(_ type: T.Type, from value: SaveValue) throws(SaveFileError) -> (
+    value: T, defaultedFields: [String], droppedFields: [String]
+  ) {
+    let log = DecodeLog()
+    let decoded: T
     do {
-      return try TreeDecoder(value: value, codingPath: []).decodeValue(type)
+      decoded = try TreeDecoder(value: value, codingPath: [], log: log).decodeValue(type)
     } catch let error as SaveFileError {
       throw error
     } catch let error as DecodingError {
@@ -31,6 +62,58 @@ public struct SaveValueDecoder {
     } catch {
       throw SaveFileError(.typeMismatch, "\(error)")
     }
+    let (declared, undeclared) = log.unreadFields()
+    if let first = undeclared.first {
+      let others =
+        undeclared.count > 1
+        ? " (and \(undeclared.count - 1) more: \(undeclared.dropFirst().prefix(5).joined(separator: ", ")))" : ""
+      throw SaveFileError(
+        .droppedField, "the save has this field and \(T.self) does not decode it\(others)",
+        context: .init(field: first),
+        suggestion: "register a migration that renames or removes it, or declare it in removedSaveFields")
+    }
+    return (decoded, log.defaulted, declared)
+  }
+}
+
+/// What one decode saw: fields filled from defaults, and every object's fields with whether
+/// the type asked for them. One decode, one thread: not shared.
+final class DecodeLog {
+  var defaulted: [String] = []
+  var bulkDropped: [(path: String, declared: Bool)] = []
+  private var objects: [FieldUsage] = []
+
+  func track(_ usage: FieldUsage) { objects.append(usage) }
+
+  /// Stored fields no decode asked for, split into declared removals and the rest, in order.
+  func unreadFields() -> (declared: [String], undeclared: [String]) {
+    var declared: [String] = []
+    var undeclared: [String] = []
+    for entry in bulkDropped {
+      if entry.declared { declared.append(entry.path) } else { undeclared.append(entry.path) }
+    }
+    for usage in objects {
+      for (position, name) in usage.names.enumerated() where !usage.asked[position] {
+        let path = usage.path.isEmpty ? name : "\(usage.path).\(name)"
+        if usage.removed.contains(name) { declared.append(path) } else { undeclared.append(path) }
+      }
+    }
+    return (declared, undeclared)
+  }
+}
+
+/// One stored object's fields and which of them the type asked for.
+final class FieldUsage {
+  let path: String
+  let names: [String]
+  let removed: [String]
+  var asked: [Bool]
+
+  init(path: String, names: [String], removed: [String]) {
+    self.path = path
+    self.names = names
+    self.removed = removed
+    asked = Array(repeating: false, count: names.count)
   }
 }
 
@@ -62,14 +145,17 @@ func fieldPath(_ codingPath: [any CodingKey]) -> String {
   return path
 }
 
-/// Fills the fields `stored` lacks from `defaults`, recursively through nested objects.
-func mergingDefaults(_ stored: SaveValue, _ defaults: SaveValue) -> SaveValue {
+/// Fills the fields `stored` lacks from `defaults`, recursively through nested objects, and
+/// records each filled field's path.
+func mergingDefaults(_ stored: SaveValue, _ defaults: SaveValue, path: String, filled: inout [String]) -> SaveValue {
   guard case .object(var object) = stored, case .object(let fallback) = defaults else { return stored }
   for (name, value) in fallback.fields {
+    let fieldPath = path.isEmpty ? name : "\(path).\(name)"
     if let existing = object[name] {
-      object[name] = mergingDefaults(existing, value)
+      object[name] = mergingDefaults(existing, value, path: fieldPath, filled: &filled)
     } else {
       object[name] = value
+      filled.append(fieldPath)
     }
   }
   return .object(object)
@@ -78,12 +164,15 @@ func mergingDefaults(_ stored: SaveValue, _ defaults: SaveValue) -> SaveValue {
 private struct TreeDecoder: Decoder {
   let value: SaveValue
   let codingPath: [any CodingKey]
+  let log: DecodeLog
+  /// Fields the type being decoded declares removed (``SaveRemovedFields``).
+  var removedFields: [String] = []
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
   func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
     if let bulkType = type as? any BulkArrayCodable.Type, case .bulk(let bulk) = value {
       do {
-        return try bulkType.fromBulk(bulk) as! T
+        return try bulkType.fromBulk(bulk, path: fieldPath(codingPath), log: log) as! T
       } catch {
         var located = error
         located.context.field = ([fieldPath(codingPath)] + [error.context.field].compactMap { $0 })
@@ -94,9 +183,12 @@ private struct TreeDecoder: Decoder {
     if let scalar = try scalar(type) { return scalar }
     var source = value
     if let defaults = type as? any SaveDefaults.Type {
-      source = mergingDefaults(value, try SaveValueEncoder().encode(defaults.saveDefault))
+      source = mergingDefaults(
+        value, try SaveValueEncoder().encode(defaults.saveDefault), path: fieldPath(codingPath),
+        filled: &log.defaulted)
     }
-    return try T(from: TreeDecoder(value: source, codingPath: codingPath))
+    let removed = (type as? any SaveRemovedFields.Type)?.removedSaveFields ?? []
+    return try T(from: TreeDecoder(value: source, codingPath: codingPath, log: log, removedFields: removed))
   }
 
   private func mismatch(_ expected: String) -> DecodingError {
@@ -148,15 +240,18 @@ private struct TreeDecoder: Decoder {
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
     guard case .object(let object) = value else { throw mismatch("object") }
-    return KeyedDecodingContainer(KeyedContainer<Key>(object: object, codingPath: codingPath))
+    let usage = FieldUsage(path: fieldPath(codingPath), names: object.fields.map(\.name), removed: removedFields)
+    log.track(usage)
+    return KeyedDecodingContainer(KeyedContainer<Key>(object: object, codingPath: codingPath, log: log, usage: usage))
   }
 
   func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
     switch value {
-    case .array(let items): return UnkeyedContainer(items: items, codingPath: codingPath)
+    case .array(let items): return UnkeyedContainer(items: items, codingPath: codingPath, log: log)
     case .bulk(let bulk):
-      return UnkeyedContainer(items: (0..<bulk.count).map { .object(bulk.element(at: $0)) }, codingPath: codingPath)
-    case .bytes(let bytes): return UnkeyedContainer(items: bytes.map { .uint8($0) }, codingPath: codingPath)
+      return UnkeyedContainer(
+        items: (0..<bulk.count).map { .object(bulk.element(at: $0)) }, codingPath: codingPath, log: log)
+    case .bytes(let bytes): return UnkeyedContainer(items: bytes.map { .uint8($0) }, codingPath: codingPath, log: log)
     default: throw mismatch("array")
     }
   }
@@ -169,29 +264,41 @@ private struct TreeDecoder: Decoder {
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let object: SaveObject
   let codingPath: [any CodingKey]
-  private let index: [String: SaveValue]
+  let log: DecodeLog
+  /// Which stored fields the type asked for: the ones it never asks for are reported.
+  let usage: FieldUsage
+  private let index: [String: Int]
 
-  init(object: SaveObject, codingPath: [any CodingKey]) {
+  init(object: SaveObject, codingPath: [any CodingKey], log: DecodeLog, usage: FieldUsage) {
     self.object = object
     self.codingPath = codingPath
-    var index: [String: SaveValue] = [:]
-    for field in object.fields { index[field.name] = field.value }
+    self.log = log
+    self.usage = usage
+    var index: [String: Int] = [:]
+    for (position, field) in object.fields.enumerated() { index[field.name] = position }
     self.index = index
   }
 
   var allKeys: [Key] { object.fields.compactMap { Key(stringValue: $0.name) } }
 
-  func contains(_ key: Key) -> Bool { index[key.stringValue] != nil }
+  /// The stored value of `key`, marking it asked for.
+  private func stored(_ key: Key) -> SaveValue? {
+    guard let position = index[key.stringValue] else { return nil }
+    usage.asked[position] = true
+    return object.fields[position].value
+  }
+
+  func contains(_ key: Key) -> Bool { stored(key) != nil }
 
   private func child(_ key: Key) throws -> TreeDecoder {
-    guard let value = index[key.stringValue] else {
+    guard let value = stored(key) else {
       throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "missing field"))
     }
-    return TreeDecoder(value: value, codingPath: codingPath + [key])
+    return TreeDecoder(value: value, codingPath: codingPath + [key], log: log)
   }
 
   func decodeNil(forKey key: Key) throws -> Bool {
-    guard let value = index[key.stringValue] else { return true }
+    guard let value = stored(key) else { return true }
     return value == .null
   }
 
@@ -210,22 +317,25 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   }
 
   func superDecoder() throws -> any Decoder {
-    TreeDecoder(value: index["super"] ?? .null, codingPath: codingPath)
+    let key = Key(stringValue: "super")
+    return TreeDecoder(value: key.flatMap(stored) ?? .null, codingPath: codingPath, log: log)
   }
 
   func superDecoder(forKey key: Key) throws -> any Decoder {
-    TreeDecoder(value: index[key.stringValue] ?? .null, codingPath: codingPath + [key])
+    TreeDecoder(value: stored(key) ?? .null, codingPath: codingPath + [key], log: log)
   }
 }
 
 private struct UnkeyedContainer: UnkeyedDecodingContainer {
   let items: [SaveValue]
   let codingPath: [any CodingKey]
+  let log: DecodeLog
   private(set) var currentIndex = 0
 
-  init(items: [SaveValue], codingPath: [any CodingKey]) {
+  init(items: [SaveValue], codingPath: [any CodingKey], log: DecodeLog) {
     self.items = items
     self.codingPath = codingPath
+    self.log = log
   }
 
   var count: Int? { items.count }
@@ -237,7 +347,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         Any.self, .init(codingPath: codingPath, debugDescription: "the array has only \(items.count) elements"))
     }
     defer { currentIndex += 1 }
-    return TreeDecoder(value: items[currentIndex], codingPath: codingPath + [IndexKey(currentIndex)])
+    return TreeDecoder(value: items[currentIndex], codingPath: codingPath + [IndexKey(currentIndex)], log: log)
   }
 
   mutating func decodeNil() throws -> Bool {

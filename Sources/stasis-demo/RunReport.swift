@@ -43,8 +43,17 @@ struct RunReport {
         failures.append([
           "kind": kind.rawValue, "frame": frame, "error": error.kind.rawValue, "message": error.description,
         ])
-      case .restored(let generation, let frame, let skipped):
-        restoredFrom = ["generation": generation, "frame": frame, "skipped": skipped] as [String: Any]
+      case .restored(let generation, let frame, let skipped, let report):
+        var entry: [String: Any] = ["generation": generation, "frame": frame, "skipped": skipped]
+        if let report {
+          entry["report"] =
+            [
+              "storedSchema": report.storedSchema, "currentSchema": report.currentSchema,
+              "migrations": report.migrations.map(\.description), "defaultedFields": report.defaultedFields,
+              "droppedFields": report.droppedFields, "unknownSections": report.unknownSections,
+            ] as [String: Any]
+        }
+        restoredFrom = entry
       default: break
       }
     }

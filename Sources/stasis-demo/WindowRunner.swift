@@ -233,7 +233,7 @@ final class WindowRunner {
     case .saveFailed(_, _, let error):
       status = error.kind == .cancelled ? "budget expired: save cancelled" : "save failed: \(error.kindDescription)"
       statusColor = (255, 120, 100)
-    case .restored(let generation, _, let skipped):
+    case .restored(let generation, _, let skipped, _):
       status = "restored from generation \(generation)" + (skipped.isEmpty ? "" : " (newer ones failed)")
       statusColor = (140, 200, 255)
     case .keptMemory: status = "resumed from memory"

@@ -133,7 +133,7 @@ struct Recover: ParsableCommand {
       }
       let bytes = try store.readBytes(at: store.path(of: slot, generation: chosen))
       _ = try store.readDocument(at: store.path(of: slot, generation: chosen))  // refuse an invalid one, naming why
-      let receipt = try store.save(fileBytes: bytes, slot: slot).wait().get()
+      let receipt = try store.save(fileBytes: bytes, slot: slot, unreadableNewest: .saveAlongside).wait().get()
       out.line("generation \(chosen) is now the newest, as generation \(receipt.generation) (\(receipt.path))")
     } catch let error as SaveFileError {
       throw fail(error)

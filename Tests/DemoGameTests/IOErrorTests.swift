@@ -11,9 +11,9 @@ struct IOErrorTests {
   @Test(
     "disk full, EIO on write or fsync, a read-only folder: a typed error, the previous generation kept, the game plays on",
     arguments: [
-      ("write", Errno.noSpace), ("write", Errno.ioError), ("fsync", Errno.ioError), ("open", Errno.readOnlyFileSystem),
+      (FileOperation.write, Errno.noSpace), (.write, .ioError), (.fsync, .ioError), (.open, .readOnlyFileSystem),
     ])
-  func failures(operation: String, errno: Errno) throws {
+  func failures(operation: FileOperation, errno: Errno) throws {
     let fileSystem = FaultInjectingFileSystem()
     let store = SaveStore(directory: try temporaryFolder().path, fileSystem: fileSystem)
     let game = Game(engine: try Engine(library: Self.assets, level: 1, seed: 1), store: store, slot: "autosave")
@@ -35,7 +35,11 @@ struct IOErrorTests {
       return
     }
     #expect(error.kind == .io)
+    #expect(error.cause?.operation == operation, "the failed call is kept as a value")
+    #expect(error.cause?.errno == errno)
     #expect(error.description.contains(errno.description.split(separator: " ")[0]))
+    if errno == .readOnlyFileSystem { #expect(error.suggestion == "the save folder is read-only") }
+    if errno == .noSpace { #expect(error.suggestion?.contains("disk is full") == true) }
     let loaded = try store.load(DemoSaveFormat.codec, slot: "autosave")
     #expect(loaded.generation == 1)
     #expect(loaded.state.level.runFrame == 30, "the previous generation is still the newest")

@@ -1,0 +1,190 @@
+import Dispatch
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The durable-write protocol of a slot: under the slot's lock, a temporary file written in
+/// full, flushed, renamed over the next generation, the folder flushed; then the oldest
+/// generations pruned, never one this build cannot read.
+extension SaveStore {
+  func write(
+    _ document: SaveDocument, slot: String, handle: SaveHandle, encodeTime: Duration,
+    unreadableNewest: UnreadableNewest
+  ) {
+    let clock = SystemClock()
+    let start = clock.now()
+    do throws(SaveFileError) {
+      try SlotName.validate(slot)
+      guard !handle.isCancelled else { throw SaveFileError(.cancelled, "the save was cancelled before it was written") }
+      var bytes = spareBuffers.withLock { $0.popLast() } ?? []
+      defer { spareBuffers.withLock { if $0.count < 2 { $0.append(bytes) } } }
+      SaveFileFormat.encode(document, signingKey: signingKey, into: &bytes)
+      let encoded = clock.now()
+      let receipt = try writeDurably(
+        bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle)
+      handle.finish(
+        .success(
+          SaveReceipt(
+            slot: slot, generation: receipt.generation, path: receipt.path, bytes: bytes.count,
+            encodeDuration: encodeTime + (encoded - start), writeDuration: clock.now() - encoded)))
+    } catch {
+      handle.finish(.failure(error))
+    }
+  }
+
+  /// The durable write, under the slot's lock. A failed `fsync` fails the attempt — the
+  /// data may be gone — and the write is redone once from the same bytes into a new file.
+  func writeDurably(
+    _ bytes: [UInt8], slot: String, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle
+  ) throws(SaveFileError) -> (generation: Int, path: String) {
+    let folder = folder(of: slot)
+    do {
+      if try fileSystem.makeDirectory(directory) { try? fileSystem.fsyncDirectory(directory) }
+      if try fileSystem.makeDirectory(folder) { try fileSystem.fsyncDirectory(directory) }
+    } catch {
+      throw SaveFileError("the save folder could not be created", cause: error)
+    }
+    let lock: Int32
+    do {
+      lock = try fileSystem.lock("\(folder)/.lock", timeout: lockTimeout)
+    } catch {
+      if error.errno == .wouldBlock {
+        throw SaveFileError(
+          .locked, "another save of slot '\(slot)' held the lock for more than \(lockTimeout)",
+          context: .init(file: folder))
+      }
+      throw SaveFileError("the slot could not be locked", cause: error)
+    }
+    defer { fileSystem.unlock(lock) }
+    removeStaleTemporaryFiles(slot: slot)
+    if unreadableNewest == .refuse { try refuseOverUnreadable(slot: slot, writer: writer) }
+
+    var lastError: SaveFileError?
+    for attempt in 1...2 {
+      let generation = (try generations(of: slot).first ?? 0) + 1
+      let final = path(of: slot, generation: generation)
+      let temporary = "\(folder)/.\(generation).tmp-\(getpid())-\(attempt)"
+      do throws(SaveFileError) {
+        try writeFile(bytes, to: temporary, handle: handle)
+        guard !handle.isCancelled else {
+          try? fileSystem.unlink(temporary)
+          throw SaveFileError(.cancelled, "the save was cancelled before it replaced the previous generation")
+        }
+        do {
+          try fileSystem.rename(temporary, final)
+          try fileSystem.fsyncDirectory(folder)
+        } catch {
+          try? fileSystem.unlink(temporary)
+          throw SaveFileError("the new generation could not be put in place", cause: error)
+        }
+        remember(final, game: writer)
+        prune(slot: slot, writer: writer)
+        return (generation, final)
+      } catch {
+        // A failed fsync may have lost the data: redo from the snapshot's bytes, into a new file.
+        guard error.cause?.operation == .fsync else { throw error }
+        lastError = error
+        logger.warning("fsync failed for slot '\(slot)'; writing the save again: \(error)")
+      }
+    }
+    throw lastError!
+  }
+
+  /// Throws when a generation newer than the newest loadable one is one `writer` cannot read.
+  private func refuseOverUnreadable(slot: String, writer: GameIdentity) throws(SaveFileError) {
+    for generation in try generations(of: slot) {
+      switch verdict(slot: slot, generation: generation, reader: writer) {
+      case .loadable: return
+      case .damaged: continue
+      case .unreadable(let reason):
+        throw SaveFileError(
+          .newerSaveInSlot,
+          "generation \(generation) is one this build cannot read (\(reason.location): \(reason.message)); "
+            + "saving on top would hide it from the build that can",
+          context: .init(file: path(of: slot, generation: generation)),
+          suggestion: "update the game, or save alongside it with unreadableNewest: .saveAlongside")
+      }
+    }
+  }
+
+  /// Creates `path` exclusively, writes every byte (partial writes looped, cancellation
+  /// checked between chunks), flushes and closes it. On failure the file is removed.
+  private func writeFile(_ bytes: [UInt8], to path: String, handle: SaveHandle) throws(SaveFileError) {
+    let descriptor: Int32
+    do {
+      descriptor = try fileSystem.createExclusive(path)
+    } catch {
+      throw SaveFileError("the temporary file could not be created", cause: error)
+    }
+    var closed = false
+    defer {
+      if !closed { try? fileSystem.close(descriptor, path: path) }
+    }
+    do {
+      let chunk = 1 << 20
+      var written = 0
+      while written < bytes.count {
+        guard !handle.isCancelled else {
+          try? fileSystem.unlink(path)
+          throw SaveFileError(.cancelled, "the save was cancelled after \(written) of \(bytes.count) bytes")
+        }
+        let end = min(bytes.count, written + chunk)
+        let count = try bytes.withUnsafeBytes { raw throws(FileSystemError) in
+          try fileSystem.write(descriptor, UnsafeRawBufferPointer(rebasing: raw[written..<end]), path: path)
+        }
+        guard count > 0 else { throw FileSystemError(.write, path, .ioError) }
+        written += count
+      }
+      try fileSystem.fsync(descriptor, path: path)
+      closed = true
+      try fileSystem.close(descriptor, path: path)
+    } catch let error as FileSystemError {
+      try? fileSystem.unlink(path)
+      throw SaveFileError("the save could not be written", cause: error)
+    } catch let error as SaveFileError {
+      throw error
+    } catch {
+      try? fileSystem.unlink(path)
+      throw SaveFileError(.io, "\(error)", context: .init(file: path))
+    }
+  }
+
+  /// Removes temporary files a killed save left behind. Only the lock's holder writes them,
+  /// so under the lock every one is stale.
+  private func removeStaleTemporaryFiles(slot: String) {
+    guard let names = try? fileSystem.contents(ofDirectory: folder(of: slot)) else { return }
+    for name in names where name.hasPrefix(".") && name.contains(".tmp-") {
+      try? fileSystem.unlink("\(folder(of: slot))/\(name)")
+    }
+  }
+
+  /// Removes the generations older than the newest `generationsToKeep` loadable ones, except
+  /// those this build cannot read. Nothing newer than the oldest kept loadable one goes.
+  private func prune(slot: String, writer: GameIdentity) {
+    guard let all = try? generations(of: slot), all.count > generationsToKeep else { return }
+    var loadable = 0
+    var removed = false
+    for generation in all {
+      let verdict = verdict(slot: slot, generation: generation, reader: writer)
+      if loadable < generationsToKeep {
+        if case .loadable = verdict { loadable += 1 }
+        continue
+      }
+      let path = path(of: slot, generation: generation)
+      if case .unreadable(let reason) = verdict {
+        if loggedKept.withLock({ $0.insert(path).inserted }) {
+          logger.notice("slot '\(slot)': kept generation \(generation), which this build cannot read: \(reason)")
+        }
+        continue
+      }
+      if (try? fileSystem.unlink(path)) != nil {
+        knownGood.withLock { _ = $0.removeValue(forKey: path) }
+        removed = true
+      }
+    }
+    if removed { try? fileSystem.fsyncDirectory(folder(of: slot)) }
+  }
+}

@@ -1,0 +1,72 @@
+/// What this build can do with one generation of a slot: the store's pruning and its refusal
+/// to save on top of a newer build's save both rest on it.
+enum GenerationVerdict {
+  /// Every checksum and the signature pass, and its schema is one this build reads.
+  case loadable
+  /// It fails a check: it can be passed over on load and pruned once older than the kept ones.
+  case damaged(SaveFileError)
+  /// Whole, but this build cannot read it: kept, never pruned, never written over.
+  case unreadable(SaveFileError)
+}
+
+extension SaveFileError {
+  /// True when the file may well be whole but this build cannot read it: written by a newer
+  /// format or schema, by another game, or signed with a key this build does not have (or
+  /// unsigned where signatures are required). Such a generation is never deleted.
+  public var isUnreadableByThisBuild: Bool {
+    switch kind {
+    case .newerSchema, .newerFormat, .signatureMismatch, .unsigned: return true
+    case .typeMismatch: return context.part == "header"  // written by another game
+    default: return false
+    }
+  }
+}
+
+extension SaveStore {
+  /// Records that `path`, written by `game`, passed every check at its current size.
+  func remember(_ path: String, game: GameIdentity) {
+    guard case .file(let size) = fileSystem.kind(of: path) else { return }
+    knownGood.withLock { $0[path] = (size, game) }
+  }
+
+  /// Classifies a generation for a build that writes `reader`'s game and schema. Reads and
+  /// checks the whole file once per process; the verdict for a whole file is remembered.
+  func verdict(slot: String, generation: Int, reader: GameIdentity) -> GenerationVerdict {
+    let path = path(of: slot, generation: generation)
+    if case .file(let size) = fileSystem.kind(of: path), let known = knownGood.withLock({ $0[path] }),
+      known.size == size
+    {
+      return verdict(path: path, writer: known.game, reader: reader)
+    }
+    func classify(_ error: SaveFileError) -> GenerationVerdict {
+      error.isUnreadableByThisBuild ? .unreadable(error) : .damaged(error)
+    }
+    let bytes: [UInt8]
+    do {
+      bytes = try readBytes(at: path)
+    } catch {
+      return classify(error)
+    }
+    let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signingKey: signingKey) }
+    if let error = verification.error { return classify(error) }
+    let game = verification.header!.game
+    remember(path, game: game)
+    return verdict(path: path, writer: game, reader: reader)
+  }
+
+  /// Whether a whole file written by `writer` can be read by `reader`.
+  private func verdict(path: String, writer game: GameIdentity, reader: GameIdentity) -> GenerationVerdict {
+    guard game.name == reader.name else {
+      return .unreadable(
+        SaveFileError(
+          .typeMismatch, "written by '\(game.name)', not '\(reader.name)'", context: .init(file: path, part: "header")))
+    }
+    guard game.schemaVersion <= reader.schemaVersion else {
+      return .unreadable(
+        SaveFileError(
+          .newerSchema, "schema version \(game.schemaVersion); this build writes \(reader.schemaVersion)",
+          context: .init(file: path, part: "header"), suggestion: "update the game to load it"))
+    }
+    return .loadable
+  }
+}
