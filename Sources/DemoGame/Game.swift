@@ -237,11 +237,12 @@ public final class Game: ApplicationDelegate {
     pending = still
   }
 
-  /// The one place a save or load problem is logged: the store returns errors, it does not log them.
+  /// The one place a save problem or a fallback is logged: the store returns errors, it does
+  /// not log them. A load failure is the asker's to report (the runner's one line, the HUD).
   private func record(_ event: GameEvent) {
     events.append(event)
     switch event {
-    case .saveFailed, .loadFailed: logger.warning("\(event.description)")
+    case .saveFailed: logger.warning("\(event.description)")
     case .restored(_, _, let skipped, _) where !skipped.isEmpty: logger.warning("\(event.description)")
     default: break
     }

@@ -237,7 +237,9 @@ final class WindowRunner {
       status = "restored from generation \(generation)" + (skipped.isEmpty ? "" : " (newer ones failed)")
       statusColor = (140, 200, 255)
     case .keptMemory: status = "resumed from memory"
-    case .loadFailed(let error): status = "load failed: \(error.kindDescription)"
+    case .loadFailed(let error):
+      status = "load failed: \(error.kindDescription)"
+      FileHandle.standardError.write(Data("stasis-demo: \(event)\n".utf8))
     }
   }
 

@@ -50,6 +50,7 @@ private enum V2 {
       guard var camera = tree[field: "camera"] else { return }
       camera.renameField("pos_x", to: "x")
       camera.renameField("pos_y", to: "y")
+      camera.removeField("shake")
       tree[field: "camera"] = camera
     }
     return SaveCodec<State>(
@@ -79,16 +80,23 @@ struct MigrationTests {
     let bytes = try [UInt8](Data(contentsOf: Self.fixture))
     let document = try SaveFileFormat.decode(bytes, path: "schema-v1.stasis")
     #expect(document.game.schemaVersion == 1)
-    let state = try V2.codec.state(from: document)
+    let (state, report) = try V2.codec.load(from: document)
     #expect(state == V2.State(score: .init(points: 4200, multiplier: 1), camera: .init(x: 12.5, y: -4, zoom: 2)))
+    #expect(report.migrations == [LoadReport.Migration(from: 1, to: 2)])
+    #expect(report.defaultedFields == ["score.multiplier", "camera.zoom"])
+    #expect(report.droppedFields.isEmpty)
+    #expect(report.lines.first == "schema 1 → 2: 1 → 2")
   }
 
-  @Test("without the rename migration, the old field is ignored and the new one takes its default")
+  @Test("without the rename migration, loading fails naming the field instead of losing it")
   func withoutMigration() throws {
     let bytes = try [UInt8](Data(contentsOf: Self.fixture))
     let plain = SaveCodec<V2.State>(game: GameIdentity(name: "migration-demo", schemaVersion: 2))
-    let state = try plain.state(from: try SaveFileFormat.decode(bytes))
-    #expect(state.camera.x == 0 && state.camera.zoom == 2)
+    let error = #expect(throws: SaveFileError.self) { try plain.state(from: try SaveFileFormat.decode(bytes)) }
+    #expect(error?.kind == .droppedField)
+    #expect(error?.context.part == "camera")
+    #expect(error?.context.field == "pos_x")
+    #expect(error?.message.contains("camera.pos_y, camera.shake") == true)
   }
 
   @Test("a save from a newer schema is refused with its own error")

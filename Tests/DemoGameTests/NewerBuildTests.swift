@@ -1,0 +1,56 @@
+import DemoGame
+import Foundation
+import Stasis
+import Testing
+
+/// The reproduction: a newer build of the demo (schema + 1) wrote the slot's newest
+/// generation; this build must neither load an older one silently nor rotate it away.
+@Suite("The demo and a newer build's save")
+struct NewerBuildTests {
+  static let newer = SaveCodec<GameState>(
+    game: GameIdentity(
+      name: DemoSaveFormat.game.name, build: "next", schemaVersion: DemoSaveFormat.game.schemaVersion + 1))
+
+  /// A slot with two generations of this build, then one of the newer build on top.
+  private func slotWithNewerSave() throws -> (saves: String, newest: String, bytes: Data) {
+    let saves = try temporaryFolder().path
+    let first = try run("stasis-demo", ["--headless", "--frames", "120", "--autosave", "1", "--saves", saves])
+    #expect(first.status == 0, "\(first.stderr)")
+    let store = SaveStore(directory: saves)
+    let loaded = try store.load(DemoSaveFormat.codec, slot: "autosave")
+    let receipt = try store.save(
+      loaded.state, codec: Self.newer, slot: "autosave", summary: loaded.state.summary(slot: "autosave")
+    ).wait().get()
+    return (saves, receipt.path, try Data(contentsOf: URL(fileURLWithPath: receipt.path)))
+  }
+
+  @Test("--resume on a slot whose newest save is from a newer schema exits 1 and names it in one line")
+  func resumeRefuses() throws {
+    let (saves, newest, _) = try slotWithNewerSave()
+    let result = try run("stasis-demo", ["--headless", "--resume", "--frames", "200", "--saves", saves])
+    #expect(result.status == 1)
+    let lines = result.stderr.split(separator: "\n")
+    #expect(lines.count == 1, "one line: \(result.stderr)")
+    #expect(lines.first?.contains("cannot resume slot 'autosave'") == true)
+    #expect(lines.first?.contains("newer schema version") == true)
+    #expect(lines.first?.contains(newest) == true)
+    #expect(lines.first?.contains("update the game") == true)
+  }
+
+  @Test("sessions that save to the slot never change the newer build's file, and say why they could not save")
+  func sessionsKeepIt() throws {
+    let (saves, newest, bytes) = try slotWithNewerSave()
+    for _ in 0..<3 {
+      let result = try run(
+        "stasis-demo", ["--headless", "--frames", "90", "--autosave", "0.5", "--json", "--saves", saves])
+      #expect(result.status == 1, "a save that could not be made is a failure")
+      let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+      let failures = summary?["saveFailures"] as? [[String: Any]] ?? []
+      #expect(!failures.isEmpty)
+      #expect(failures.allSatisfy { $0["error"] as? String == "newerSaveInSlot" })
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: newest)) == bytes)
+    let store = SaveStore(directory: saves)
+    #expect(try store.load(Self.newer, slot: "autosave").path == newest, "the newer build still finds its save")
+  }
+}
