@@ -27,6 +27,25 @@ public struct SlotInfo: Sendable, Equatable {
   public var name: String
   /// Its generations, newest first.
   public var generations: [GenerationInfo]
+
+  /// Why a generation is kept even though some build cannot read it, from headers alone: a
+  /// format newer than this reader's, a schema above `readerSchema` (when given), or a
+  /// schema above that of a later generation (an older build saved alongside it). Nil for
+  /// an ordinary generation.
+  public func keptReason(_ info: GenerationInfo, readerSchema: UInt32? = nil) -> String? {
+    if let error = info.error, error.kind == .newerFormat {
+      return "kept: \(error.message); a newer Stasis reads it"
+    }
+    guard let schema = info.header?.game.schemaVersion else { return nil }
+    if let readerSchema, schema > readerSchema {
+      return "kept: schema \(schema) is newer than this build's \(readerSchema)"
+    }
+    let later = generations.filter { $0.generation > info.generation }.compactMap { $0.header?.game.schemaVersion }
+    if let older = later.min(), older < schema {
+      return "kept: schema \(schema), newer than the build that saved after it (schema \(older))"
+    }
+    return nil
+  }
 }
 
 /// A loaded save: the state, where it came from, what happened on its way into the current

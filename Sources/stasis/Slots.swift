@@ -18,6 +18,9 @@ struct Slots: ParsableCommand {
   @Flag(help: "Print the slots as JSON.")
   var json = false
 
+  @Option(help: "The schema version of the build that will read the slots: generations above it are marked kept.")
+  var schema: UInt32?
+
   func run() throws {
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
@@ -31,7 +34,11 @@ struct Slots: ParsableCommand {
     }
     if json {
       print(
-        jsonText(slots.map { ["slot": $0.name, "generations": $0.generations.map(generationJSON)] as [String: Any] }))
+        jsonText(
+          slots.map { slot in
+            ["slot": slot.name, "generations": slot.generations.map { generationJSON($0, slot: slot) }]
+              as [String: Any]
+          }))
       return
     }
     let out = Terminal.standardOutput
@@ -48,25 +55,31 @@ struct Slots: ParsableCommand {
           header.map { "\($0.summary.level)" } ?? "-", header.map { "\($0.summary.score)" } ?? "-",
           header.map { String(format: "%.1f s", $0.summary.playTime) } ?? "-", "\(info.size)",
           info.isValid ? out.paint("yes", .green) : out.paint("no", .red),
+          slot.keptReason(info, readerSchema: schema) ?? info.error.map { $0.kindDescription } ?? "",
         ])
       }
     }
-    out.table(
-      ["slot", "generation", "saved at", "level", "score", "play time", "bytes", "valid"], rows,
-      rightAligned: [1, 3, 4, 5, 6])
+    var columns = ["slot", "generation", "saved at", "level", "score", "play time", "bytes", "valid", "note"]
+    if rows.allSatisfy({ $0.last == "" }) {
+      columns.removeLast()
+      rows = rows.map { Array($0.dropLast()) }
+    }
+    out.table(columns, rows, rightAligned: [1, 3, 4, 5, 6])
   }
 
-  private func generationJSON(_ info: GenerationInfo) -> [String: Any] {
+  private func generationJSON(_ info: GenerationInfo, slot: SlotInfo) -> [String: Any] {
     var object: [String: Any] = [
       "generation": info.generation, "path": info.path, "bytes": info.size, "valid": info.isValid,
       "thumbnail": info.hasThumbnail,
     ]
+    if let kept = slot.keptReason(info, readerSchema: schema) { object["kept"] = kept }
     if let header = info.header {
       object["createdAt"] = isoDate(milliseconds: header.createdAt)
       object["level"] = header.summary.level
       object["score"] = header.summary.score
       object["playTime"] = header.summary.playTime
       object["frame"] = header.summary.frame
+      object["schema"] = header.game.schemaVersion
     }
     if let error = info.error { object["error"] = error.description }
     return object

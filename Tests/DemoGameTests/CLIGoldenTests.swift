@@ -231,6 +231,31 @@ struct CLIGoldenTests {
     #expect(try fixtures.stasis("slots", "nowhere").status == 74)
   }
 
+  @Test("slots marks a newer build's generation kept, and why")
+  func slotsKept() throws {
+    let fixtures = try Fixtures()
+    // A newer build (schema 4) saved, then this build (schema 3) saved alongside it.
+    let newer = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.2", schemaVersion: 4))
+    let older = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.1", schemaVersion: 3))
+    let garden = Garden(plants: [], weather: [:], sprinklers: [])
+    _ = try SaveStore(directory: fixtures.saves, wallClock: { 1_767_225_600_000 }).save(
+      garden, codec: newer, slot: "summer", summary: SaveSummary(level: 4)
+    ).wait().get()
+    _ = try SaveStore(directory: fixtures.saves, wallClock: { 1_767_225_600_000 }).save(
+      garden, codec: older, slot: "summer", summary: SaveSummary(level: 4), unreadableNewest: .saveAlongside
+    ).wait().get()
+    let result = try fixtures.stasis("slots", "Saves")
+    #expect(result.status == 0)
+    let rows = result.out.split(separator: "\n").filter { $0.hasPrefix("summer") }
+    #expect(rows.count == 2)
+    #expect(rows.last?.hasSuffix("kept: schema 4, newer than the build that saved after it (schema 3)") == true)
+    let marked = try fixtures.stasis("slots", "Saves", "--schema", "3", "--json")
+    let list = try #require(try JSONSerialization.jsonObject(with: Data(marked.out.utf8)) as? [[String: Any]])
+    let summer = try #require(list.first { $0["slot"] as? String == "summer" }?["generations"] as? [[String: Any]])
+    #expect(summer.first?["kept"] == nil)
+    #expect(summer.last?["kept"] as? String == "kept: schema 4 is newer than this build's 3")
+  }
+
   @Test("recover makes an older valid generation the newest, keeps every other one, refuses an invalid one")
   func recover() throws {
     let fixtures = try Fixtures()

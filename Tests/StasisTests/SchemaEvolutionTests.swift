@@ -3,9 +3,19 @@ import Testing
 
 /// A settings screen's state, before and after a build that renamed `map` to `mapName`.
 enum Before {
-  struct Settings: Codable { var map = "desert"; var volume = 0.4; var legacyFlag = true }
-  struct Player: Codable { var name = "ada"; var hp = 12 }
-  struct World: Codable { var player = Player(); var seed: UInt64 = 7 }
+  struct Settings: Codable {
+    var map = "desert"
+    var volume = 0.4
+    var legacyFlag = true
+  }
+  struct Player: Codable {
+    var name = "ada"
+    var hp = 12
+  }
+  struct World: Codable {
+    var player = Player()
+    var seed: UInt64 = 7
+  }
   struct Body: BulkStorable, Equatable {
     var x: Float = 0
     var spin: Float = 0
@@ -78,7 +88,8 @@ struct SchemaEvolutionTests {
     }
     var before = Before.State()
     before.settings.volume = 0.25
-    let (state, report) = try evolvingCodec(Renamed.self, migrations: migrations).load(from: try Before.document(before))
+    let (state, report) = try evolvingCodec(Renamed.self, migrations: migrations).load(
+      from: try Before.document(before))
     #expect(state.settings == EvolvedSettings(mapName: "desert", volume: 0.25, legacyFlag: false))
     #expect(report.migrations == [LoadReport.Migration(from: 1, to: 2)])
     #expect(report.defaultedFields == ["settings.legacyFlag"])
@@ -115,7 +126,9 @@ struct SchemaEvolutionTests {
 
   @Test("a field removed from a nested object is an error naming its whole path")
   func nested() throws {
-    let error = #expect(throws: SaveFileError.self) { try evolvingCodec(NestedDrop.self).state(from: try Before.document()) }
+    let error = #expect(throws: SaveFileError.self) {
+      try evolvingCodec(NestedDrop.self).state(from: try Before.document())
+    }
     #expect(error?.kind == .droppedField)
     #expect(error?.context.part == "world")
     #expect(error?.context.field == "player.hp")
@@ -130,7 +143,9 @@ struct SchemaEvolutionTests {
 
   @Test("a field removed from a BulkStorable struct is an error; an added one takes init()'s value and is reported")
   func bulkField() throws {
-    let error = #expect(throws: SaveFileError.self) { try evolvingCodec(BulkDrop.self).state(from: try Before.document()) }
+    let error = #expect(throws: SaveFileError.self) {
+      try evolvingCodec(BulkDrop.self).state(from: try Before.document())
+    }
     #expect(error?.kind == .droppedField)
     #expect(error?.context.part == "physics")
     #expect(error?.context.field == "bodies[].spin")
@@ -174,7 +189,9 @@ struct SchemaEvolutionTests {
 
   @Test("a whole section the state no longer has is an error unless the state declares it removed")
   func removedSection() throws {
-    let error = #expect(throws: SaveFileError.self) { try evolvingCodec(SectionGone.self).state(from: try Before.document()) }
+    let error = #expect(throws: SaveFileError.self) {
+      try evolvingCodec(SectionGone.self).state(from: try Before.document())
+    }
     #expect(error?.kind == .droppedField)
     #expect(error?.context.part == "achievements")
     let (_, report) = try evolvingCodec(SectionDeclaredGone.self).load(from: try Before.document())
