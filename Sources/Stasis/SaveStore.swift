@@ -215,6 +215,18 @@ public final class SaveStore: Sendable {
     _ state: State, codec: SaveCodec<State>, slot: String, summary: SaveSummary, thumbnail: [UInt8]? = nil,
     unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
+    var draw: (@Sendable (State) -> [UInt8]?)?
+    if let thumbnail { draw = { _ in thumbnail } }
+    return save(
+      state, codec: codec, slot: slot, summary: summary, drawThumbnail: draw, unreadableNewest: unreadableNewest)
+  }
+
+  /// Saves `state` like ``save(_:codec:slot:summary:thumbnail:unreadableNewest:)``, drawing
+  /// the thumbnail from the state on the worker: the main thread pays only for the snapshot.
+  public func save<State>(
+    _ state: State, codec: SaveCodec<State>, slot: String, summary: SaveSummary,
+    drawThumbnail: (@Sendable (State) -> [UInt8]?)?, unreadableNewest: UnreadableNewest = .refuse
+  ) -> SaveHandle {
     let handle = SaveHandle(slot: slot)
     let createdAt = wallClock()
     DispatchQueue.global(qos: .userInitiated).async {
@@ -223,7 +235,7 @@ public final class SaveStore: Sendable {
         try SlotName.validate(slot)
         var summary = summary
         summary.slot = slot
-        let raw = thumbnail.map { [(name: "thumbnail", bytes: $0)] } ?? []
+        let raw = drawThumbnail.flatMap { $0(state) }.map { [(name: "thumbnail", bytes: $0)] } ?? []
         let document = try codec.document(for: state, summary: summary, createdAt: createdAt, rawSections: raw)
         return (document, SystemClock().now() - start)
       }

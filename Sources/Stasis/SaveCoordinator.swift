@@ -1,0 +1,289 @@
+import Logging
+
+/// What a game gives the ``SaveCoordinator``: its state as a value, and a way to pause it.
+///
+/// ```swift
+/// @MainActor final class Tanks: SaveableGame {
+///   var state = TanksState()
+///   var isPaused = false
+///   func snapshot() -> TanksState { state }
+///   func restore(_ saved: TanksState) throws { state = saved }
+/// }
+/// ```
+@MainActor
+public protocol SaveableGame: AnyObject {
+  /// The whole state: plain values, so a snapshot is a copy.
+  associatedtype State: Codable & Sendable
+  /// A copy of the state, taken on the main thread between steps.
+  func snapshot() -> State
+  /// Replaces the state with a loaded one (already decoded and validated).
+  func restore(_ state: State) throws
+  /// True while the simulation must not step (in the background, or paused by the player).
+  var isPaused: Bool { get set }
+  /// What the save's header shows in a slot picker; the default is empty.
+  func summary(of state: State) -> SaveSummary
+}
+
+extension SaveableGame {
+  public func summary(of state: State) -> SaveSummary { SaveSummary() }
+}
+
+/// Why a save was made.
+public enum SaveReason: String, Sendable, Equatable {
+  /// Every N steps while playing.
+  case autosave
+  /// The game went to the background.
+  case background
+  /// The process is quitting.
+  case terminate
+  /// The game or the player asked.
+  case manual
+}
+
+/// What the coordinator did with a save or a load.
+public enum SaveEvent: Sendable, Equatable, CustomStringConvertible {
+  /// A save became durable; `summary` is the snapshot's.
+  case saved(SaveReason, SaveReceipt, summary: SaveSummary)
+  /// A save failed or was cancelled (an expired budget).
+  case saveFailed(SaveReason, SaveFileError, summary: SaveSummary)
+  /// A save was restored: its generation, what was passed over, what happened on the way in.
+  case restored(generation: Int, summary: SaveSummary, skipped: [String], report: LoadReport)
+  /// Coming back, the game kept its in-memory state, which is newer than anything on disk.
+  case keptMemory(reason: String)
+  /// Nothing could be restored.
+  case loadFailed(SaveFileError)
+
+  public var description: String {
+    switch self {
+    case .saved(let reason, let receipt, let summary):
+      let ms = Int((receipt.encodeDuration + receipt.writeDuration).inMilliseconds.rounded())
+      return
+        "save: \(reason.rawValue) generation \(receipt.generation) at frame \(summary.frame), \(receipt.bytes) bytes, durable in \(ms) ms"
+    case .saveFailed(let reason, let error, let summary):
+      return "save: \(reason.rawValue) at frame \(summary.frame) failed: \(error)"
+    case .restored(let generation, let summary, let skipped, let report):
+      let fallback = skipped.isEmpty ? "" : "; \(skipped.joined(separator: "; "))"
+      return "load: restored generation \(generation) at frame \(summary.frame)\(fallback)"
+        + (report.lines.isEmpty ? "" : " [\(report.lines.joined(separator: "; "))]")
+    case .keptMemory(let reason): return "load: kept the in-memory state: \(reason)"
+    case .loadFailed(let error): return "load: nothing restored: \(error)"
+    }
+  }
+}
+
+/// The iOS save recipe for any game, as the application's delegate: pause on resign, snapshot
+/// on background and save as a background task cancelled on expiry, restore on foreground (or
+/// keep memory when that save did not finish), restore on a cold start with fallback,
+/// autosave every N steps with only the snapshot on the main thread, save on quit.
+///
+/// ```swift
+/// let coordinator = SaveCoordinator(game: tanks, store: store, codec: codec, slot: "autosave")
+/// coordinator.autosaveInterval = 30 * 60
+/// let app = Application(delegate: coordinator)
+/// app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+/// while running {
+///   if app.state == .active, !tanks.isPaused { tanks.step(); coordinator.didStep(frame: tanks.frame) }
+///   app.update()
+/// }
+/// ```
+///
+/// Encoding, checksumming, drawing the thumbnail and writing all happen on a worker; the
+/// coordinator reports each outcome as a ``SaveEvent`` and logs save failures once.
+@MainActor
+public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
+  /// The game.
+  public let game: Game
+  /// Where saves go.
+  public let store: SaveStore
+  /// How the state becomes a file and back.
+  public let codec: SaveCodec<Game.State>
+  /// The slot this coordinator saves to and restores from.
+  public let slot: String
+  /// Steps between autosaves (0: never): an autosave starts when `didStep(frame:)` reports a
+  /// multiple of it.
+  public var autosaveInterval: Int64 = 0
+  /// Draws a thumbnail (PNG bytes) from a snapshot, on the save's worker, never the main thread.
+  public var thumbnail: (@Sendable (Game.State) -> [UInt8]?)?
+  /// How far a restore may fall back (``LoadFallback/pastDamaged`` by default).
+  public var loadFallback: LoadFallback = .pastDamaged
+  /// Everything that happened to saves, oldest first.
+  public private(set) var events: [SaveEvent] = []
+  /// Called for each event as it happens (a HUD, a trace).
+  public var onEvent: ((SaveEvent) -> Void)?
+  /// Told every lifecycle moment after the coordinator has done its part (the game's own
+  /// handling: music, network, ...).
+  public weak var delegate: (any ApplicationDelegate)?
+
+  private var pending: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle)] = []
+  private var backgroundSave: SaveHandle?
+  private let logger: Logger
+
+  /// Creates a coordinator for `game`'s saves in `slot` of `store`.
+  public init(
+    game: Game, store: SaveStore, codec: SaveCodec<Game.State>, slot: String,
+    logger: Logger = Logger(label: "stasis.coordinator")
+  ) {
+    self.game = game
+    self.store = store
+    self.codec = codec
+    self.slot = slot
+    self.logger = logger
+  }
+
+  // MARK: The loop's side
+
+  /// Call after each engine step with the step's number: collects finished saves, and starts
+  /// an autosave when `frame` is a multiple of ``autosaveInterval``.
+  public func didStep(frame: Int64) {
+    collectFinishedSaves()
+    if autosaveInterval > 0, frame % autosaveInterval == 0 { startSave(.autosave) }
+  }
+
+  /// Saves now on a worker (a save key, a checkpoint).
+  @discardableResult
+  public func saveNow(_ reason: SaveReason = .manual) -> SaveHandle { startSave(reason) }
+
+  /// True while some save has not finished.
+  public var hasPendingSaves: Bool { pending.contains { $0.handle.result == nil } }
+
+  /// Blocks until every save started so far has finished, then records them.
+  public func waitForSaves() {
+    for entry in pending { entry.handle.wait() }
+    collectFinishedSaves()
+  }
+
+  /// Loads the slot's newest generation that loads (past damaged ones) and restores it;
+  /// false, with a ``SaveEvent/loadFailed(_:)`` event, when nothing could be restored.
+  @discardableResult
+  public func restoreSlot() -> Bool {
+    do {
+      let loaded = try store.load(codec, slot: slot, fallback: loadFallback)
+      try restore(loaded)
+      return true
+    } catch let error as SaveFileError {
+      record(.loadFailed(error))
+    } catch {
+      record(.loadFailed(SaveFileError(.invalidState, "the game refused the loaded state: \(error)")))
+    }
+    return false
+  }
+
+  /// Restores a state loaded elsewhere (a slot picker), recording it like a load.
+  public func restore(_ loaded: LoadedSave<Game.State>) throws {
+    try game.restore(loaded.state)
+    record(
+      .restored(
+        generation: loaded.generation, summary: game.summary(of: loaded.state), skipped: loaded.skippedDescriptions,
+        report: loaded.report))
+  }
+
+  // MARK: The delegate's side
+
+  public func applicationDidFinishLaunching(_ application: Application, options: LaunchOptions) {
+    if options.restoreSlot != nil { restoreSlot() }  // the cold start, before the first step
+    delegate?.applicationDidFinishLaunching(application, options: options)
+  }
+
+  public func applicationWillResignActive(_ application: Application) {
+    game.isPaused = true
+    delegate?.applicationWillResignActive(application)
+  }
+
+  public func applicationDidEnterBackground(_ application: Application) {
+    game.isPaused = true
+    let snapshot = game.snapshot()
+    backgroundSave = application.saveInBackground(named: "save \(slot)") {
+      startSave(.background, snapshot: snapshot)
+    }
+    delegate?.applicationDidEnterBackground(application)
+  }
+
+  public func applicationWillEnterForeground(_ application: Application) {
+    collectFinishedSaves()
+    if let handle = backgroundSave {
+      backgroundSave = nil
+      restoreAfterBackground(handle)
+    }
+    delegate?.applicationWillEnterForeground(application)
+  }
+
+  public func applicationDidBecomeActive(_ application: Application) {
+    game.isPaused = false
+    delegate?.applicationDidBecomeActive(application)
+  }
+
+  public func applicationWillTerminate(_ application: Application) {
+    game.isPaused = true
+    let snapshot = game.snapshot()
+    application.saveInBackground(named: "save \(slot) before quitting") {
+      startSave(.terminate, snapshot: snapshot)
+    }
+    delegate?.applicationWillTerminate(application)
+  }
+
+  public func applicationDidReceiveMemoryWarning(_ application: Application) {
+    delegate?.applicationDidReceiveMemoryWarning(application)
+  }
+
+  public func application(_ application: Application, didChangeEnvironment change: EnvironmentChange) {
+    delegate?.application(application, didChangeEnvironment: change)
+  }
+
+  // MARK: Private
+
+  /// Back from the background in the same process: restore the generation just written, or
+  /// keep memory when it did not complete (loading an older one would go back in time).
+  private func restoreAfterBackground(_ handle: SaveHandle) {
+    guard case .success(let receipt)? = handle.result else {
+      record(.keptMemory(reason: "the background save did not complete"))
+      return
+    }
+    do {
+      let loaded = try store.load(codec, slot: slot)
+      guard loaded.generation == receipt.generation else {
+        let why = loaded.skipped.first.map { "\($0.error)" } ?? "a newer generation appeared"
+        record(.keptMemory(reason: "generation \(receipt.generation) did not load back: \(why)"))
+        return
+      }
+      try game.restore(loaded.state)
+      record(
+        .restored(
+          generation: loaded.generation, summary: game.summary(of: loaded.state), skipped: [], report: loaded.report))
+    } catch {
+      record(.keptMemory(reason: "the save did not load back: \(error)"))
+    }
+  }
+
+  @discardableResult
+  private func startSave(_ reason: SaveReason, snapshot: Game.State? = nil) -> SaveHandle {
+    let state = snapshot ?? game.snapshot()
+    let summary = game.summary(of: state)
+    let handle = store.save(state, codec: codec, slot: slot, summary: summary, drawThumbnail: thumbnail)
+    pending.append((reason, summary, handle))
+    return handle
+  }
+
+  private func collectFinishedSaves() {
+    var still: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle)] = []
+    for entry in pending {
+      switch entry.handle.result {
+      case nil: still.append(entry)
+      case .success(let receipt)?: record(.saved(entry.reason, receipt, summary: entry.summary))
+      case .failure(let error)?: record(.saveFailed(entry.reason, error, summary: entry.summary))
+      }
+    }
+    pending = still
+  }
+
+  /// The one place a save problem or a fallback is logged. A load failure is the asker's to
+  /// report (a runner's one line, a HUD), so it is only recorded.
+  private func record(_ event: SaveEvent) {
+    events.append(event)
+    switch event {
+    case .saveFailed: logger.warning("\(event.description)")
+    case .restored(_, _, let skipped, _) where !skipped.isEmpty: logger.warning("\(event.description)")
+    default: break
+    }
+    onEvent?(event)
+  }
+}
