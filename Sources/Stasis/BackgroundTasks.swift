@@ -80,10 +80,6 @@ final class BackgroundTaskRegistry: Sendable {
 
   var live: [Task] { state.withLock { $0.live } }
 
-  func isLive(_ id: BackgroundTaskID) -> Bool {
-    state.withLock { $0.live.contains { $0.id == id } }
-  }
-
   /// Removes a task without an end event: the watchdog's verdict on a task that ignored
   /// its expiration.
   func remove(_ id: BackgroundTaskID) {

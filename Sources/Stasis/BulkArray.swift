@@ -1,16 +1,29 @@
-/// The scalar types a bulk field may have; the raw values are the format's value tags.
-public enum ScalarType: UInt8, Sendable, Equatable, CaseIterable {
-  case bool = 0x02
-  case int8 = 0x03
-  case int16 = 0x04
-  case int32 = 0x05
-  case int64 = 0x06
-  case uint8 = 0x07
-  case uint16 = 0x08
-  case uint32 = 0x09
-  case uint64 = 0x0A
-  case float32 = 0x0B
-  case float64 = 0x0C
+/// The scalar types a bulk field may have.
+public enum ScalarType: Sendable, Equatable, CaseIterable {
+  case bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64
+
+  /// The type's tag in a bulk layout: the value tag of the same type (`bool` uses `true`'s).
+  var tag: ValueTag {
+    switch self {
+    case .bool: return .trueValue
+    case .int8: return .int8
+    case .int16: return .int16
+    case .int32: return .int32
+    case .int64: return .int64
+    case .uint8: return .uint8
+    case .uint16: return .uint16
+    case .uint32: return .uint32
+    case .uint64: return .uint64
+    case .float32: return .float32
+    case .float64: return .float64
+    }
+  }
+
+  /// The scalar type a layout's tag names, or nil for a tag that is not a scalar.
+  init?(tag: ValueTag) {
+    guard let type = Self.allCases.first(where: { $0.tag == tag }) else { return nil }
+    self = type
+  }
 
   /// Bytes one value takes.
   public var size: Int {

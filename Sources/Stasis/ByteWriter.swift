@@ -35,20 +35,6 @@ struct ByteWriter {
     write(UInt16(utf8.count))
     bytes.append(contentsOf: utf8)
   }
-
-  /// Overwrites a `u32` written earlier at `offset`.
-  mutating func patch(_ value: UInt32, at offset: Int) {
-    withUnsafeBytes(of: value.littleEndian) { raw in
-      for index in 0..<4 { bytes[offset + index] = raw[index] }
-    }
-  }
-
-  /// Overwrites a `u64` written earlier at `offset`.
-  mutating func patch(_ value: UInt64, at offset: Int) {
-    withUnsafeBytes(of: value.littleEndian) { raw in
-      for index in 0..<8 { bytes[offset + index] = raw[index] }
-    }
-  }
 }
 
 extension ByteWriter {

@@ -55,8 +55,6 @@ public struct EnvironmentChange: Sendable, Equatable {
 struct CoalescedChanges {
   private var pending: [EnvironmentChange] = []
 
-  var isEmpty: Bool { pending.isEmpty }
-
   mutating func hold(_ change: EnvironmentChange) {
     if let index = pending.firstIndex(where: { $0.kind == change.kind }) {
       pending[index] = change

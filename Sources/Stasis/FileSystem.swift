@@ -1,7 +1,22 @@
 #if canImport(Glibc)
   import Glibc
+
+  // The C calls whose names the file system's methods shadow, for Glibc and Darwin alike.
+  private let systemWrite = Glibc.write
+  private let systemRead = Glibc.read
+  private let systemFsync = Glibc.fsync
+  private let systemClose = Glibc.close
+  private let systemRename = Glibc.rename
+  private let systemUnlink = Glibc.unlink
 #elseif canImport(Darwin)
   import Darwin
+
+  private let systemWrite = Darwin.write
+  private let systemRead = Darwin.read
+  private let systemFsync = Darwin.fsync
+  private let systemClose = Darwin.close
+  private let systemRename = Darwin.rename
+  private let systemUnlink = Darwin.unlink
 #endif
 
 /// An `errno` value with its C name, e.g. `ENOSPC`.
@@ -149,31 +164,31 @@ public struct PosixFileSystem: FileSystem {
   }
 
   public func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int {
-    try retrying("write", path, .negative) { Glibc.write(descriptor, bytes.baseAddress, bytes.count) }
+    try retrying("write", path, .negative) { systemWrite(descriptor, bytes.baseAddress, bytes.count) }
   }
 
   public func fsync(_ descriptor: Int32, path: String) throws(FileSystemError) {
-    _ = try retrying("fsync", path, .nonzero) { Glibc.fsync(descriptor) }
+    _ = try retrying("fsync", path, .nonzero) { systemFsync(descriptor) }
   }
 
   public func close(_ descriptor: Int32, path: String) throws(FileSystemError) {
-    if Glibc.close(descriptor) != 0 && errno != EINTR {
+    if systemClose(descriptor) != 0 && errno != EINTR {
       throw FileSystemError("close", path, Errno(rawValue: errno))
     }
   }
 
   public func rename(_ source: String, _ destination: String) throws(FileSystemError) {
-    _ = try retrying("rename", "\(source) -> \(destination)", .nonzero) { Glibc.rename(source, destination) }
+    _ = try retrying("rename", "\(source) -> \(destination)", .nonzero) { systemRename(source, destination) }
   }
 
   public func unlink(_ path: String) throws(FileSystemError) {
-    _ = try retrying("unlink", path, .nonzero) { Glibc.unlink(path) }
+    _ = try retrying("unlink", path, .nonzero) { systemUnlink(path) }
   }
 
   public func fsyncDirectory(_ path: String) throws(FileSystemError) {
     let descriptor = try retrying("open", path, .negative) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-    defer { Glibc.close(descriptor) }
-    _ = try retrying("fsync", path, .nonzero) { Glibc.fsync(descriptor) }
+    defer { systemClose(descriptor) }
+    _ = try retrying("fsync", path, .nonzero) { systemFsync(descriptor) }
   }
 
   public func makeDirectory(_ path: String) throws(FileSystemError) -> Bool {
@@ -185,7 +200,7 @@ public struct PosixFileSystem: FileSystem {
 
   public func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
     let descriptor = try retrying("open", path, .negative) { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
-    defer { Glibc.close(descriptor) }
+    defer { systemClose(descriptor) }
     var info = stat()
     guard fstat(descriptor, &info) == 0 else { throw FileSystemError("fstat", path, Errno(rawValue: errno)) }
     guard (info.st_mode & S_IFMT) == S_IFREG else { throw FileSystemError("read", path, Errno(rawValue: EISDIR)) }
@@ -195,7 +210,7 @@ public struct PosixFileSystem: FileSystem {
     while done < size {
       let offset = done
       let count = try retrying("read", path, .negative) {
-        bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + offset, size - offset) }
+        bytes.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress! + offset, size - offset) }
       }
       if count == 0 { break }  // the file shrank while being read
       done += count
@@ -236,7 +251,7 @@ public struct PosixFileSystem: FileSystem {
     while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
       let code = errno
       guard code == EWOULDBLOCK || code == EINTR, clock.now() < deadline else {
-        Glibc.close(descriptor)
+        systemClose(descriptor)
         throw FileSystemError("flock", path, Errno(rawValue: code))
       }
       usleep(1000)
@@ -246,7 +261,7 @@ public struct PosixFileSystem: FileSystem {
 
   public func unlock(_ descriptor: Int32) {
     flock(descriptor, LOCK_UN)
-    Glibc.close(descriptor)
+    systemClose(descriptor)
   }
 }
 

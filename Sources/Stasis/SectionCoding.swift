@@ -1,27 +1,6 @@
 /// Writes and reads the `tree` encoding of a section: the description tables (field names,
 /// object shapes, bulk layouts) followed by one tagged value. See docs/FORMAT.md.
 enum SectionCoding {
-  enum Tag: UInt8 {
-    case null = 0x00
-    case falseValue = 0x01
-    case trueValue = 0x02
-    case int8 = 0x03
-    case int16 = 0x04
-    case int32 = 0x05
-    case int64 = 0x06
-    case uint8 = 0x07
-    case uint16 = 0x08
-    case uint32 = 0x09
-    case uint64 = 0x0A
-    case float32 = 0x0B
-    case float64 = 0x0C
-    case string = 0x0D
-    case bytes = 0x0E
-    case array = 0x0F
-    case object = 0x10
-    case bulk = 0x11
-  }
-
   // MARK: Writing
 
   /// The tables of names, shapes and layouts, built in first-seen order.
@@ -85,7 +64,7 @@ enum SectionCoding {
       writer.write(UInt32(layout.fields.count))
       for field in layout.fields {
         writer.write(tables.name(field.name))
-        writer.write(field.type.rawValue)
+        writer.write(field.type.tag.rawValue)
         writer.write(UInt32(field.offset))
       }
     }
@@ -94,57 +73,57 @@ enum SectionCoding {
 
   private static func write(_ value: SaveValue, tables: inout Tables, into writer: inout ByteWriter) {
     switch value {
-    case .null: writer.write(Tag.null.rawValue)
-    case .bool(let flag): writer.write((flag ? Tag.trueValue : Tag.falseValue).rawValue)
+    case .null: writer.write(ValueTag.null.rawValue)
+    case .bool(let flag): writer.write((flag ? ValueTag.trueValue : ValueTag.falseValue).rawValue)
     case .int8(let v):
-      writer.write(Tag.int8.rawValue)
+      writer.write(ValueTag.int8.rawValue)
       writer.write(v)
     case .int16(let v):
-      writer.write(Tag.int16.rawValue)
+      writer.write(ValueTag.int16.rawValue)
       writer.write(v)
     case .int32(let v):
-      writer.write(Tag.int32.rawValue)
+      writer.write(ValueTag.int32.rawValue)
       writer.write(v)
     case .int64(let v):
-      writer.write(Tag.int64.rawValue)
+      writer.write(ValueTag.int64.rawValue)
       writer.write(v)
     case .uint8(let v):
-      writer.write(Tag.uint8.rawValue)
+      writer.write(ValueTag.uint8.rawValue)
       writer.write(v)
     case .uint16(let v):
-      writer.write(Tag.uint16.rawValue)
+      writer.write(ValueTag.uint16.rawValue)
       writer.write(v)
     case .uint32(let v):
-      writer.write(Tag.uint32.rawValue)
+      writer.write(ValueTag.uint32.rawValue)
       writer.write(v)
     case .uint64(let v):
-      writer.write(Tag.uint64.rawValue)
+      writer.write(ValueTag.uint64.rawValue)
       writer.write(v)
     case .float32(let v):
-      writer.write(Tag.float32.rawValue)
+      writer.write(ValueTag.float32.rawValue)
       writer.write(v)
     case .float64(let v):
-      writer.write(Tag.float64.rawValue)
+      writer.write(ValueTag.float64.rawValue)
       writer.write(v)
     case .string(let string):
-      writer.write(Tag.string.rawValue)
+      writer.write(ValueTag.string.rawValue)
       let utf8 = Array(string.utf8)
       writer.write(UInt32(utf8.count))
       writer.write(bytes: utf8)
     case .bytes(let bytes):
-      writer.write(Tag.bytes.rawValue)
+      writer.write(ValueTag.bytes.rawValue)
       writer.write(UInt32(bytes.count))
       writer.write(bytes: bytes)
     case .array(let items):
-      writer.write(Tag.array.rawValue)
+      writer.write(ValueTag.array.rawValue)
       writer.write(UInt32(items.count))
       for item in items { write(item, tables: &tables, into: &writer) }
     case .object(let object):
-      writer.write(Tag.object.rawValue)
+      writer.write(ValueTag.object.rawValue)
       writer.write(tables.shape(of: object))
       for field in object.fields { write(field.value, tables: &tables, into: &writer) }
     case .bulk(let bulk):
-      writer.write(Tag.bulk.rawValue)
+      writer.write(ValueTag.bulk.rawValue)
       writer.write(tables.layout(bulk.layout))
       writer.write(UInt64(bulk.count))
       bulk.withUnsafeBytes { writer.write(bytes: $0) }
@@ -218,7 +197,9 @@ enum SectionCoding {
       let index = Int(try reader.read(UInt32.self, "layout field name"))
       let tag = try reader.read(UInt8.self, "layout field type")
       let offset = Int(try reader.read(UInt32.self, "layout field offset"))
-      guard index < names.count, let type = ScalarType(rawValue: tag), offset + type.size <= stride else {
+      guard index < names.count, let type = ValueTag(rawValue: tag).flatMap(ScalarType.init(tag:)),
+        offset + type.size <= stride
+      else {
         throw reader.failure(.malformed, "bulk field \(index) (type \(tag), offset \(offset)) does not fit", at: at)
       }
       guard !fields.contains(where: { $0.name == names[index] }) else {
@@ -237,7 +218,7 @@ enum SectionCoding {
       throw reader.failure(.limitExceeded, "nesting deeper than \(FormatLimits.maxDepth)")
     }
     let raw = try reader.read(UInt8.self, "value tag")
-    guard let tag = Tag(rawValue: raw) else {
+    guard let tag = ValueTag(rawValue: raw) else {
       throw reader.failure(.malformed, "unknown value tag 0x\(String(raw, radix: 16))", at: start)
     }
     switch tag {

@@ -2,6 +2,12 @@ import Foundation
 
 #if canImport(Glibc)
   import Glibc
+
+  private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+  import Darwin
+
+  private let systemWrite = Darwin.write
 #endif
 
 /// Output to a terminal or a pipe: colour and aligned tables on a terminal, plain text when
@@ -35,7 +41,7 @@ struct Terminal {
     data.withUnsafeBytes { raw in
       var done = 0
       while done < raw.count {
-        let count = Glibc.write(descriptor, raw.baseAddress! + done, raw.count - done)
+        let count = systemWrite(descriptor, raw.baseAddress! + done, raw.count - done)
         if count <= 0 { return }
         done += count
       }
