@@ -7,6 +7,7 @@ let package = Package(
   platforms: [.macOS(.v15)],
   products: [
     .library(name: "Stasis", targets: ["Stasis"]),
+    .library(name: "StasisTesting", targets: ["StasisTesting"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
     .library(name: "DemoGame", targets: ["DemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
@@ -28,6 +29,9 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
+    // Test doubles for a game's own save-path tests: fault-injecting and recording file
+    // systems, a manual clock, the process-killer hook. Not part of the shipping library.
+    .target(name: "StasisTesting", dependencies: ["Stasis"]),
     // CRC32C at memory speed (the CPU's CRC instruction); Swift has none built in.
     .target(name: "CStasisChecksum"),
     // SDL2 from the system, found through pkg-config.
@@ -76,10 +80,10 @@ let package = Package(
     .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis"]),
     .testTarget(
       name: "StasisTests",
-      dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")],
       exclude: ["Fixtures"]
     ),
-    .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis"]),
-    .testTarget(name: "StasisSDLTests", dependencies: ["StasisSDL", "CSDL2", "Stasis"]),
+    .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisTesting"]),
+    .testTarget(name: "StasisSDLTests", dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting"]),
   ]
 )

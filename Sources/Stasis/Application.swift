@@ -61,9 +61,8 @@ public final class Application {
   /// Every finished background episode, oldest first.
   public private(set) var backgroundEpisodes: [BackgroundEpisode] = []
 
-  /// Called instead of killing the process under ``WatchdogPolicy/killProcess``; tests
-  /// replace it to observe the kill.
-  public var processKiller: @MainActor () -> Void = { kill(getpid(), SIGKILL) }
+  /// What ``WatchdogPolicy/killProcess`` does; `StasisTesting` replaces it to observe the kill.
+  package var processKiller: @MainActor () -> Void = { kill(getpid(), SIGKILL) }
 
   private let logger: Logger
   private let tasks = BackgroundTaskRegistry()

@@ -8,8 +8,8 @@ import Synchronization
 
 /// A source of monotonic time: never goes backwards, unaffected by wall-clock changes.
 ///
-/// The lifecycle measures the background budget with it; tests inject a ``ManualClock``
-/// and drive time themselves instead of sleeping.
+/// The lifecycle measures the background budget with it; tests inject `ManualClock` (from
+/// `StasisTesting`) and drive time themselves instead of sleeping.
 public protocol MonotonicClock: Sendable {
   /// Time since an arbitrary fixed origin.
   func now() -> Duration
@@ -25,32 +25,6 @@ public struct SystemClock: MonotonicClock {
     var spec = timespec()
     clock_gettime(CLOCK_MONOTONIC, &spec)
     return .seconds(Int64(spec.tv_sec)) + .nanoseconds(Int64(spec.tv_nsec))
-  }
-}
-
-/// A clock that moves only when told to: tests advance it instead of sleeping.
-///
-/// ```swift
-/// let clock = ManualClock()
-/// clock.advance(by: .seconds(11))  // the 10-second budget has now run out
-/// ```
-public final class ManualClock: MonotonicClock {
-  private let current: Mutex<Duration>
-
-  /// Creates a clock that reads `start`.
-  public init(start: Duration = .zero) {
-    current = Mutex(start)
-  }
-
-  /// The time the clock was last set to.
-  public func now() -> Duration {
-    current.withLock { $0 }
-  }
-
-  /// Moves the clock forward; a negative amount is ignored, so time never goes back.
-  public func advance(by amount: Duration) {
-    guard amount > .zero else { return }
-    current.withLock { $0 += amount }
   }
 }
 

@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import StasisTesting
 import Testing
 
 /// Levels written for one test into a temporary folder.

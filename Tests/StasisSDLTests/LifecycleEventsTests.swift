@@ -2,6 +2,7 @@ import CSDL2
 import Foundation
 import Stasis
 import StasisSDL
+import StasisTesting
 import Testing
 
 /// SDL runs headless here: the dummy video driver, events pushed with `SDL_PushEvent`.

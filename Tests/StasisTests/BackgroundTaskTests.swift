@@ -1,5 +1,6 @@
 import Foundation
 import Stasis
+import StasisTesting
 import Testing
 
 @MainActor
@@ -79,7 +80,7 @@ struct BackgroundTaskTests {
   func watchdogLogOnly() {
     let (app, recorder, clock) = makeApplication(budget: .seconds(1))
     var killed = false
-    app.processKiller = { killed = true }
+    app.replaceProcessKiller { killed = true }
     recorder.onEnterBackground = { app in _ = app.beginBackgroundTask(named: "stubborn") {} }
     app.launch()
     app.enterBackground()
@@ -95,7 +96,7 @@ struct BackgroundTaskTests {
   func watchdogStrict() {
     let (app, recorder, clock) = makeApplication(budget: .seconds(1), watchdog: .killProcess)
     var killed = 0
-    app.processKiller = { killed += 1 }
+    app.replaceProcessKiller { killed += 1 }
     recorder.onEnterBackground = { app in _ = app.beginBackgroundTask(named: "stubborn") {} }
     app.launch()
     app.enterBackground()

@@ -1,62 +1,8 @@
 import Foundation
 import Stasis
+import StasisTesting
 import Synchronization
 import Testing
-
-/// Records every operation a save makes, with its data, while doing it for real: the raw
-/// material for replaying crashes (the method of ALICE, OSDI 2014).
-final class RecordingFileSystem: FileSystemWrapper {
-  enum Operation: Equatable {
-    case create(String)
-    case write(String, [UInt8])
-    case fsync(String)
-    case rename(String, String)
-    case fsyncDirectory(String)
-    case unlink(String)
-  }
-
-  let wrapped: any FileSystem = PosixFileSystem()
-  let root: String
-  private let recorded = Mutex<[Operation]>([])
-  private let descriptors = Mutex<[Int32: String]>([:])
-
-  init(root: String) { self.root = root }
-
-  var operations: [Operation] { recorded.withLock { $0 } }
-  func reset() { recorded.withLock { $0.removeAll() } }
-
-  private func relative(_ path: String) -> String {
-    path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
-  }
-  private func record(_ operation: Operation) { recorded.withLock { $0.append(operation) } }
-
-  func createExclusive(_ path: String) throws(FileSystemError) -> Int32 {
-    let descriptor = try wrapped.createExclusive(path)
-    record(.create(relative(path)))
-    return descriptor
-  }
-  func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int {
-    let count = try wrapped.write(descriptor, bytes, path: path)
-    record(.write(relative(path), Array(bytes.prefix(count))))
-    return count
-  }
-  func fsync(_ descriptor: Int32, path: String) throws(FileSystemError) {
-    try wrapped.fsync(descriptor, path: path)
-    record(.fsync(relative(path)))
-  }
-  func rename(_ source: String, _ destination: String) throws(FileSystemError) {
-    try wrapped.rename(source, destination)
-    record(.rename(relative(source), relative(destination)))
-  }
-  func unlink(_ path: String) throws(FileSystemError) {
-    try wrapped.unlink(path)
-    record(.unlink(relative(path)))
-  }
-  func fsyncDirectory(_ path: String) throws(FileSystemError) {
-    try wrapped.fsyncDirectory(path)
-    record(.fsyncDirectory(relative(path)))
-  }
-}
 
 /// What a disk may show after a crash: each file's content, by path relative to the save folder.
 struct DiskState: Hashable {

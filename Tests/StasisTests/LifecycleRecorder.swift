@@ -1,4 +1,5 @@
 import Stasis
+import StasisTesting
 
 /// A delegate that writes down every callback, in order, as `delegate: <event>`.
 @MainActor

@@ -1,5 +1,6 @@
 import Foundation
 import Stasis
+import StasisTesting
 import Synchronization
 import Testing
 

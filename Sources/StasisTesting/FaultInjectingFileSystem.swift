@@ -1,4 +1,5 @@
 import Dispatch
+import Stasis
 import Synchronization
 
 /// The real file system with fault injection, for tests of a save path: fail the next N calls
