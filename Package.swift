@@ -13,6 +13,7 @@ let package = Package(
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
+    .executable(name: "stasis-example-tanks", targets: ["stasis-example-tanks"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -76,6 +77,12 @@ let package = Package(
       name: "stasis-bench",
       dependencies: ["Stasis", "DemoGame", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
+    // Examples/: a second game adopting Stasis through the save coordinator (the README's guide).
+    .executableTarget(name: "stasis-example-tanks", dependencies: ["Stasis"], path: "Examples/Tanks"),
+    // The README's Swift blocks, compiled (ReadmeTests checks every block is here).
+    .target(
+      name: "ReadmeSnippets", dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")],
+      path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
     .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis"]),
     .testTarget(

@@ -1,0 +1,96 @@
+// The README's Swift, compiled: every ```swift block of README.md appears in this folder
+// (ReadmeTests checks it), in a context that makes it build.
+import Logging
+import Stasis
+
+// MARK: - Saving and loading
+
+struct Score: Codable, Sendable { var points: Int64 = 0 }
+struct Level: Codable, Sendable { var index = 1 }
+struct Camera: Codable, Sendable { var x = 0.0, y = 0.0 }
+struct Body: BulkStorable {
+  var x: Float = 0
+  var y: Float = 0
+  static let bulkLayout = BulkLayout(of: Body.self, [.field("x", \.x), .field("y", \.y)])
+}
+struct Physics: Codable, Sendable { var bodies: [Body] = [] }
+
+struct GameState: Codable, Sendable {  // each top-level field becomes a section
+  var score: Score
+  var level: Level
+  var camera: Camera
+  var physics: Physics  // holds [Body], a BulkStorable: raw bytes on disk
+}
+
+func savingAndLoading(state: GameState, migrations: SchemaMigrations) throws {
+  let store = SaveStore(directory: "Saves")  // generationsToKeep: 3
+  let codec = SaveCodec<GameState>(
+    game: GameIdentity(name: "my-game", build: "1.0", schemaVersion: 2), migrations: migrations)
+
+  // Off the main thread: encode, checksum, temp file, fsync, rename, fsync the folder.
+  let handle = store.save(state, codec: codec, slot: "autosave", summary: SaveSummary(level: 2, score: 1234))
+  handle.onCompletion { result in print(result) }  // or handle.wait(), or handle.cancel()
+
+  // The newest generation that passes every check; says which newer ones failed and why.
+  let loaded = try store.load(codec, slot: "autosave")
+  if let fallback = loaded.fallbackDescription { print(fallback) }  // "generation 5 is damaged (…); loaded generation 4"
+}
+
+// MARK: - The lifecycle, by hand (SaveCoordinator does all of this)
+
+@MainActor
+final class HandMadeDelegate: ApplicationDelegate {
+  var engine = Engine()
+  let store = SaveStore(directory: "Saves")
+  let codec = SaveCodec<GameState>(game: GameIdentity(name: "my-game"))
+
+  struct Engine {
+    var isPaused = false
+    var state = GameState(score: Score(), level: Level(), camera: Camera(), physics: Physics())
+    func snapshot() -> GameState { state }
+  }
+
+  func applicationDidEnterBackground(_ application: Application) {
+    engine.isPaused = true
+    let snapshot = engine.snapshot()  // a value copy, on the main thread
+    // A background task that ends when the save is durable; if the budget runs out first,
+    // its expiration handler cancels the save and the previous generation stays the newest.
+    application.saveInBackground(named: "save autosave") {
+      store.save(snapshot, codec: codec, slot: "autosave", summary: SaveSummary())
+    }
+  }
+}
+
+// MARK: - Versions, migrations and newer builds
+
+let logger = Logger(label: "my-game")
+func showUpdatePrompt(_ message: String) { print(message) }
+
+func loadingAcrossVersions(store: SaveStore, codec: SaveCodec<GameState>) {
+  do {
+    let loaded = try store.load(codec, slot: "autosave")
+    for line in loaded.report.lines { logger.info("\(line)") }  // "schema 1 → 2: 1 → 2", "defaulted: camera.zoom"
+    if let fallback = loaded.fallbackDescription { logger.warning("\(fallback)") }
+  } catch {
+    // error is a SaveFileError. With a newer build's save on top, its description reads:
+    // "…/0000000007.stasis: newer schema version in header: generation 7: schema version 3;
+    //  this build of my-game knows up to 2 (update the game to load it; it is kept; to play on
+    //  from generation 6 instead, `stasis recover autosave --generation 6`)"
+    if error.kind == .newerSchema { showUpdatePrompt(error.description) }
+  }
+}
+
+func declaringChanges() -> SchemaMigrations {
+  var migrations = SchemaMigrations()
+  migrations.register(from: 1) { state in  // v1 → v2
+    state[field: "settings"]?.renameField("map", to: "mapName")
+    state[field: "settings"]?.removeField("legacyFlag")
+  }
+  return migrations
+}
+
+struct Particle: BulkStorable, SaveRemovedFields {  // or declare a removal on the type
+  static let removedSaveFields = ["spin"]  // bulk layouts too
+  var x: Float = 0
+  static let bulkLayout = BulkLayout(of: Particle.self, [.field("x", \.x)])
+}
