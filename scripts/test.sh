@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
 echo "== swift format lint"
-swift format lint --strict -r Sources Tests Package.swift
+swift format lint --strict -r Sources Tests Examples Package.swift
 echo "== build"
 swift build --build-tests
 # The end-to-end runs of the stress level take seconds in release and minutes in debug.

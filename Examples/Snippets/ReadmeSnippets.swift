@@ -33,7 +33,7 @@ func savingAndLoading(state: GameState, migrations: SchemaMigrations) throws {
 
   // The newest generation that passes every check; says which newer ones failed and why.
   let loaded = try store.load(codec, slot: "autosave")
-  if let fallback = loaded.fallbackDescription { print(fallback) }  // "generation 5 is damaged (…); loaded generation 4"
+  if let fallback = loaded.fallbackDescription { print(fallback) }  // "generation 5 is damaged (…); …"
 }
 
 // MARK: - The lifecycle, by hand (SaveCoordinator does all of this)
