@@ -66,7 +66,8 @@ public final class SaveStore: Sendable {
   /// How long a save waits for another writer of the same slot.
   public let lockTimeout: Duration
   let fileSystem: any FileSystem
-  let signingKey: SigningKey?
+  /// Which keys sign and verify saves, and whether unsigned ones are accepted.
+  public let signing: SigningPolicy
   private let wallClock: @Sendable () -> Int64
   private let logger = Logger(label: "stasis.store")
   /// Encoding buffers kept between saves (at most two, each the size of the last save):
@@ -77,21 +78,23 @@ public final class SaveStore: Sendable {
   ///
   /// - Parameters:
   ///   - generationsToKeep: generations kept per slot, at least 1 (default 3).
-  ///   - signingKey: signs every save and refuses unsigned or edited ones when given.
+  ///   - signing: which key signs every save, which keys verify, whether unsigned saves are
+  ///     accepted (``SigningPolicy``; default `.none`, no signing). Saves are always signed with
+  ///     the current key, so an accepted unsigned or retired-key save is re-signed on its next save.
   ///   - fileSystem: the file operations; tests pass a fault-injecting one.
   ///   - wallClock: milliseconds since the Unix epoch, for `createdAt`; injectable for tests.
   public init(
     directory: String,
     generationsToKeep: Int = 3,
     lockTimeout: Duration = .seconds(5),
-    signingKey: SigningKey? = nil,
+    signing: SigningPolicy = .none,
     fileSystem: any FileSystem = PosixFileSystem(),
     wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
   ) {
     self.directory = directory
     self.generationsToKeep = max(1, generationsToKeep)
     self.lockTimeout = lockTimeout
-    self.signingKey = signingKey
+    self.signing = signing
     self.fileSystem = fileSystem
     self.wallClock = wallClock
   }
@@ -175,7 +178,7 @@ public final class SaveStore: Sendable {
       let start = SystemClock().now()
       do throws(SaveFileError) {
         try SlotName.validate(slot)
-        let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signingKey: self.signingKey) }
+        let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signing: self.signing) }
         if let error = verification.error { throw error }
         let written = try self.writeDurably(bytes, slot: slot, handle: handle)
         handle.finish(
@@ -198,7 +201,7 @@ public final class SaveStore: Sendable {
       guard !handle.isCancelled else { throw SaveFileError(.cancelled, "the save was cancelled before it was written") }
       var bytes = spareBuffers.withLock { $0.popLast() } ?? []
       defer { spareBuffers.withLock { if $0.count < 2 { $0.append(bytes) } } }
-      SaveFileFormat.encode(document, signingKey: signingKey, into: &bytes)
+      SaveFileFormat.encode(document, signingKey: signing.current, into: &bytes)
       let encoded = clock.now()
       let receipt = try writeDurably(bytes, slot: slot, handle: handle)
       handle.finish(
@@ -337,10 +340,10 @@ public final class SaveStore: Sendable {
 
   // MARK: Loading
 
-  /// Reads and verifies one file: every checksum, the trailer and the signature.
+  /// Reads and verifies one file: every checksum, the trailer and the signature (under `signing`).
   public func readDocument(at path: String) throws(SaveFileError) -> SaveDocument {
     let bytes = try readBytes(at: path)
-    return try SaveFileFormat.decode(bytes, path: path, signingKey: signingKey)
+    return try SaveFileFormat.decode(bytes, path: path, signing: signing)
   }
 
   /// The bytes of a save file, refusing links, folders and files over the size limit.
