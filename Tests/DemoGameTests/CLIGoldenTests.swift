@@ -461,7 +461,8 @@ struct CLIGoldenTests {
   func keyFileEnvironment() throws {
     let fixtures = try Fixtures()
     try fixtures.writeSigned()
-    let fromEnvironment = try fixtures.stasis(environment: ["STASIS_KEY_FILE": "game.key"], ["verify", "signed.stasis"])
+    let fromEnvironment = try fixtures.stasis(
+      environment: ["STASIS_KEY_FILE": "game.key"], ["verify", "signed.stasis"])
     #expect(fromEnvironment.status == 0)
     #expect(fromEnvironment.out == "ok      signed.stasis  signature: valid\n1 valid, 0 invalid\n")
     let wrong = try fixtures.stasis(environment: ["STASIS_KEY_FILE": "other.key"], ["inspect", "signed.stasis"])
