@@ -29,6 +29,9 @@ import Foundation
 ///   directory: "Saves", signing: .signed(with: newKey, retired: [oldKey], acceptingUnsigned: true))
 /// ```
 ///
+/// While `acceptsUnsigned` is on, an edited save written unsigned (its checksums recomputed, no
+/// signature) passes as a player's old one: turn it off once players have saved again.
+///
 /// A key never appears in a description, a log line or an error message.
 public struct SigningPolicy: Sendable {
   /// Signs new saves and verifies old ones; nil: new saves are written unsigned.
