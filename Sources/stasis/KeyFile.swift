@@ -16,7 +16,7 @@ struct KeyFileOption: ParsableArguments {
     help: ArgumentHelp(
       """
       A file holding the game's signing key: the file's bytes exactly (no trailing newline is \
-      stripped: write it with `printf %s` or `head -c 32 /dev/urandom`), at least 16. Default: \
+      stripped: write it with `printf %s` or `head -c 32 /dev/urandom`), 16 to 4096 of them. Default: \
       $STASIS_KEY_FILE. With a key the signature is checked (valid, invalid or unsigned); \
       without one a signed save's signature is not checked.
       """,
@@ -36,18 +36,27 @@ struct KeyFileOption: ParsableArguments {
   /// the key — and exits 74 (unreadable) or 64 (not a key).
   func policy() throws -> SigningPolicy {
     guard let path else { return .none }
-    let error = Terminal.standardError
+    let standardError = Terminal.standardError
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
-      let data = FileManager.default.contents(atPath: path)
+      let handle = FileHandle(forReadingAtPath: path)
     else {
-      error.line(error.paint("error: ", .red) + "\(path): the signing key file could not be read")
+      standardError.line(standardError.paint("error: ", .red) + "\(path): the signing key file could not be read")
+      throw Exit.io
+    }
+    defer { try? handle.close() }
+    let data: Data
+    do {
+      data = try handle.read(upToCount: Self.maximumBytes + 1) ?? Data()  // nil: an empty file
+    } catch {
+      standardError.line(standardError.paint("error: ", .red) + "\(path): the signing key file could not be read")
       throw Exit.io
     }
     guard data.count >= Self.minimumBytes, data.count <= Self.maximumBytes else {
-      error.line(
-        error.paint("error: ", .red)
-          + "\(path): a signing key file holds \(Self.minimumBytes) to \(Self.maximumBytes) bytes; this one has \(data.count)"
+      standardError.line(
+        standardError.paint("error: ", .red)
+          + "\(path): a signing key file holds \(Self.minimumBytes) to \(Self.maximumBytes) bytes; this one has "
+          + (data.count > Self.maximumBytes ? "more" : "\(data.count)")
       )
       throw ExitCode.validationFailure
     }
