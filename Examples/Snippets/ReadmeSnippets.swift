@@ -94,3 +94,21 @@ struct Particle: BulkStorable, SaveRemovedFields {  // or declare a removal on t
   var x: Float = 0
   static let bulkLayout = BulkLayout(of: Particle.self, [.field("x", \.x)])
 }
+
+// MARK: - Turning signing on, rotating a key
+
+func signingPolicies(key: SigningKey, newKey: SigningKey, oldKey: SigningKey) -> [SaveStore] {
+  // No signing (the default): saves unsigned, signatures not checked.
+  let plain = SaveStore(directory: "Saves")  // signing: .none
+
+  // Turning signing on in an update: new saves are signed, the players' unsigned saves still load.
+  let turningOn = SaveStore(directory: "Saves", signing: .signed(with: key, acceptingUnsigned: true))
+
+  // Rotating the key: sign with the new one, verify with both.
+  let rotating = SaveStore(
+    directory: "Saves", signing: .signed(with: newKey, retired: [oldKey], acceptingUnsigned: true))
+
+  // Once every player has saved again (or when unsigned saves must be refused): `unsigned` errors.
+  let strict = SaveStore(directory: "Saves", signing: .signed(with: newKey))
+  return [plain, turningOn, rotating, strict]
+}

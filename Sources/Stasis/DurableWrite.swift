@@ -21,7 +21,7 @@ extension SaveStore {
       guard !handle.isCancelled else { throw SaveFileError(.cancelled, "the save was cancelled before it was written") }
       var bytes = spareBuffers.withLock { $0.popLast() } ?? []
       defer { spareBuffers.withLock { if $0.count < 2 { $0.append(bytes) } } }
-      SaveFileFormat.encode(document, signingKey: signingKey, into: &bytes)
+      SaveFileFormat.encode(document, signingKey: signing.current, into: &bytes)
       let encoded = clock.now()
       let receipt = try writeDurably(
         bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle)

@@ -47,7 +47,7 @@ extension SaveStore {
     } catch {
       return classify(error)
     }
-    let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signingKey: signingKey) }
+    let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signing: signing) }
     if let error = verification.error { return classify(error) }
     let game = verification.header!.game
     remember(path, game: game)

@@ -215,28 +215,34 @@ public enum SaveFileFormat {
   }
 
   /// The result of checking a whole file: the header when it could be read, each section's
-  /// checksum verdict, and the first failure.
+  /// checksum verdict, the signature's, and the first failure.
   public struct Verification: Sendable {
     /// The header, when it passed its own checks.
     public var header: SaveHeader?
     /// Each section of the table with whether its checksum matched.
     public var sections: [(entry: SectionEntry, checksumOK: Bool)]
+    /// What became of the signature under the policy; nil when the file failed before its
+    /// signature was reached (a bad header, a section's checksum, a broken trailer).
+    public var signature: SignatureStatus?
     /// The first failure, or nil when the file is whole.
     public var error: SaveFileError?
-    /// True when every check passed.
+    /// True when every check passed. A signed file verified under a policy without keys is
+    /// valid with `signature == .notChecked`: its signature was not checked.
     public var isValid: Bool { error == nil }
   }
 
-  /// Checks every byte: header, each section's checksum, the trailer, the signature. Never
-  /// throws; reports every section's verdict and the first failure.
-  public static func verify(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey? = nil)
+  /// Checks every byte: header, each section's checksum, the trailer, and the signature as
+  /// `signing` says (see ``SigningPolicy``; with ``SigningPolicy/none`` signatures are not
+  /// checked). Never throws; reports every section's verdict, the signature's and the first
+  /// failure.
+  public static func verify(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signing: SigningPolicy = .none)
     -> Verification
   {
     let header: SaveHeader
     do {
       header = try parseHeader(bytes)
     } catch {
-      return Verification(header: nil, sections: [], error: path.map { error.inFile($0) } ?? error)
+      return Verification(header: nil, sections: [], signature: nil, error: path.map { error.inFile($0) } ?? error)
     }
     var verdicts: [(entry: SectionEntry, checksumOK: Bool)] = []
     var firstError: SaveFileError?
@@ -264,19 +270,34 @@ public enum SaveFileFormat {
             context: .init(part: entry.name), offset: entry.offset))
       }
     }
+    var signature: SignatureStatus?
     if firstError == nil {
       do {
-        try verifyTrailer(bytes, header: header, sectionsEnd: sectionsEnd, key: key)
+        signature = try verifyTrailer(bytes, header: header, sectionsEnd: sectionsEnd, policy: signing)
       } catch {
+        switch error.kind {
+        case .signatureMismatch: signature = .invalid
+        case .unsigned: signature = .unsigned
+        default: break
+        }
         fail(error)
       }
     }
-    return Verification(header: header, sections: verdicts, error: firstError)
+    return Verification(header: header, sections: verdicts, signature: signature, error: firstError)
   }
 
+  /// The same as `verify(_:path:signing:)` with `.signed(with: key)` (unsigned files refused),
+  /// or `.none` when `key` is nil.
+  public static func verify(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey?)
+    -> Verification
+  {
+    verify(bytes, path: path, signing: key.map { .signed(with: $0) } ?? .none)
+  }
+
+  /// Checks the trailer, then the signature under `policy`; returns what became of the signature.
   private static func verifyTrailer(
-    _ bytes: UnsafeRawBufferPointer, header: SaveHeader, sectionsEnd: Int, key: SigningKey?
-  ) throws(SaveFileError) {
+    _ bytes: UnsafeRawBufferPointer, header: SaveHeader, sectionsEnd: Int, policy: SigningPolicy
+  ) throws(SaveFileError) -> SignatureStatus {
     let size = trailerSize(signed: header.isSigned)
     let context = SaveFileError.Context(part: "trailer")
     guard bytes.count >= sectionsEnd + size else {
@@ -316,32 +337,51 @@ public enum SaveFileFormat {
         "the trailer says \(length) bytes and \(count) sections; the file has \(bytes.count) and \(header.sections.count)",
         context: context, offset: sectionsEnd)
     }
-    if let key {
-      let signatureContext = SaveFileError.Context(part: "signature")
-      guard let storedSignature else {
-        throw SaveFileError(.unsigned, "a signing key was given but the save is not signed", context: signatureContext)
-      }
-      let signed = UnsafeRawBufferPointer(rebasing: bytes[0..<(crcOffset - signatureSize)])
-      guard key.isValid(storedSignature, for: signed) else {
+    let signatureContext = SaveFileError.Context(part: "signature")
+    guard let storedSignature else {
+      guard !policy.checksSignatures || policy.acceptsUnsigned else {
         throw SaveFileError(
-          .signatureMismatch,
-          "the HMAC-SHA256 signature does not match: the save was edited or signed with another key",
-          context: signatureContext, offset: crcOffset - signatureSize)
+          .unsigned, "a signing key was given but the save is not signed", context: signatureContext,
+          suggestion: "a game that turns signing on keeps its players' saves with a policy that accepts unsigned ones")
       }
+      return .unsigned
     }
+    guard policy.checksSignatures else { return .notChecked }
+    let signed = UnsafeRawBufferPointer(rebasing: bytes[0..<(crcOffset - signatureSize)])
+    if let current = policy.current, current.isValid(storedSignature, for: signed) {
+      return .valid(byCurrentKey: true)
+    }
+    if policy.retired.contains(where: { $0.isValid(storedSignature, for: signed) }) {
+      return .valid(byCurrentKey: false)
+    }
+    let keys = policy.verifyingKeys.count
+    throw SaveFileError(
+      .signatureMismatch,
+      keys == 1
+        ? "the HMAC-SHA256 signature does not match: the save was edited or signed with another key"
+        : "the HMAC-SHA256 signature matches none of the \(keys) keys: the save was edited or signed with another key",
+      context: signatureContext, offset: crcOffset - signatureSize)
   }
 
-  /// Checks every byte, then decodes every section. The first failure throws.
-  public static func decode(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey? = nil)
+  /// Checks every byte (the signature as `signing` says), then decodes every section. The
+  /// first failure throws.
+  public static func decode(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signing: SigningPolicy = .none)
     throws(SaveFileError) -> SaveDocument
   {
-    try decode(bytes, owner: nil, path: path, signingKey: key)
+    try decode(bytes, owner: nil, path: path, signing: signing).document
+  }
+
+  /// The same as `decode(_:path:signing:)` with `.signed(with: key)`, or `.none` when `key` is nil.
+  public static func decode(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey?)
+    throws(SaveFileError) -> SaveDocument
+  {
+    try decode(bytes, path: path, signing: key.map { .signed(with: $0) } ?? .none)
   }
 
   private static func decode(
-    _ bytes: UnsafeRawBufferPointer, owner: [UInt8]?, path: String?, signingKey key: SigningKey?
-  ) throws(SaveFileError) -> SaveDocument {
-    let verification = verify(bytes, path: path, signingKey: key)
+    _ bytes: UnsafeRawBufferPointer, owner: [UInt8]?, path: String?, signing: SigningPolicy
+  ) throws(SaveFileError) -> (document: SaveDocument, signature: SignatureStatus) {
+    let verification = verify(bytes, path: path, signing: signing)
     if let error = verification.error { throw error }
     let header = verification.header!
     var sections: [SaveSection] = []
@@ -356,7 +396,9 @@ public enum SaveFileFormat {
         sections.append(SaveSection(name: entry.name, content: .tree(try SectionCoding.decode(&reader))))
       }
     }
-    return SaveDocument(game: header.game, createdAt: header.createdAt, summary: header.summary, sections: sections)
+    let document = SaveDocument(
+      game: header.game, createdAt: header.createdAt, summary: header.summary, sections: sections)
+    return (document, verification.signature!)
   }
 
   /// Decodes the body of one tree section (description tables and value), with no header or
@@ -373,11 +415,26 @@ public enum SaveFileFormat {
   }
 
   /// Checks and decodes a file held in an array; bulk arrays share the array's storage.
-  public static func decode(_ bytes: [UInt8], path: String? = nil, signingKey key: SigningKey? = nil)
+  public static func decode(_ bytes: [UInt8], path: String? = nil, signing: SigningPolicy = .none)
     throws(SaveFileError) -> SaveDocument
   {
+    try decodeWithSignature(bytes, path: path, signing: signing).document
+  }
+
+  /// The same as `decode(_:path:signing:)` with `.signed(with: key)`, or `.none` when `key` is nil.
+  public static func decode(_ bytes: [UInt8], path: String? = nil, signingKey key: SigningKey?)
+    throws(SaveFileError) -> SaveDocument
+  {
+    try decode(bytes, path: path, signing: key.map { .signed(with: $0) } ?? .none)
+  }
+
+  /// Checks and decodes a file held in an array, and says what became of its signature: for
+  /// a store or a tool that reports a save signed with a retired key, or not signed at all.
+  public static func decodeWithSignature(_ bytes: [UInt8], path: String? = nil, signing: SigningPolicy)
+    throws(SaveFileError) -> (document: SaveDocument, signature: SignatureStatus)
+  {
     let result = bytes.withUnsafeBytes { raw in
-      Result { () throws(SaveFileError) in try decode(raw, owner: bytes, path: path, signingKey: key) }
+      Result { () throws(SaveFileError) in try decode(raw, owner: bytes, path: path, signing: signing) }
     }
     return try result.get()
   }

@@ -129,7 +129,8 @@ public final class SaveStore: Sendable {
   /// How long a save waits for another writer of the same slot.
   public let lockTimeout: Duration
   let fileSystem: any FileSystem
-  let signingKey: SigningKey?
+  /// Which keys sign and verify saves, and whether unsigned ones are accepted.
+  public let signing: SigningPolicy
   let wallClock: @Sendable () -> Int64
   /// The store logs only what it handles itself (a redone fsync, a kept unreadable
   /// generation); failures it returns are the caller's to report, once.
@@ -148,7 +149,9 @@ public final class SaveStore: Sendable {
   ///
   /// - Parameters:
   ///   - generationsToKeep: generations kept per slot, at least 1 (default 3).
-  ///   - signingKey: signs every save and refuses unsigned or edited ones when given.
+  ///   - signing: which key signs every save, which keys verify, whether unsigned saves are
+  ///     accepted (``SigningPolicy``; default `.none`, no signing). Saves are always signed with
+  ///     the current key, so an accepted unsigned or retired-key save is re-signed on its next save.
   ///   - fileSystem: the file operations; tests pass a fault-injecting one.
   ///   - wallClock: milliseconds since the Unix epoch, for `createdAt`; injectable for tests.
   ///   - logger: where the store's own notes go (swift-log).
@@ -156,7 +159,7 @@ public final class SaveStore: Sendable {
     directory: String,
     generationsToKeep: Int = 3,
     lockTimeout: Duration = .seconds(5),
-    signingKey: SigningKey? = nil,
+    signing: SigningPolicy = .none,
     fileSystem: any FileSystem = PosixFileSystem(),
     wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
     logger: Logger = Logger(label: "stasis.store")
@@ -164,7 +167,7 @@ public final class SaveStore: Sendable {
     self.directory = directory
     self.generationsToKeep = max(1, generationsToKeep)
     self.lockTimeout = lockTimeout
-    self.signingKey = signingKey
+    self.signing = signing
     self.fileSystem = fileSystem
     self.wallClock = wallClock
     self.logger = logger
@@ -268,7 +271,7 @@ public final class SaveStore: Sendable {
       let start = SystemClock().now()
       do throws(SaveFileError) {
         try SlotName.validate(slot)
-        let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signingKey: self.signingKey) }
+        let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signing: self.signing) }
         if let error = verification.error { throw error }
         let written = try self.writeDurably(
           bytes, slot: slot, writer: verification.header!.game, unreadableNewest: unreadableNewest, handle: handle)
@@ -286,10 +289,10 @@ public final class SaveStore: Sendable {
 
   // MARK: Loading
 
-  /// Reads and verifies one file: every checksum, the trailer and the signature.
+  /// Reads and verifies one file: every checksum, the trailer and the signature (under `signing`).
   public func readDocument(at path: String) throws(SaveFileError) -> SaveDocument {
     let bytes = try readBytes(at: path)
-    return try SaveFileFormat.decode(bytes, path: path, signingKey: signingKey)
+    return try SaveFileFormat.decode(bytes, path: path, signing: signing)
   }
 
   /// The bytes of a save file, refusing links, folders and files over the size limit.

@@ -22,3 +22,14 @@ public struct SigningKey: Sendable {
     HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: bytes, using: key)
   }
 }
+
+extension SigningKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+  /// Never the secret: `SigningKey(32 bytes, redacted)`.
+  public var description: String { "SigningKey(\(secret.count) bytes, redacted)" }
+
+  /// The same as ``description``.
+  public var debugDescription: String { description }
+
+  /// No secret in `dump` or a debugger either.
+  public var customMirror: Mirror { Mirror(self, children: ["byteCount": secret.count]) }
+}

@@ -8,9 +8,15 @@ struct Dump: ParsableCommand {
       Example:
         stasis dump Saves/autosave/0000000003.stasis
         stasis dump Saves/autosave/0000000003.stasis --section camera
+        stasis dump Saves/autosave/0000000003.stasis --key-file game.key
 
       Top-level keys are the sections (a demo save has score, level, camera, physics, autopilot).
       Raw sections (a thumbnail) are left out; `inspect` lists them.
+
+      With a key, a save whose signature does not match is refused (exit 1),
+      and standard error says `signature: valid` or `signature: unsigned`.
+      Without one, a signed save's signature is not checked, and standard
+      error says `signed: yes (not checked: no key)`.
       """
   )
 
@@ -20,8 +26,16 @@ struct Dump: ParsableCommand {
   @Option(help: "Print only this section.")
   var section: String?
 
+  @OptionGroup var key: KeyFileOption
+
   func run() throws {
-    let document = try openSave(file)
+    let signing = try key.policy()
+    let (document, signature) = try openSave(file, signing: signing)
+    let verdict = SignatureVerdict(
+      keyGiven: signing.checksSignatures, isSigned: signature != .unsigned, status: signature)
+    if verdict.keyGiven || verdict.notCheckedForWantOfKey, let line = verdict.line {
+      Terminal.standardError.line(line)
+    }
     if let section {
       guard let found = document[section: section] else {
         let names = document.sections.map(\.name).joined(separator: ", ")

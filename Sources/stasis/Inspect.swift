@@ -2,23 +2,32 @@ import ArgumentParser
 import Foundation
 import Stasis
 
-/// The verdict on one file: its header when readable, each section's checksum, the first failure.
+/// The verdict on one file: its header when readable, each section's checksum, the
+/// signature's, the first failure.
 struct FileReport {
   var path: String
   var verification: SaveFileFormat.Verification
   var error: SaveFileError?
+  /// Whether a signing key was given (`--key-file`, `$STASIS_KEY_FILE`).
+  var keyGiven: Bool
   var valid: Bool { error == nil }
 
-  /// Checks every byte, then decodes every section (a file with correct checksums over a
-  /// malformed structure is still invalid).
-  init(path: String) throws(SaveFileError) {
+  /// How the signature reads: checked with a key, or said not to be checked.
+  var signature: SignatureVerdict {
+    SignatureVerdict(keyGiven: keyGiven, isSigned: verification.header?.isSigned, status: verification.signature)
+  }
+
+  /// Checks every byte (the signature under `signing`), then decodes every section (a file
+  /// with correct checksums over a malformed structure is still invalid).
+  init(path: String, signing: SigningPolicy) throws(SaveFileError) {
     self.path = path
+    keyGiven = signing.checksSignatures
     let bytes = try readSaveFile(path)
-    verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path) }
+    verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signing: signing) }
     error = verification.error
     if error == nil {
       do {
-        _ = try SaveFileFormat.decode(bytes, path: path)
+        _ = try SaveFileFormat.decode(bytes, path: path, signing: signing)
       } catch {
         self.error = error
       }
@@ -32,6 +41,7 @@ struct FileReport {
     object["schemaVersion"] = header.map { Int($0.game.schemaVersion) } ?? NSNull()
     object["game"] = header.map { ["name": $0.game.name, "build": $0.game.build] } ?? NSNull()
     object["signed"] = header?.isSigned ?? NSNull()
+    object["signature"] = signature.json ?? NSNull()
     object["metadata"] =
       header.map {
         [
@@ -64,19 +74,32 @@ struct Inspect: ParsableCommand {
       Example:
         stasis inspect Saves/autosave/0000000003.stasis
         stasis inspect Saves/autosave/0000000003.stasis --json
+        stasis inspect Saves/autosave/0000000003.stasis --key-file game.key
+
+      With a key, the signature line says `signature: valid`, `invalid` or
+      `unsigned`. Without one, a signed save says `signed: yes (not checked:
+      no key)` and its verdict is `intact`, not `valid`. --json has
+      `signature`: valid, invalid, unsigned or not checked.
       """
   )
 
   @Argument(help: "The save file.")
   var file: String
 
-  @Flag(help: "Print one JSON object (path, valid, formatVersion, schemaVersion, game, metadata, sections, error).")
+  @Flag(
+    help: """
+      Print one JSON object (path, valid, formatVersion, schemaVersion, game, signed, signature, metadata, \
+      sections, error).
+      """)
   var json = false
 
+  @OptionGroup var key: KeyFileOption
+
   func run() throws {
+    let signing = try key.policy()
     let report: FileReport
     do {
-      report = try FileReport(path: file)
+      report = try FileReport(path: file, signing: signing)
     } catch {
       throw fail(error)
     }
@@ -98,8 +121,9 @@ struct Inspect: ParsableCommand {
         ("created", isoDate(milliseconds: header.createdAt)), ("slot", header.summary.slot),
         ("level", "\(header.summary.level)"), ("score", "\(header.summary.score)"),
         ("play time", String(format: "%.1f s", header.summary.playTime)), ("frame", "\(header.summary.frame)"),
-        ("signed", header.isSigned ? "yes" : "no"),
       ]
+      let signature = report.signature
+      if let value = signature.value { fields.append((signature.label, value)) }
     }
     for (name, value) in fields {
       out.line(out.paint((name + ":").padding(toLength: 11, withPad: " ", startingAt: 0), .dim) + value)
@@ -118,6 +142,8 @@ struct Inspect: ParsableCommand {
     out.line("")
     if let error = report.error {
       out.line(out.paint("invalid: ", .red) + error.description)
+    } else if report.signature.notCheckedForWantOfKey {
+      out.line(out.paint("intact", .yellow) + " (every checksum is right; the signature was not checked: no key)")
     } else {
       out.line(out.paint("valid", .green))
     }

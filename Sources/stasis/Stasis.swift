@@ -43,8 +43,14 @@ func readSaveFile(_ path: String) throws(SaveFileError) -> [UInt8] {
 
 /// Reads, checks and decodes a save file; a failure prints its one line and becomes the exit code.
 func openSave(_ path: String) throws -> SaveDocument {
+  try openSave(path, signing: .none).document
+}
+
+/// Reads, checks (the signature under `signing`) and decodes a save file, and says what became
+/// of its signature; a failure prints its one line and becomes the exit code.
+func openSave(_ path: String, signing: SigningPolicy) throws -> (document: SaveDocument, signature: SignatureStatus) {
   do {
-    return try SaveFileFormat.decode(try readSaveFile(path), path: path)
+    return try SaveFileFormat.decodeWithSignature(try readSaveFile(path), path: path, signing: signing)
   } catch {
     throw fail(error)
   }

@@ -9,19 +9,30 @@ struct Verify: ParsableCommand {
       Example:
         stasis verify Saves
         stasis verify a.stasis b.stasis
+        stasis verify --key-file game.key Saves
+        STASIS_KEY_FILE=game.key stasis verify Saves
 
-      Exit 0 when every file is valid, 1 when any is invalid, 74 when a path cannot be read.
+      With a key, each line ends `signature: valid` or `signature: unsigned`,
+      and a file whose signature does not match is INVALID. Without one, a
+      signed file is `intact` (every checksum is right) and its line ends
+      `signed: yes (not checked: no key)`: never `ok`.
+
+      Exit 0 when every file is valid or intact, 1 when any is invalid, 74 when
+      a path cannot be read.
       """
   )
 
   @Argument(help: "Files or folders.")
   var paths: [String]
 
+  @OptionGroup var key: KeyFileOption
+
   func validate() throws {
     guard !paths.isEmpty else { throw ValidationError("give at least one file or folder") }
   }
 
   func run() throws {
+    let signing = try key.policy()
     let out = Terminal.standardOutput
     let progress = Terminal.standardError
     var files: [String] = []
@@ -38,6 +49,7 @@ struct Verify: ParsableCommand {
     }
     var valid = 0
     var invalid = 0
+    var notChecked = 0
     let showProgress = progress.isTerminal && files.count > 20
     for (index, file) in files.enumerated() {
       if showProgress {
@@ -47,14 +59,18 @@ struct Verify: ParsableCommand {
             + "] \(index)/\(files.count)")
       }
       do {
-        let report = try FileReport(path: file)
+        let report = try FileReport(path: file, signing: signing)
         if showProgress { progress.write("\r\u{1B}[K") }
+        let signature = report.signature
         if let error = report.error {
           invalid += 1
           out.line(out.paint("INVALID ", .red) + error.description)
+        } else if signature.notCheckedForWantOfKey {
+          notChecked += 1
+          out.line(out.paint("intact  ", .yellow) + file + "  " + (signature.line ?? ""))
         } else {
           valid += 1
-          out.line(out.paint("ok      ", .green) + file)
+          out.line(out.paint("ok      ", .green) + file + (signature.keyGiven ? "  " + (signature.line ?? "") : ""))
         }
       } catch {
         if showProgress { progress.write("\r\u{1B}[K") }
@@ -63,7 +79,9 @@ struct Verify: ParsableCommand {
         out.line(out.paint("ERROR   ", .red) + error.description)
       }
     }
-    out.line("\(valid) valid, \(invalid) invalid")
+    var summary = "\(valid) valid, \(invalid) invalid"
+    if notChecked > 0 { summary += ", \(notChecked) signed but not checked (no key)" }
+    out.line(summary)
     if unreadable > 0 { throw Exit.io }
     if invalid > 0 { throw Exit.invalid }
   }

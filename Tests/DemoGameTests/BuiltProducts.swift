@@ -30,12 +30,16 @@ struct ProcessResult {
   var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 }
 
-/// Runs a built product with arguments and waits for it to exit.
-func run(_ product: String, _ arguments: [String], in directory: URL? = nil) throws -> ProcessResult {
+/// Runs a built product with arguments and waits for it to exit; `environment`, when given,
+/// replaces this process's environment.
+func run(
+  _ product: String, _ arguments: [String], in directory: URL? = nil, environment: [String: String]? = nil
+) throws -> ProcessResult {
   let process = Process()
   process.executableURL = try builtProduct(product)
   process.arguments = arguments
   if let directory { process.currentDirectoryURL = directory }
+  if let environment { process.environment = environment }
   // stderr goes to a file, so a chatty child never blocks on a full pipe while we read stdout.
   let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-stderr-\(UUID().uuidString)")
   FileManager.default.createFile(atPath: errURL.path, contents: nil)

@@ -62,9 +62,31 @@ private struct Fixtures {
 
   /// Runs `stasis` and replaces the fixture folder with `$DIR` in what it printed.
   func stasis(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
-    let result = try run("stasis", arguments, in: root)
+    try stasis(environment: [:], arguments)
+  }
+
+  /// Runs `stasis` with `environment` added to this process's, less any `STASIS_KEY_FILE` of
+  /// the machine's (so a developer's key never changes a golden output).
+  func stasis(environment: [String: String], _ arguments: [String]) throws -> (
+    status: Int32, out: String, err: String
+  ) {
+    var base = ProcessInfo.processInfo.environment
+    base["STASIS_KEY_FILE"] = nil
+    let result = try run("stasis", arguments, in: root, environment: base.merging(environment) { $1 })
     func clean(_ text: String) -> String { text.replacingOccurrences(of: root.path, with: "$DIR") }
     return (result.status, clean(result.stdout), clean(result.stderr))
+  }
+
+  /// `signed.stasis` (good.stasis's content signed with `game.key`), `game.key` (32 bytes),
+  /// `other.key` (another 32) and `short.key` (8 bytes: not a key).
+  func writeSigned() throws {
+    let key = Array("the garden's key, thirty-two b!!".utf8)
+    let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path("good.stasis"))))
+    let signed = SaveFileFormat.encode(try SaveFileFormat.decode(good), signingKey: SigningKey(bytes: key))
+    try Data(signed).write(to: root.appendingPathComponent("signed.stasis"))
+    try Data(key).write(to: root.appendingPathComponent("game.key"))
+    try Data("someone else's key, 32 bytes!!!!".utf8).write(to: root.appendingPathComponent("other.key"))
+    try Data("too shor".utf8).write(to: root.appendingPathComponent("short.key"))
   }
 }
 
@@ -327,6 +349,167 @@ struct CLIGoldenTests {
     let refused = try fixtures.stasis("thumbnail", "good.stasis", "-o", "none.png")
     #expect(refused.status == 1)
     #expect(refused.err.contains("only stasis-demo saves can be drawn"))
+  }
+
+  @Test("inspect --key-file: signature valid, invalid or unsigned; without a key a signed save is not called valid")
+  func inspectSignature() throws {
+    let fixtures = try Fixtures()
+    try fixtures.writeSigned()
+    let header = """
+      path:      signed.stasis
+      format:    1
+      game:      garden 2.1 (schema 3)
+      created:   2026-01-01T00:00:00Z
+      slot:      spring
+      level:     3
+      score:     300
+      play time: 180.0 s
+      frame:     10800
+
+      """
+    let sections = """
+
+      section     encoding  bytes  checksum
+      plants      tree        107  ok
+      sprinklers  tree        120  ok
+      weather     tree         58  ok
+
+
+      """
+    let noKey = try fixtures.stasis("inspect", "signed.stasis")
+    #expect(noKey.status == 0)
+    #expect(
+      noKey.out
+        == header + "signed:    yes (not checked: no key)\n" + sections
+        + "intact (every checksum is right; the signature was not checked: no key)\n")
+    #expect(!noKey.out.contains("valid"), "never reads as verified")
+
+    let valid = try fixtures.stasis("inspect", "signed.stasis", "--key-file", "game.key")
+    #expect(valid.status == 0)
+    #expect(valid.out == header + "signature: valid\n" + sections + "valid\n")
+
+    let invalid = try fixtures.stasis("inspect", "signed.stasis", "--key-file", "other.key")
+    #expect(invalid.status == 1)
+    #expect(
+      invalid.out
+        == header + "signature: invalid\n" + sections
+        + "invalid: signed.stasis: signature mismatch in signature at byte 493: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
+    )
+
+    let unsigned = try fixtures.stasis("inspect", "good.stasis", "--key-file", "game.key")
+    #expect(unsigned.status == 0)
+    #expect(unsigned.out.contains("\nsignature: unsigned\n"))
+    #expect(!unsigned.out.contains("signed:"))
+    #expect(try fixtures.stasis("inspect", "good.stasis").out.contains("\nsigned:    no\n"))
+
+    // --json: "signature" is valid, invalid, unsigned or not checked.
+    func signature(_ arguments: String...) throws -> String? {
+      let result = try fixtures.stasis(environment: [:], ["inspect", "--json"] + arguments)
+      let object = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
+      #expect(object["signed"] is Bool)
+      return object["signature"] as? String
+    }
+    #expect(try signature("signed.stasis", "--key-file", "game.key") == "valid")
+    #expect(try signature("signed.stasis", "--key-file", "other.key") == "invalid")
+    #expect(try signature("good.stasis", "--key-file", "game.key") == "unsigned")
+    #expect(try signature("signed.stasis") == "not checked")
+    #expect(try signature("good.stasis") == "unsigned")
+  }
+
+  @Test("verify --key-file: signed files checked; a wrong signature is INVALID and exit 1; no key is never `ok`")
+  func verifySignature() throws {
+    let fixtures = try Fixtures()
+    try fixtures.writeSigned()
+    let noKey = try fixtures.stasis("verify", "good.stasis", "signed.stasis")
+    #expect(noKey.status == 0)
+    #expect(
+      noKey.out == """
+        ok      good.stasis
+        intact  signed.stasis  signed: yes (not checked: no key)
+        1 valid, 0 invalid, 1 signed but not checked (no key)
+
+        """)
+
+    let key = try fixtures.stasis("verify", "--key-file", "game.key", "good.stasis", "signed.stasis")
+    #expect(key.status == 0)
+    #expect(
+      key.out == """
+        ok      good.stasis  signature: unsigned
+        ok      signed.stasis  signature: valid
+        2 valid, 0 invalid
+
+        """)
+
+    let wrong = try fixtures.stasis("verify", "--key-file", "other.key", "good.stasis", "signed.stasis")
+    #expect(wrong.status == 1)
+    #expect(
+      wrong.out == """
+        ok      good.stasis  signature: unsigned
+        INVALID signed.stasis: signature mismatch in signature at byte 493: the HMAC-SHA256 signature does not match: the save was edited or signed with another key
+        1 valid, 1 invalid
+
+        """)
+    #expect(!wrong.out.contains("other.key") && !wrong.out.contains("someone else"), "the key is never printed")
+  }
+
+  @Test("dump --key-file: a wrong signature is refused in one line; the signature's state goes to standard error")
+  func dumpSignature() throws {
+    let fixtures = try Fixtures()
+    try fixtures.writeSigned()
+    let weather = "{\n  \"rain\" : 3,\n  \"sun\" : 8\n}\n"
+    let valid = try fixtures.stasis("dump", "signed.stasis", "--section", "weather", "--key-file", "game.key")
+    #expect(valid.status == 0)
+    #expect(valid.out == weather)
+    #expect(valid.err == "signature: valid\n")
+
+    let invalid = try fixtures.stasis("dump", "signed.stasis", "--key-file", "other.key")
+    #expect(invalid.status == 1)
+    #expect(invalid.out.isEmpty)
+    #expect(
+      invalid.err
+        == "error: signed.stasis: signature mismatch in signature at byte 493: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
+    )
+
+    let unsigned = try fixtures.stasis("dump", "good.stasis", "--section", "weather", "--key-file", "game.key")
+    #expect(unsigned.status == 0)
+    #expect(unsigned.out == weather)
+    #expect(unsigned.err == "signature: unsigned\n")
+
+    let noKey = try fixtures.stasis("dump", "signed.stasis", "--section", "weather")
+    #expect(noKey.status == 0)
+    #expect(noKey.out == weather)
+    #expect(noKey.err == "signed: yes (not checked: no key)\n")
+    #expect(try fixtures.stasis("dump", "good.stasis", "--section", "weather").err.isEmpty)
+  }
+
+  @Test("STASIS_KEY_FILE names the key when --key-file is not given; --key-file wins; a bad key file is one line")
+  func keyFileEnvironment() throws {
+    let fixtures = try Fixtures()
+    try fixtures.writeSigned()
+    let fromEnvironment = try fixtures.stasis(
+      environment: ["STASIS_KEY_FILE": "game.key"], ["verify", "signed.stasis"])
+    #expect(fromEnvironment.status == 0)
+    #expect(fromEnvironment.out == "ok      signed.stasis  signature: valid\n1 valid, 0 invalid\n")
+    let wrong = try fixtures.stasis(environment: ["STASIS_KEY_FILE": "other.key"], ["inspect", "signed.stasis"])
+    #expect(wrong.status == 1)
+    #expect(wrong.out.contains("\nsignature: invalid\n"))
+    let dumped = try fixtures.stasis(
+      environment: ["STASIS_KEY_FILE": "game.key"], ["dump", "signed.stasis", "--section", "weather"])
+    #expect(dumped.err == "signature: valid\n")
+    let flagWins = try fixtures.stasis(
+      environment: ["STASIS_KEY_FILE": "other.key"], ["verify", "--key-file", "game.key", "signed.stasis"])
+    #expect(flagWins.status == 0)
+    let empty = try fixtures.stasis(environment: ["STASIS_KEY_FILE": ""], ["verify", "signed.stasis"])
+    #expect(empty.out.hasPrefix("intact  signed.stasis  signed: yes (not checked: no key)\n"))
+
+    let short = try fixtures.stasis("verify", "--key-file", "short.key", "signed.stasis")
+    #expect(short.status == 64)
+    #expect(short.err == "error: short.key: a signing key file holds 16 to 4096 bytes; this one has 8\n")
+    #expect(!short.err.contains("too shor"), "the key is never printed")
+    let missing = try fixtures.stasis(environment: ["STASIS_KEY_FILE": "nowhere.key"], ["inspect", "signed.stasis"])
+    #expect(missing.status == 74)
+    #expect(missing.err == "error: nowhere.key: the signing key file could not be read\n")
+    #expect(missing.out.isEmpty)
   }
 
   @Test("--help gives an example for every command; a bad flag is exit 64")

@@ -127,7 +127,8 @@ struct CorruptionTests {
     let unsigned = SaveFileFormat.encode(document)
     #expect(
       throws: SaveFileError(
-        .unsigned, "a signing key was given but the save is not signed", context: .init(part: "signature"))
+        .unsigned, "a signing key was given but the save is not signed", context: .init(part: "signature"),
+        suggestion: "a game that turns signing on keeps its players' saves with a policy that accepts unsigned ones")
     ) {
       try SaveFileFormat.decode(unsigned, signingKey: key)
     }
