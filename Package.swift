@@ -65,12 +65,10 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // The save-file CLI needs only Stasis: no SDL, no demo code.
     .executableTarget(
       name: "stasis",
-      dependencies: [
-        "Stasis", "DemoGame", "StasisSDL", "CSDL2",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ]
+      dependencies: ["Stasis", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     // The save path against memcpy, write+fsync and Foundation's coders (run in release).
     .executableTarget(

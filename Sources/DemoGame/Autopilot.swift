@@ -5,10 +5,11 @@ extension Engine {
   /// The autopilot's input for the next step (advancing its generator).
   public mutating func autopilotInput() -> Input {
     var pilot = state.autopilot
-    let player = state.physics.bodies[0]
+    guard let player = state.physics.bodies.first else { return Input() }
     var target = Vector((level.goal.minX + level.goal.maxX) / 2, level.goal.minY + 0.5)
     var best = Float.infinity
-    for (index, item) in level.collectibles.enumerated() where !state.level.collected[index] {
+    for (index, item) in level.collectibles.enumerated()
+    where index < state.level.collected.count && !state.level.collected[index] {
       let dx = item.x - player.x
       guard dx > -1.5, dx < best else { continue }
       best = dx
@@ -16,11 +17,11 @@ extension Engine {
     }
     let dx = target.x - player.x
     var input = Input(left: dx < -0.3, right: dx > 0.3)
-    pilot.stuckFrames = abs(player.x - pilot.lastX) < 0.01 ? pilot.stuckFrames + 1 : 0
+    pilot.stuckFrames = abs(player.x - pilot.lastX) < 0.01 ? pilot.stuckFrames &+ 1 : 0
     pilot.lastX = player.x
     let roll = Self.next(&pilot.random) % 90
     if pilot.jumpCooldown > 0 {
-      pilot.jumpCooldown -= 1
+      pilot.jumpCooldown &-= 1
     } else if player.isGrounded && ((target.y > player.y + 1 && abs(dx) < 4) || pilot.stuckFrames > 20 || roll == 0) {
       input.jump = true
       pilot.jumpCooldown = 20

@@ -5,6 +5,16 @@ extension PhysicsState {
   /// Grid cell size, metres: twice the largest radius the levels use.
   static let cellSize: Float = 1.2
 
+  /// The grid cell of a coordinate, checked: NaN goes to cell 0 and anything beyond
+  /// `Int32`'s range to its ends, so no position, however wrong, traps the broad phase.
+  static func gridCoordinate(_ value: Float) -> Int32 {
+    let cell = (value / cellSize).rounded(.down)
+    guard !cell.isNaN else { return 0 }
+    if cell >= Float(Int32.max) { return .max }
+    if cell <= Float(Int32.min) { return .min }
+    return Int32(cell)
+  }
+
   mutating func findContacts(geometry: StaticGeometry, scratch: inout PhysicsScratch) {
     scratch.contacts.removeAll(keepingCapacity: true)
     let count = bodies.count
@@ -12,7 +22,7 @@ extension PhysicsState {
     let tableSize = Int32(1 << max(4, (count * 2).bitWidth - (count * 2).leadingZeroBitCount))
     let mask = tableSize - 1
     func cell(_ x: Float, _ y: Float) -> (Int32, Int32) {
-      (Int32((x / Self.cellSize).rounded(.down)), Int32((y / Self.cellSize).rounded(.down)))
+      (Self.gridCoordinate(x), Self.gridCoordinate(y))
     }
     func hash(_ cx: Int32, _ cy: Int32) -> Int32 {
       Int32(truncatingIfNeeded: (UInt32(bitPattern: cx) &* 73_856_093) ^ (UInt32(bitPattern: cy) &* 19_349_663)) & mask
@@ -43,7 +53,7 @@ extension PhysicsState {
       neighbours.removeAll(keepingCapacity: true)
       for dy: Int32 in -1...1 {
         for dx: Int32 in -1...1 {
-          let h = hash(cx + dx, cy + dy)
+          let h = hash(cx &+ dx, cy &+ dy)
           if !neighbours.contains(h) { neighbours.append(h) }
         }
       }

@@ -1,3 +1,5 @@
+import Stasis
+
 /// One step's input: what the keyboard or the autopilot asks for.
 public struct Input: Equatable, Sendable {
   public var left = false
@@ -21,7 +23,8 @@ public struct Engine: Sendable {
   public private(set) var level: LevelDefinition
   /// True while the engine refuses to step (background, pause overlay).
   public var isPaused = false
-  private let library: LevelLibrary
+  /// Where the levels come from.
+  public let library: LevelLibrary
   private var scratch = PhysicsScratch()
 
   /// Player tuning.
@@ -52,23 +55,34 @@ public struct Engine: Sendable {
   public func snapshot() -> GameState { state }
 
   /// Puts a state back; the level's definition is reloaded when the state is on another level.
-  public mutating func restore(_ snapshot: GameState) throws(LevelError) {
+  public mutating func restore(_ snapshot: GameState) throws(InvalidStateError) {
+    var definition = level
     if snapshot.level.index != state.level.index {
-      level = try library.load(snapshot.level.index)
+      do {
+        definition = try library.load(snapshot.level.index)
+      } catch {
+        throw InvalidStateError(
+          field: "level.index", value: "\(snapshot.level.index)", reason: "no such level: \(error)")
+      }
     }
+    // A state from a file, a tool or a test reaches the physics only if it fits its level.
+    try snapshot.validate(against: definition)
+    level = definition
     state = snapshot
   }
 
   /// Advances one step of 1/60 s unless paused; returns whether it stepped.
   @discardableResult
   public mutating func step(_ input: Input) -> Bool {
-    guard !isPaused else { return false }
+    // A state without a player (only a state forced past `restore`'s checks) does not step.
+    guard !isPaused, !state.physics.bodies.isEmpty else { return false }
     let dt = PhysicsSettings.timeStep
     control(input, dt: dt)
     state.physics.step(geometry: level.geometry, scratch: &scratch)
     collect(dt: dt)
-    state.level.runFrame += 1
-    state.level.levelFrame += 1
+    // Counters wrap rather than trap: only a state forced past `restore`'s checks gets near the end.
+    state.level.runFrame &+= 1
+    state.level.levelFrame &+= 1
     if !progress() { Self.updateCamera(&state.camera, state: state, level: level, dt: dt) }
     return true
   }
@@ -85,19 +99,20 @@ public struct Engine: Sendable {
 
   private mutating func collect(dt: Float) {
     let player = state.physics.bodies[0].position
-    for (index, item) in level.collectibles.enumerated() where !state.level.collected[index] {
+    for (index, item) in level.collectibles.enumerated()
+    where index < state.level.collected.count && !state.level.collected[index] {
       let reach = state.physics.bodies[0].radius + 0.4
       guard (player - Vector(item.x, item.y)).lengthSquared < reach * reach else { continue }
       state.level.collected[index] = true
-      state.score.points += Int64(item.value * state.score.multiplier)
-      state.score.multiplier = min(state.score.multiplier + 1, ScoreState.maxMultiplier)
+      state.score.points &+= Int64(item.value) &* Int64(state.score.multiplier)
+      state.score.multiplier = min(state.score.multiplier &+ 1, ScoreState.maxMultiplier)
       state.score.comboTimer = ScoreState.comboWindow
-      state.score.collected += 1
+      state.score.collected &+= 1
     }
     state.score.comboTimer -= dt
     if state.score.comboTimer <= 0 {
       if state.score.multiplier > 1 {
-        state.score.multiplier -= 1
+        state.score.multiplier &-= 1
         state.score.comboTimer = 1
       } else {
         state.score.comboTimer = 0
@@ -109,8 +124,8 @@ public struct Engine: Sendable {
   /// Checkpoints, falls and the goal. Returns true when a new level was loaded.
   private mutating func progress() -> Bool {
     let player = state.physics.bodies[0].position
-    let next = state.level.checkpoint + 1
-    if next < level.checkpoints.count, player.x >= level.checkpoints[next] {
+    let next = state.level.checkpoint &+ 1
+    if next >= 0, next < level.checkpoints.count, player.x >= level.checkpoints[next] {
       state.level.checkpoint = next
       state.level.respawn = Vector(level.checkpoints[next], level.spawn.y + 1)
     }
@@ -124,14 +139,14 @@ public struct Engine: Sendable {
     }
     guard level.goal.contains(player) else { return false }
     // Finished: on to the next level (back to level 1 after the last), keeping the score.
-    let nextIndex = library.has(state.level.index + 1) ? state.level.index + 1 : 1
+    let nextIndex = library.has(state.level.index &+ 1) ? state.level.index &+ 1 : 1
     // A next level that cannot be read leaves the player on the finished one, never a crash.
     guard let definition = try? library.load(nextIndex) else { return false }
     level = definition
     state.level = LevelProgress(
       index: nextIndex, runFrame: state.level.runFrame, respawn: definition.spawn,
       collected: Array(repeating: false, count: definition.collectibles.count),
-      levelsFinished: state.level.levelsFinished + 1)
+      levelsFinished: state.level.levelsFinished &+ 1)
     state.physics = definition.initialPhysics()
     state.camera = CameraState(position: definition.spawn, zoom: definition.zoom ?? 1, target: definition.spawn)
     state.autopilot.lastX = definition.spawn.x

@@ -12,17 +12,21 @@ public protocol Canvas {
 }
 
 extension Canvas {
-  /// A filled circle, as horizontal spans (SDL2 has no circle primitive).
-  public mutating func fillCircle(x: Float, y: Float, radius: Float) {
+  /// A filled circle, as horizontal spans (SDL2 has no circle primitive), only the rows
+  /// between 0 and `clipHeight`: a huge radius costs at most one span per visible row.
+  public mutating func fillCircle(x: Float, y: Float, radius: Float, clipHeight: Float = 4_096) {
+    guard x.isFinite, y.isFinite, radius.isFinite, radius > 0 else { return }
     guard radius >= 0.75 else {
       fillRect(x: x - 0.75, y: y - 0.75, width: 1.5, height: 1.5)
       return
     }
-    var dy = -radius.rounded(.down)
-    while dy <= radius {
-      let half = (radius * radius - dy * dy).squareRoot()
+    let top = max(-radius.rounded(.down), (-y - 1).rounded(.down))
+    let bottom = min(radius, clipHeight - y + 1)
+    guard top <= bottom else { return }
+    for row in 0...Int(bottom - top) {
+      let dy = top + Float(row)
+      let half = max(0, radius * radius - dy * dy).squareRoot()
       fillRect(x: x - half, y: y + dy, width: 2 * half, height: 1)
-      dy += 1
     }
   }
 }
@@ -76,9 +80,10 @@ public struct SceneDrawing {
     }
 
     canvas.setColor(250, 210, 60, 255)
-    for (index, item) in level.collectibles.enumerated() where !state.level.collected[index] {
+    for (index, item) in level.collectibles.enumerated()
+    where index < state.level.collected.count && !state.level.collected[index] {
       let point = project(Vector(item.x, item.y), camera: camera)
-      canvas.fillCircle(x: point.x, y: point.y, radius: 0.25 * s)
+      canvas.fillCircle(x: point.x, y: point.y, radius: 0.25 * s, clipHeight: height)
     }
 
     let margin: Float = 2
@@ -93,13 +98,13 @@ public struct SceneDrawing {
       } else {
         canvas.setColor(UInt8(90 + (index * 37) % 100), 150, 230, 255)
       }
-      canvas.fillCircle(x: point.x, y: point.y, radius: radius)
+      canvas.fillCircle(x: point.x, y: point.y, radius: radius, clipHeight: height)
     }
 
-    let player = state.physics.bodies[0]
+    guard let player = state.physics.bodies.first else { return }
     let centre = project(player.position, camera: camera)
     canvas.setColor(240, 90, 80, 255)
-    canvas.fillCircle(x: centre.x, y: centre.y, radius: player.radius * s)
+    canvas.fillCircle(x: centre.x, y: centre.y, radius: player.radius * s, clipHeight: height)
     // A spoke shows the ball rolling.
     canvas.setColor(255, 240, 230, 255)
     let spoke = Vector(cos(player.angle), sin(player.angle)) * (player.radius * s)

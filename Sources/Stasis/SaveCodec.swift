@@ -70,6 +70,9 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
   public var game: GameIdentity
   /// How older schemas reach the current one.
   public var migrations: SchemaMigrations
+  /// Checks that need the game's context (its levels, its content), run on every decoded
+  /// state after ``ValidatedSaveState/validate()``; a failure is an `invalidState` error.
+  public var validator: (@Sendable (State) throws(InvalidStateError) -> Void)?
 
   /// Creates a codec for `game`'s current schema.
   public init(game: GameIdentity, migrations: SchemaMigrations = SchemaMigrations()) {
@@ -104,12 +107,13 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
     return SaveDocument(game: game, createdAt: createdAt, summary: summary, sections: sections)
   }
 
-  /// Checks a state with its ``ValidatedSaveState/validate()`` when it has one: everything
-  /// that simulates or draws a state that did not come from the game itself goes through here.
-  public static func validate(_ state: State) throws(SaveFileError) {
-    guard let checked = state as? any ValidatedSaveState else { return }
+  /// Checks a state with its ``ValidatedSaveState/validate()`` when it has one, then with
+  /// ``validator``: everything that simulates or draws a state that did not come from the
+  /// game itself goes through here.
+  public func validate(_ state: State) throws(SaveFileError) {
     do {
-      try checked.validate()
+      if let checked = state as? any ValidatedSaveState { try checked.validate() }
+      try validator?(state)
     } catch {
       throw SaveFileError(
         .invalidState, "\(error.value): \(error.reason)", context: .init(field: error.field),
@@ -147,7 +151,7 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
     do {
       let migrations = try migrations.migrate(&tree, from: stored, to: game.schemaVersion)
       let decoded = try SaveValueDecoder().decodeWithReport(State.self, from: tree)
-      try Self.validate(decoded.value)
+      try validate(decoded.value)
       let unknown = document.sections.filter { $0.encoding == .raw && $0.name != "thumbnail" }.map(\.name)
       let report = LoadReport(
         storedSchema: stored, currentSchema: game.schemaVersion, migrations: migrations,

@@ -263,7 +263,9 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     return handle
   }
 
-  private func collectFinishedSaves() {
+  /// Records the saves that finished since the last call as events (``didStep(frame:)`` and
+  /// the lifecycle callbacks call it; a loop that is not stepping may too).
+  public func collectFinishedSaves() {
     var still: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle)] = []
     for entry in pending {
       switch entry.handle.result {

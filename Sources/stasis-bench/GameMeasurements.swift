@@ -71,7 +71,7 @@ extension StasisBench {
             engine: try Engine(library: shipped, level: index, seed: 1),
             store: SaveStore(directory: folder + "/bg-\(index)-\(run)"), slot: "bench")
           game.autosaveInterval = 0
-          let app = Application(delegate: game)
+          let app = Application(delegate: game.coordinator)
           app.launch()
           for _ in 0..<300 { game.tick(app) }
           app.enterBackground()

@@ -29,7 +29,8 @@ struct HeadlessRunner {
     let game = Game(engine: engine, store: store, slot: options.slot)
     game.autosaveInterval = Int64((options.autosave * 60).rounded())
     let app = Application(
-      delegate: game, configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))
+      delegate: game.coordinator,
+      configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))
     if options.trace { installTrace(app: app, game: game) }
 
     app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.slot) : .none)

@@ -35,25 +35,25 @@ struct RunReport {
     var restoredFrom: Any = NSNull()
     for event in game.events {
       switch event {
-      case .saved(let kind, let generation, let frame, let bytes, let ms):
+      case .saved(let reason, let receipt, let summary):
         saves.append([
-          "kind": kind.rawValue, "generation": generation, "frame": frame, "bytes": bytes, "milliseconds": ms,
+          "kind": reason.rawValue, "generation": receipt.generation, "frame": summary.frame, "bytes": receipt.bytes,
+          "milliseconds": (receipt.encodeDuration + receipt.writeDuration).inMilliseconds,
         ])
-      case .saveFailed(let kind, let frame, let error):
+      case .saveFailed(let reason, let error, let summary):
         failures.append([
-          "kind": kind.rawValue, "frame": frame, "error": error.kind.rawValue, "message": error.description,
+          "kind": reason.rawValue, "frame": summary.frame, "error": error.kind.rawValue, "message": error.description,
         ])
-      case .restored(let generation, let frame, let skipped, let report):
-        var entry: [String: Any] = ["generation": generation, "frame": frame, "skipped": skipped]
-        if let report {
-          entry["report"] =
-            [
+      case .restored(let generation, let summary, let skipped, let report):
+        restoredFrom =
+          [
+            "generation": generation, "frame": summary.frame, "skipped": skipped,
+            "report": [
               "storedSchema": report.storedSchema, "currentSchema": report.currentSchema,
               "migrations": report.migrations.map(\.description), "defaultedFields": report.defaultedFields,
               "droppedFields": report.droppedFields, "unknownSections": report.unknownSections,
-            ] as [String: Any]
-        }
-        restoredFrom = entry
+            ] as [String: Any],
+          ] as [String: Any]
       default: break
       }
     }

@@ -14,7 +14,7 @@ final class SlotPicker {
   private let renderer: OpaquePointer
   private(set) var index = 0
 
-  init(store: SaveStore, library: LevelLibrary, renderer: OpaquePointer) {
+  init(store: SaveStore, codec: SaveCodec<GameState>, library: LevelLibrary, renderer: OpaquePointer) {
     self.renderer = renderer
     slots = ((try? store.listSlots()) ?? []).filter { !$0.generations.isEmpty }
     thumbnails = slots.map { slot in
@@ -24,12 +24,8 @@ final class SlotPicker {
       var png: [UInt8]?
       if case .raw(let stored)? = document[section: "thumbnail"]?.content {
         png = stored
-      } else if let state = try? DemoSaveFormat.codec.state(from: document),
-        let level = try? library.load(state.level.index)
-      {
-        png = try? OffscreenImage.png(width: 320, height: 180) { canvas in
-          SceneDrawing(width: 320, height: 180).draw(state, level: level, camera: state.camera, on: &canvas)
-        }
+      } else if let state = try? codec.state(from: document) {  // validated against its level
+        png = try? DemoThumbnail.png(of: state, library: library)
       }
       guard var bytes = png else { return nil }
       return bytes.withUnsafeMutableBytes { raw -> OpaquePointer? in

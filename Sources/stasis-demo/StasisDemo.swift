@@ -15,6 +15,7 @@ struct StasisDemo: ParsableCommand {
         stasis-demo --headless --level 2 --seed 7 --frames 600 --print-digest
         stasis-demo --headless --frames 300 --background-at 200 --terminate-in-background
         stasis-demo --headless --resume --frames 600 --json
+        stasis-demo --render-thumbnail Saves/autosave/0000000003.stasis --output shot.png
 
       Exit codes: 0 success, 1 a save or a load failed or a sync test diverged, 64 bad flags.
       """
@@ -79,7 +80,16 @@ struct StasisDemo: ParsableCommand {
   @Option(help: "The levels folder (default: Assets/levels, found from here or from the executable).")
   var levels: String?
 
+  @Option(
+    name: .customLong("render-thumbnail"),
+    help: "Draw a demo save's state as a 320 × 180 PNG (with --output) instead of playing.")
+  var renderThumbnail: String?
+
+  @Option(help: "The PNG file --render-thumbnail writes.")
+  var output: String?
+
   func validate() throws {
+    if renderThumbnail != nil, output == nil { throw ValidationError("--render-thumbnail needs --output FILE.png") }
     guard frames >= 0 else { throw ValidationError("--frames must be 0 or more") }
     guard (1...99).contains(level) else { throw ValidationError("--level must be between 1 and 99") }
     if let foregroundAt {
@@ -107,6 +117,11 @@ struct StasisDemo: ParsableCommand {
   }
 
   func run() throws {
+    if let renderThumbnail, let output {
+      let status = ThumbnailRenderer(file: renderThumbnail, output: output, levels: levels).run()
+      if status != 0 { throw ExitCode(status) }
+      return
+    }
     let status = MainActor.assumeIsolated { () -> Int32 in
       if !headless {
         if WindowRunner.displayAvailable() { return WindowRunner(options: self).run() }

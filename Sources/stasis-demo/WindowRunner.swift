@@ -4,9 +4,6 @@ import Foundation
 import Stasis
 import StasisSDL
 
-// The demo's drawing protocol over SDL: the method names already match.
-extension SDLCanvas: Canvas {}
-
 /// The demo in a real window: SDL events drive the lifecycle, the engine steps at a fixed
 /// 60 Hz from an accumulator, and frames interpolate between steps.
 @MainActor
@@ -64,9 +61,11 @@ final class WindowRunner {
     }
     game.autosaveInterval = Int64((options.autosave * 60).rounded())
     game.autopilot = options.autopilot
-    game.thumbnailProvider = { [unowned self] in self.captureThumbnail() }
+    // Drawn from the snapshot on the save's worker: the main thread pays only for the copy.
+    game.coordinator.thumbnail = { state in try? DemoThumbnail.png(of: state, library: library) }
     app = Application(
-      delegate: game, configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))
+      delegate: game.coordinator,
+      configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))
     let report = RunReport(options: options)
     report.installTrace(app: app, game: game)
     let traceAll = options.trace
@@ -199,7 +198,7 @@ final class WindowRunner {
       status = "loading…"
       game.loadSlot()
     case SDLK_F10:
-      picker = SlotPicker(store: game.store, library: library, renderer: renderer)
+      picker = SlotPicker(store: game.store, codec: game.codec, library: library, renderer: renderer)
     case SDLK_ESCAPE:
       status = "saving before quitting…"
       app.terminate()
@@ -216,7 +215,7 @@ final class WindowRunner {
     picker = nil
     guard let slot else { return }
     do {
-      let loaded = try game.store.load(DemoSaveFormat.codec, slot: slot.name)
+      let loaded = try game.store.load(game.codec, slot: slot.name)
       try game.restore(loaded)
       previous = nil
     } catch {
@@ -225,12 +224,13 @@ final class WindowRunner {
     }
   }
 
-  private func show(_ event: GameEvent) {
+  private func show(_ event: SaveEvent) {
     switch event {
-    case .saved(_, let generation, _, _, let ms):
-      status = "saved generation \(generation) in \(Int(ms.rounded())) ms"
+    case .saved(_, let receipt, _):
+      let ms = (receipt.encodeDuration + receipt.writeDuration).inMilliseconds
+      status = "saved generation \(receipt.generation) in \(Int(ms.rounded())) ms"
       statusColor = (140, 230, 150)
-    case .saveFailed(_, _, let error):
+    case .saveFailed(_, let error, _):
       status = error.kind == .cancelled ? "budget expired: save cancelled" : "save failed: \(error.kindDescription)"
       statusColor = (255, 120, 100)
     case .restored(let generation, _, let skipped, _):
@@ -306,13 +306,5 @@ final class WindowRunner {
     var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
     SDL_RenderFillRectF(renderer, &all)
     font.draw(text, x: (width - font.width(of: text, scale: 3)) / 2, y: height / 2 - 30, on: renderer, scale: 3)
-  }
-
-  /// The current view drawn small on an off-screen target, read back and encoded as PNG.
-  private func captureThumbnail() -> [UInt8]? {
-    let view = viewState(alpha: 1)
-    return try? OffscreenImage.png(width: 320, height: 180) { canvas in
-      SceneDrawing(width: 320, height: 180).draw(view, level: game.engine.level, camera: view.camera, on: &canvas)
-    }
   }
 }

@@ -4,13 +4,13 @@ import Stasis
 
 struct Thumbnail: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Write a save's thumbnail to a PNG file: the stored one, or one drawn from a demo save's state.",
+    abstract: "Write a save's stored thumbnail to a PNG file, byte for byte.",
     discussion: """
       Example:
         stasis thumbnail Saves/autosave/0000000003.stasis -o shot.png
 
-      A demo save without a stored thumbnail is drawn from its state with SDL's software
-      renderer (320 × 180), through its saved camera.
+      A save without a `thumbnail` section has no picture to write; the demo draws one from
+      a demo save's state: stasis-demo --render-thumbnail FILE --output OUT.png
       """
   )
 
@@ -22,20 +22,13 @@ struct Thumbnail: ParsableCommand {
 
   func run() throws {
     let document = try openSave(file)
-    let bytes: [UInt8]
-    var drawn = false
-    if case .raw(let stored)? = document[section: "thumbnail"]?.content {
-      bytes = stored
-    } else {
-      do {
-        bytes = try RenderedThumbnail.png(from: document, path: file)
-        drawn = true
-      } catch let error as SaveFileError {
-        throw fail(error)
-      } catch {
-        Terminal.standardError.line("error: \(file): cannot draw a thumbnail: \(error)")
-        throw Exit.invalid
+    guard case .raw(let bytes)? = document[section: "thumbnail"]?.content else {
+      var error = SaveFileError(.notFound, "the save has no thumbnail section", context: .init(file: file))
+      if document.game.name == "stasis-demo" {
+        error.suggestion = "stasis-demo --render-thumbnail \(file) --output OUT.png draws one from its state"
       }
+      _ = fail(error)
+      throw Exit.invalid  // the file is whole; it has no picture
     }
     do {
       try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
@@ -43,7 +36,6 @@ struct Thumbnail: ParsableCommand {
       Terminal.standardError.line("error: \(output): \(error.localizedDescription)")
       throw Exit.io
     }
-    Terminal.standardOutput.line(
-      "wrote \(bytes.count) bytes to \(output)\(drawn ? " (drawn from the saved state)" : "")")
+    Terminal.standardOutput.line("wrote \(bytes.count) bytes to \(output)")
   }
 }

@@ -318,7 +318,7 @@ struct CLIGoldenTests {
         .count == 3)
   }
 
-  @Test("thumbnail: the stored one byte for byte; a demo save without one is drawn from its state; others are refused")
+  @Test("thumbnail: the stored one byte for byte; a save without one is refused and the demo draws its own")
   func thumbnail() throws {
     let fixtures = try Fixtures()
     // A stored thumbnail comes back exactly.
@@ -331,7 +331,8 @@ struct CLIGoldenTests {
     #expect(stored.status == 0)
     #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("stored.png")))) == png)
 
-    // A demo save with no thumbnail is drawn: a real 320 × 180 PNG.
+    // A demo save with no thumbnail: the CLI (which knows no game) says so and names the demo's
+    // renderer; `stasis-demo --render-thumbnail` draws a real 320 × 180 PNG from its state.
     let demo = try run(
       "stasis-demo",
       [
@@ -339,16 +340,24 @@ struct CLIGoldenTests {
         fixtures.saves,
       ])
     #expect(demo.status == 0)
-    let drawn = try fixtures.stasis("thumbnail", "Saves/autosave/0000000001.stasis", "-o", "drawn.png")
-    #expect(drawn.status == 0, "\(drawn.err)")
-    #expect(drawn.out.contains("drawn from the saved state"))
+    let file = fixtures.path("Saves/autosave/0000000001.stasis")
+    let none = try fixtures.stasis("thumbnail", "Saves/autosave/0000000001.stasis", "-o", "none.png")
+    #expect(none.status == 1)
+    #expect(none.err.contains("the save has no thumbnail section"))
+    #expect(none.err.contains("stasis-demo --render-thumbnail"))
+    let drawn = try run(
+      "stasis-demo", ["--render-thumbnail", file, "--output", fixtures.path("drawn.png")], in: packageRoot)
+    #expect(drawn.status == 0, "\(drawn.stderr)")
+    #expect(drawn.stdout.contains("drawn from the saved state"))
     let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("drawn.png"))))
     #expect(Array(bytes.prefix(8)) == Array(png.prefix(8)), "a PNG signature")
     #expect(Array(bytes[16..<24]) == [0, 0, 1, 0x40, 0, 0, 0, 0xB4], "320 × 180")
 
-    let refused = try fixtures.stasis("thumbnail", "good.stasis", "-o", "none.png")
+    let refused = try run(
+      "stasis-demo", ["--render-thumbnail", fixtures.path("good.stasis"), "--output", fixtures.path("x.png")],
+      in: packageRoot)
     #expect(refused.status == 1)
-    #expect(refused.err.contains("only stasis-demo saves can be drawn"))
+    #expect(refused.stderr.contains("written by 'garden', not 'stasis-demo'"))
   }
 
   @Test("inspect --key-file: signature valid, invalid or unsigned; without a key a signed save is not called valid")

@@ -153,11 +153,11 @@ struct GameRulesTests {
   func rollbackRing() throws {
     let store = SaveStore(directory: try temporaryFolder().path)
     let game = Game(engine: try Engine(library: Self.assets, level: 2, seed: 4), store: store, slot: "ring")
-    let app = Application(delegate: game, configuration: .init(clock: ManualClock()))
+    let app = Application(delegate: game.coordinator, configuration: .init(clock: ManualClock()))
     app.launch()
     for _ in 0..<20 { game.tick(app) }
-    #expect(game.rollbackRing.count == 9)
-    let before = game.rollbackRing[game.rollbackRing.count - 5]
+    #expect(game.rollback.states.count == 9)
+    let before = game.rollback.states[game.rollback.states.count - 5]
     #expect(game.rollBack(steps: 5))
     #expect(game.engine.state == before)
     #expect(game.engine.state.level.runFrame == 15)

@@ -19,7 +19,7 @@ struct IOErrorTests {
     let store = SaveStore(directory: try temporaryFolder().path, fileSystem: fileSystem)
     let game = Game(engine: try Engine(library: Self.assets, level: 1, seed: 1), store: store, slot: "autosave")
     game.autosaveInterval = 0
-    let app = Application(delegate: game, configuration: .init(clock: ManualClock()))
+    let app = Application(delegate: game.coordinator, configuration: .init(clock: ManualClock()))
     app.launch()
     for _ in 0..<30 { game.tick(app) }
     game.saveNow().wait()
@@ -30,7 +30,7 @@ struct IOErrorTests {
     for _ in 0..<30 { game.tick(app) }
     #expect(game.engine.state.level.runFrame == 90, "the game played on")
     guard
-      case .saveFailed(_, _, let error)? = game.events.last(where: { if case .saveFailed = $0 { true } else { false } })
+      case .saveFailed(_, let error, _)? = game.events.last(where: { if case .saveFailed = $0 { true } else { false } })
     else {
       Issue.record("no failed save was reported")
       return
@@ -51,7 +51,7 @@ struct IOErrorTests {
     let folder = try temporaryFolder().appendingPathComponent("Saves").path
     let store = SaveStore(directory: folder)
     let game = Game(engine: try Engine(library: Self.assets, level: 1, seed: 1), store: store, slot: "autosave")
-    let app = Application(delegate: game, configuration: .init(clock: ManualClock()))
+    let app = Application(delegate: game.coordinator, configuration: .init(clock: ManualClock()))
     app.launch()
     game.saveNow().wait()
     try FileManager.default.removeItem(atPath: folder)
