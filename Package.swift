@@ -83,6 +83,8 @@ let package = Package(
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
     .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis"]),
+    // Structure-aware: value edits to real demo saves' trees, loaded, restored, stepped, drawn.
+    .executableTarget(name: "stasis-fuzz-state", dependencies: ["Stasis", "DemoGame"]),
     .testTarget(
       name: "StasisTests",
       dependencies: ["Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")],

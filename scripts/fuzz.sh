@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Fuzzes the save decoder with libFuzzer and AddressSanitizer, seeded with real saves.
-#   scripts/fuzz.sh            a bounded run (60 s), as CI does
-#   scripts/fuzz.sh 3600       an hour
+#   scripts/fuzz.sh            a bounded run (45 s of bytes, then 30 s structure-aware), as CI does
+#   scripts/fuzz.sh 3600       an hour of bytes (and half as long structure-aware)
 # Crashes land in Tests/StasisTests/Fixtures/fuzz-crashes/; commit them: the test suite
 # replays that folder (FuzzRegressionTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${1:-60}"
-swift build --scratch-path .build-fuzz -c release --product stasis-fuzz \
-  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING >/dev/null
+seconds="${1:-45}"
+state_seconds="${2:-$(( (seconds + 1) * 2 / 3 ))}"
+for product in stasis-fuzz stasis-fuzz-state; do
+  swift build --scratch-path .build-fuzz -c release --product "$product" \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING >/dev/null
+done
 corpus=$(mktemp -d)
 seeds=$(mktemp -d)
 # Seeds: real demo saves (whole files, mode byte 0) and the committed fixture.
@@ -24,3 +27,15 @@ mkdir -p "$crashes"
   -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 | tee /tmp/stasis-fuzz.log | grep -E "^(stat::|#[0-9]+ +DONE|INFO: Seed|==[0-9]+==ERROR)" || true
 grep -q "stat::number_of_executed_units" /tmp/stasis-fuzz.log
 ! grep -q "ERROR: AddressSanitizer\|ERROR: libFuzzer\|deadly signal" /tmp/stasis-fuzz.log
+
+# Structure-aware: value edits to real demo saves (not bytes), each loaded, restored, stepped
+# 60 times and drawn; libFuzzer's -timeout turns a hang into a reported crash.
+state_corpus=$(mktemp -d)
+cp Tests/StasisTests/Fixtures/state-fuzz-corpus/* "$state_corpus"/
+state_crashes=Tests/StasisTests/Fixtures/fuzz-crashes-state
+mkdir -p "$state_crashes"
+.build-fuzz/release/stasis-fuzz-state "$state_corpus" -max_total_time="$state_seconds" -max_len=600 -timeout=20 \
+  -artifact_prefix="$state_crashes/" -print_final_stats=1 2>&1 | tee /tmp/stasis-fuzz-state.log \
+  | grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|#[0-9]+ +DONE|==[0-9]+==ERROR)" || true
+grep -q "stat::number_of_executed_units" /tmp/stasis-fuzz-state.log
+! grep -q "ERROR: AddressSanitizer\|ERROR: libFuzzer\|deadly signal\|Fatal error" /tmp/stasis-fuzz-state.log

@@ -14,4 +14,19 @@ struct FuzzRegressionTests {
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout == "replayed \(inputs.count) inputs: no crash\n")
   }
+
+  @Test("structure-aware: hostile value edits to real saves, and every input that ever crashed, load or are refused")
+  func replayState() throws {
+    let fixtures = packageRoot.appendingPathComponent("Tests/StasisTests/Fixtures")
+    var inputs: [String] = []
+    for folder in ["state-fuzz-corpus", "fuzz-crashes-state"] {
+      let url = fixtures.appendingPathComponent(folder)
+      inputs += ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
+        .filter { !$0.hasPrefix(".") }.sorted().map { url.appendingPathComponent($0).path }
+    }
+    #expect(inputs.count >= 40)
+    let result = try run("stasis-fuzz-state", inputs, in: packageRoot)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "replayed \(inputs.count) inputs: no crash\n")
+  }
 }
