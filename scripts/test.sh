@@ -6,6 +6,8 @@ scripts/install-deps.sh
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
 echo "== swift format lint"
 swift format lint --strict -r Sources Tests Examples Package.swift
+echo "== the stasis CLI needs only Stasis"
+swift package describe --type json | python3 scripts/check-cli-closure.py
 echo "== build"
 swift build --build-tests
 # The end-to-end runs of the stress level take seconds in release and minutes in debug.
@@ -14,4 +16,4 @@ export STASIS_USE_RELEASE=1
 echo "== swift test"
 swift test --skip-build
 echo "== fuzz the decoder (bounded)"
-scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-60}"
+scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"

@@ -112,3 +112,30 @@ func signingPolicies(key: SigningKey, newKey: SigningKey, oldKey: SigningKey) ->
   let strict = SaveStore(directory: "Saves", signing: .signed(with: newKey))
   return [plain, turningOn, rotating, strict]
 }
+
+// MARK: - Hostile values
+
+struct Player: Codable, Sendable {
+  var health = 100.0
+}
+struct PlayerState: Codable, Sendable {
+  var player = Player()
+}
+
+extension PlayerState: ValidatedSaveState {
+  func validate() throws(InvalidStateError) {
+    guard player.health.isFinite, player.health >= 0 else {
+      throw InvalidStateError(field: "player.health", value: "\(player.health)", reason: "must be finite and ≥ 0")
+    }
+  }
+}
+
+func levelAwareCodec(levelCount: Int) -> SaveCodec<GameState> {
+  var codec = SaveCodec<GameState>(game: GameIdentity(name: "my-game"))
+  codec.validator = { state throws(InvalidStateError) in  // checks that need the game's content
+    guard (1...levelCount).contains(state.level.index) else {
+      throw InvalidStateError(field: "level.index", value: "\(state.level.index)", reason: "no such level")
+    }
+  }
+  return codec
+}

@@ -38,11 +38,12 @@ extension SaveStore {
   /// The durable write, under the slot's lock. A failed `fsync` fails the attempt — the
   /// data may be gone — and the write is redone once from the same bytes into a new file.
   func writeDurably(
-    _ bytes: [UInt8], slot: String, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle
+    _ bytes: [UInt8], slot: String, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
+    pruning: Bool = true
   ) throws(SaveFileError) -> (generation: Int, path: String) {
     let folder = folder(of: slot)
     do {
-      if try fileSystem.makeDirectory(directory) { try? fileSystem.fsyncDirectory(directory) }
+      try makeSaveFolder()
       if try fileSystem.makeDirectory(folder) { try fileSystem.fsyncDirectory(directory) }
     } catch {
       throw SaveFileError("the save folder could not be created", cause: error)
@@ -80,8 +81,10 @@ extension SaveStore {
           try? fileSystem.unlink(temporary)
           throw SaveFileError("the new generation could not be put in place", cause: error)
         }
-        remember(final, game: writer)
-        prune(slot: slot, writer: writer)
+        if pruning {
+          remember(final, game: writer)
+          prune(slot: slot, writer: writer)
+        }
         return (generation, final)
       } catch {
         // A failed fsync may have lost the data: redo from the snapshot's bytes, into a new file.
@@ -91,6 +94,23 @@ extension SaveStore {
       }
     }
     throw lastError!
+  }
+
+  /// Creates the save folder and any missing parents (`mkdir -p`), flushing each parent that
+  /// gained an entry, so a first save into `~/.local/share/<game>/saves` just works.
+  private func makeSaveFolder() throws(FileSystemError) {
+    guard fileSystem.kind(of: directory) != .directory else { return }
+    var missing: [String] = []
+    var path = directory
+    while !path.isEmpty, path != "/", fileSystem.kind(of: path) == .missing {
+      missing.append(path)
+      guard let slash = path.lastIndex(of: "/") else { break }
+      path = String(path[..<slash])
+    }
+    for folder in missing.reversed() where try fileSystem.makeDirectory(folder) {
+      let parent = folder.lastIndex(of: "/").map { String(folder[..<$0]) } ?? "."
+      try? fileSystem.fsyncDirectory(parent.isEmpty ? "/" : parent)
+    }
   }
 
   /// Throws when a generation newer than the newest loadable one is one `writer` cannot read.

@@ -85,12 +85,7 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
   public func document(
     for state: State, summary: SaveSummary, createdAt: Int64, rawSections: [(name: String, bytes: [UInt8])] = []
   ) throws(SaveFileError) -> SaveDocument {
-    let tree: SaveValue
-    do {
-      tree = try SaveValueEncoder().encode(state)
-    } catch {
-      throw SaveFileError(.typeMismatch, "the state could not be encoded: \(error)")
-    }
+    let tree = try SaveValueEncoder().encode(state)
     guard case .object(let object) = tree else {
       throw SaveFileError(.typeMismatch, "the state must be a struct with fields (it encoded as \(tree.typeName))")
     }

@@ -5,11 +5,22 @@ public struct SaveValueEncoder {
   /// Creates an encoder.
   public init() {}
 
-  /// The tree of `value`.
-  public func encode<T: Encodable>(_ value: T) throws -> SaveValue {
+  /// The tree of `value`; a value whose `encode(to:)` throws is a `typeMismatch` naming the
+  /// field, as the decoder's errors are.
+  public func encode<T: Encodable>(_ value: T) throws(SaveFileError) -> SaveValue {
     if let bulk = value as? any BulkArrayCodable { return .bulk(bulk.bulkArray) }
     let node = EncodingNode()
-    try value.encode(to: TreeEncoder(node: node, codingPath: []))
+    do {
+      try value.encode(to: TreeEncoder(node: node, codingPath: []))
+    } catch let error as SaveFileError {
+      throw error
+    } catch let EncodingError.invalidValue(_, context) {
+      throw SaveFileError(
+        .typeMismatch, "the value could not be encoded: \(context.debugDescription)",
+        context: .init(field: fieldPath(context.codingPath)))
+    } catch {
+      throw SaveFileError(.typeMismatch, "the value could not be encoded: \(error)")
+    }
     return node.value
   }
 }

@@ -1,0 +1,126 @@
+import Foundation
+
+/// Slot management a game's menus need: load a chosen generation, delete, copy and rename a
+/// slot — each under the slot's lock, so it never interleaves with a save — and the platform's
+/// standard save folder.
+extension SaveStore {
+  /// The standard save folder of `game`: `$XDG_DATA_HOME/<game>/saves`, else
+  /// `~/.local/share/<game>/saves` (the XDG base-directory convention Linux games follow).
+  /// The store creates it, with its parents, on the first save.
+  ///
+  /// ```swift
+  /// let store = SaveStore(directory: SaveStore.defaultDirectory(game: "tanks"))
+  /// ```
+  public static func defaultDirectory(
+    game: String, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> String {
+    if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return "\(data)/\(game)/saves" }
+    let home = environment["HOME"] ?? NSHomeDirectory()
+    return "\(home)/.local/share/\(game)/saves"
+  }
+
+  /// Loads one chosen generation of `slot` (a "load this save" menu, a tool), with every check
+  /// and the validation; it never falls back to another.
+  public func load<State>(_ codec: SaveCodec<State>, slot: String, generation: Int) throws(SaveFileError)
+    -> LoadedSave<State>
+  {
+    try SlotName.validate(slot)
+    let path = path(of: slot, generation: generation)
+    guard case .file = fileSystem.kind(of: path) else {
+      let existing = ((try? generations(of: slot)) ?? []).map(String.init).joined(separator: ", ")
+      throw SaveFileError(
+        .notFound, "slot '\(slot)' has no generation \(generation) (it has \(existing.isEmpty ? "none" : existing))",
+        context: .init(file: folder(of: slot)))
+    }
+    let document = try readDocument(at: path)
+    let (state, report) = try codec.load(from: document, path: path)
+    return LoadedSave(state: state, document: document, generation: generation, path: path, report: report, skipped: [])
+  }
+
+  /// Deletes a slot and every generation in it, under its lock. A slot that does not exist
+  /// is a `notFound` error.
+  public func deleteSlot(_ slot: String) throws(SaveFileError) {
+    try withSlotLock(slot) { () throws(SaveFileError) in
+      let folder = folder(of: slot)
+      let names: [String]
+      do throws(FileSystemError) {
+        names = try fileSystem.contents(ofDirectory: folder)
+      } catch {
+        throw SaveFileError("the slot could not be listed", cause: error)
+      }
+      // Generations first, newest last: a crash half-way leaves the newest ones.
+      for name in names.filter({ $0 != ".lock" }).sorted() {
+        do throws(FileSystemError) {
+          try fileSystem.unlink("\(folder)/\(name)")
+        } catch {
+          throw SaveFileError("the slot could not be deleted", cause: error)
+        }
+        knownGood.withLock { _ = $0.removeValue(forKey: "\(folder)/\(name)") }
+      }
+    }
+    // The lock file goes last, outside the lock; the empty folder goes with it.
+    try? fileSystem.unlink("\(folder(of: slot))/.lock")
+    _ = rmdir(folder(of: slot))
+    try? fileSystem.fsyncDirectory(directory)
+  }
+
+  /// Copies every generation of `source` — the exact bytes, unreadable ones included — into
+  /// the new slot `destination` (a "duplicate save" menu), each written durably.
+  public func copySlot(_ source: String, to destination: String) throws(SaveFileError) {
+    try refuseExisting(destination)
+    let files = try withSlotLock(source) { () throws(SaveFileError) -> [[UInt8]] in
+      try generations(of: source).reversed().map { generation throws(SaveFileError) in
+        try readBytes(at: path(of: source, generation: generation))
+      }
+    }
+    for bytes in files {
+      let handle = SaveHandle(slot: destination)
+      // Exact bytes, numbered anew in the same order; nothing checked, nothing pruned.
+      _ = try writeDurably(
+        bytes, slot: destination, writer: GameIdentity(name: ""), unreadableNewest: .saveAlongside, handle: handle,
+        pruning: false)
+    }
+  }
+
+  /// Renames a slot: its folder renamed at once (POSIX `rename`), under its lock, so every
+  /// generation — unreadable ones included — moves together and a crash leaves one name or
+  /// the other.
+  public func renameSlot(_ source: String, to destination: String) throws(SaveFileError) {
+    try refuseExisting(destination)
+    try withSlotLock(source) { () throws(SaveFileError) in
+      do throws(FileSystemError) {
+        try fileSystem.rename(folder(of: source), folder(of: destination))
+        try fileSystem.fsyncDirectory(directory)
+      } catch {
+        throw SaveFileError("the slot could not be renamed", cause: error)
+      }
+    }
+    knownGood.withLock { $0.removeAll() }
+  }
+
+  private func refuseExisting(_ slot: String) throws(SaveFileError) {
+    try SlotName.validate(slot)
+    guard fileSystem.kind(of: folder(of: slot)) == .missing else {
+      throw SaveFileError(
+        .invalidSlotName, "slot '\(slot)' already exists", context: .init(file: folder(of: slot)),
+        suggestion: "delete it first, or choose another name")
+    }
+  }
+
+  /// Runs `body` holding the slot's lock; the slot must exist.
+  private func withSlotLock<T>(_ slot: String, _ body: () throws(SaveFileError) -> T) throws(SaveFileError) -> T {
+    try SlotName.validate(slot)
+    let folder = folder(of: slot)
+    guard fileSystem.kind(of: folder) == .directory else {
+      throw SaveFileError(.notFound, "slot '\(slot)' does not exist", context: .init(file: folder))
+    }
+    let lock: Int32
+    do {
+      lock = try fileSystem.lock("\(folder)/.lock", timeout: lockTimeout)
+    } catch {
+      throw SaveFileError("the slot could not be locked", cause: error)
+    }
+    defer { fileSystem.unlock(lock) }
+    return try body()
+  }
+}
