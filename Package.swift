@@ -73,7 +73,9 @@ let package = Package(
     // The save path against memcpy, write+fsync and Foundation's coders (run in release).
     .executableTarget(
       name: "stasis-bench",
-      dependencies: ["Stasis", "DemoGame", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: [
+        "Stasis", "DemoGame", "StasisSDL", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
     ),
     // Examples/: a second game adopting Stasis through the save coordinator (the README's guide).
     .executableTarget(name: "stasis-example-tanks", dependencies: ["Stasis"], path: "Examples/Tanks"),
@@ -82,9 +84,11 @@ let package = Package(
       name: "ReadmeSnippets", dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
-    .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis"]),
+    .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis", "FuzzDriver"]),
     // Structure-aware: value edits to real demo saves' trees, loaded, restored, stepped, drawn.
-    .executableTarget(name: "stasis-fuzz-state", dependencies: ["Stasis", "DemoGame"]),
+    .executableTarget(name: "stasis-fuzz-state", dependencies: ["Stasis", "DemoGame", "FuzzDriver"]),
+    // The libFuzzer hand-over and the replay mode both fuzz targets share.
+    .target(name: "FuzzDriver"),
     .testTarget(
       name: "StasisTests",
       dependencies: ["Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")],

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What happened to a save on its way into the current types: the migrations that ran, the
 /// fields that took defaults, the fields dropped by declaration, and the sections kept but not
 /// decoded. A clean load of a save written by the same schema reports nothing.
@@ -6,9 +8,9 @@
 /// let loaded = try store.load(codec, slot: "autosave")
 /// for line in loaded.report.lines { logger.info("\(line)") }   // "migrated schema 1 → 2", ...
 /// ```
-public struct LoadReport: Sendable, Equatable {
+public struct LoadReport: Sendable, Equatable, Codable {
   /// One migration step that ran.
-  public struct Migration: Sendable, Equatable, CustomStringConvertible {
+  public struct Migration: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The schema it migrated from.
     public var from: UInt32
     /// The schema it migrated to (`from + 1`).
@@ -34,7 +36,8 @@ public struct LoadReport: Sendable, Equatable {
   public var defaultedFields: [String]
   /// Field paths the save had that the types declare removed (``SaveRemovedFields``).
   public var droppedFields: [String]
-  /// Raw sections the save carries that the codec does not decode (other than `thumbnail`):
+  /// Raw sections the save carries that the codec does not decode (other than `thumbnail`
+  /// and `load-report`):
   /// kept in ``LoadedSave/document``, not in the state.
   public var unknownSections: [String]
 
@@ -68,5 +71,22 @@ public struct LoadReport: Sendable, Equatable {
     if !droppedFields.isEmpty { lines.append("dropped by declaration: \(droppedFields.joined(separator: ", "))") }
     if !unknownSections.isEmpty { lines.append("unknown sections kept: \(unknownSections.joined(separator: ", "))") }
     return lines
+  }
+
+  /// The raw section that carries a report into later saves, so `stasis inspect` shows how a
+  /// save's lineage reached its schema without the game's code.
+  public static let sectionName = "load-report"
+
+  /// The report as that section's bytes (JSON, sorted keys).
+  public var sectionBytes: [UInt8] {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return (try? encoder.encode(self)).map { Array($0) } ?? []
+  }
+
+  /// The report in a `load-report` section's bytes, or nil when they are not one.
+  public init?(sectionBytes bytes: [UInt8]) {
+    guard let report = try? JSONDecoder().decode(LoadReport.self, from: Data(bytes)) else { return nil }
+    self = report
   }
 }

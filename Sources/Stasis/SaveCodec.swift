@@ -147,7 +147,8 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
       let migrations = try migrations.migrate(&tree, from: stored, to: game.schemaVersion)
       let decoded = try SaveValueDecoder().decodeWithReport(State.self, from: tree)
       try validate(decoded.value)
-      let unknown = document.sections.filter { $0.encoding == .raw && $0.name != "thumbnail" }.map(\.name)
+      let known = ["thumbnail", LoadReport.sectionName]
+      let unknown = document.sections.filter { $0.encoding == .raw && !known.contains($0.name) }.map(\.name)
       let report = LoadReport(
         storedSchema: stored, currentSchema: game.schemaVersion, migrations: migrations,
         defaultedFields: decoded.defaultedFields, droppedFields: decoded.droppedFields, unknownSections: unknown)

@@ -115,6 +115,9 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   public weak var delegate: (any ApplicationDelegate)?
 
   private var pending: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle)] = []
+  /// How the state in play reached this schema (migrations, defaults, declared drops), carried
+  /// into every later save of it as a `load-report` section, for `stasis inspect`.
+  private var lineage: LoadReport?
   private var backgroundSave: SaveHandle?
   private let logger: Logger
 
@@ -171,6 +174,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Restores a state loaded elsewhere (a slot picker), recording it like a load.
   public func restore(_ loaded: LoadedSave<Game.State>) throws {
     try game.restore(loaded.state)
+    remember(loaded)
     record(
       .restored(
         generation: loaded.generation, summary: game.summary(of: loaded.state), skipped: loaded.skippedDescriptions,
@@ -190,11 +194,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   public func applicationDidEnterBackground(_ application: Application) {
-    game.isPaused = true
-    let snapshot = game.snapshot()
-    backgroundSave = application.saveInBackground(named: "save \(slot)") {
-      startSave(.background, snapshot: snapshot)
-    }
+    backgroundSave = pauseAndSave(.background, named: "save \(slot)", application)
     delegate?.applicationDidEnterBackground(application)
   }
 
@@ -213,11 +213,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   public func applicationWillTerminate(_ application: Application) {
-    game.isPaused = true
-    let snapshot = game.snapshot()
-    application.saveInBackground(named: "save \(slot) before quitting") {
-      startSave(.terminate, snapshot: snapshot)
-    }
+    pauseAndSave(.terminate, named: "save \(slot) before quitting", application)
     delegate?.applicationWillTerminate(application)
   }
 
@@ -230,6 +226,15 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   // MARK: Private
+
+  /// Pauses the game, snapshots it here on the main thread, and saves the snapshot as a
+  /// background task that the budget's expiry cancels.
+  @discardableResult
+  private func pauseAndSave(_ reason: SaveReason, named name: String, _ application: Application) -> SaveHandle {
+    game.isPaused = true
+    let snapshot = game.snapshot()
+    return application.saveInBackground(named: name) { startSave(reason, snapshot: snapshot) }
+  }
 
   /// Back from the background in the same process: restore the generation just written, or
   /// keep memory when it did not complete (loading an older one would go back in time).
@@ -246,6 +251,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         return
       }
       try game.restore(loaded.state)
+      remember(loaded)
       record(
         .restored(
           generation: loaded.generation, summary: game.summary(of: loaded.state), skipped: [], report: loaded.report))
@@ -254,11 +260,25 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     }
   }
 
+  /// Keeps the lineage of a restored save: its own report when it was migrated or defaulted,
+  /// else the one it carries.
+  private func remember(_ loaded: LoadedSave<Game.State>) {
+    if !loaded.report.isClean {
+      lineage = loaded.report
+    } else if case .raw(let bytes)? = loaded.document[section: LoadReport.sectionName]?.content {
+      lineage = LoadReport(sectionBytes: bytes)
+    } else {
+      lineage = nil
+    }
+  }
+
   @discardableResult
   private func startSave(_ reason: SaveReason, snapshot: Game.State? = nil) -> SaveHandle {
     let state = snapshot ?? game.snapshot()
     let summary = game.summary(of: state)
-    let handle = store.save(state, codec: codec, slot: slot, summary: summary, drawThumbnail: thumbnail)
+    let handle = store.save(
+      state, codec: codec, slot: slot, summary: summary, drawThumbnail: thumbnail,
+      rawSections: lineage.map { [(LoadReport.sectionName, $0.sectionBytes)] } ?? [])
     pending.append((reason, summary, handle))
     return handle
   }

@@ -226,9 +226,12 @@ public final class SaveStore: Sendable {
 
   /// Saves `state` like ``save(_:codec:slot:summary:thumbnail:unreadableNewest:)``, drawing
   /// the thumbnail from the state on the worker: the main thread pays only for the snapshot.
+  ///
+  /// `rawSections` are kept as they are (a `load-report`, a replay, a game's own blob).
   public func save<State>(
     _ state: State, codec: SaveCodec<State>, slot: String, summary: SaveSummary,
-    drawThumbnail: (@Sendable (State) -> [UInt8]?)?, unreadableNewest: UnreadableNewest = .refuse
+    drawThumbnail: (@Sendable (State) -> [UInt8]?)?, rawSections: [(name: String, bytes: [UInt8])] = [],
+    unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
     let handle = SaveHandle(slot: slot)
     let createdAt = wallClock()
@@ -238,7 +241,7 @@ public final class SaveStore: Sendable {
         try SlotName.validate(slot)
         var summary = summary
         summary.slot = slot
-        let raw = drawThumbnail.flatMap { $0(state) }.map { [(name: "thumbnail", bytes: $0)] } ?? []
+        let raw = (drawThumbnail.flatMap { $0(state) }.map { [(name: "thumbnail", bytes: $0)] } ?? []) + rawSections
         let document = try codec.document(for: state, summary: summary, createdAt: createdAt, rawSections: raw)
         return (document, SystemClock().now() - start)
       }

@@ -1,5 +1,6 @@
 import DemoGame
 import Foundation
+import FuzzDriver
 import Stasis
 
 /// Structure-aware fuzzing of everything after the checksums: the input is a program of value
@@ -242,31 +243,12 @@ struct BoundedCanvas: Canvas {
   }
 }
 
-#if FUZZING
-  @_silgen_name("LLVMFuzzerRunDriver")
-  func llvmFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-  ) -> Int32
-#endif
-
-/// Under libFuzzer (built with -DFUZZING), runs the fuzzer; otherwise replays the files given.
+/// Under libFuzzer, fuzzes; built normally, replays the files given.
 @main
 enum StateFuzzMain {
   static func main() throws {
-    #if FUZZING
-      var argc = CommandLine.argc
-      var argv = CommandLine.unsafeArgv
-      exit(llvmFuzzerRunDriver(&argc, &argv) { stasisStateFuzzOneInput($0, $1) })
-    #else
-      var count = 0
-      for path in CommandLine.arguments.dropFirst() {
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        _ = bytes.withUnsafeBufferPointer { stasisStateFuzzOneInput($0.baseAddress, $0.count) }
-        count += 1
-      }
-      print("replayed \(count) inputs: no crash")
-    #endif
+    // The seeds are built before the first input, so their memory is not taken for a leak.
+    _ = StateFuzz.seeds
+    try runFuzzTarget { stasisStateFuzzOneInput($0, $1) }
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FuzzDriver
 import Stasis
 
 /// The decoder under libFuzzer. The first byte picks what the rest is: 0, a whole save file
@@ -34,33 +35,8 @@ struct FuzzState: Codable {
   var nested: [String: [Double]]?
 }
 
-#if FUZZING
-  /// libFuzzer's driver: SwiftPM links executables with its own `main`, so ours hands over.
-  @_silgen_name("LLVMFuzzerRunDriver")
-  func llvmFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-  ) -> Int32
-#endif
-
-/// Under libFuzzer (built with -DFUZZING), runs the fuzzer; otherwise replays the files given
-/// (a corpus, or crashes found), for regression runs.
+/// Under libFuzzer, fuzzes; built normally, replays the files given.
 @main
 enum FuzzMain {
-  static func main() throws {
-    #if FUZZING
-      var argc = CommandLine.argc
-      var argv = CommandLine.unsafeArgv
-      exit(llvmFuzzerRunDriver(&argc, &argv) { stasisFuzzOneInput($0, $1) })
-    #else
-      var count = 0
-      for path in CommandLine.arguments.dropFirst() {
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        _ = bytes.withUnsafeBufferPointer { stasisFuzzOneInput($0.baseAddress, $0.count) }
-        count += 1
-      }
-      print("replayed \(count) inputs: no crash")
-    #endif
-  }
+  static func main() throws { try runFuzzTarget { stasisFuzzOneInput($0, $1) } }
 }

@@ -10,6 +10,8 @@ struct FileReport {
   var error: SaveFileError?
   /// Whether a signing key was given (`--key-file`, `$STASIS_KEY_FILE`).
   var keyGiven: Bool
+  /// How the save's lineage reached its schema, when a game recorded it (`load-report`).
+  var loadReport: LoadReport?
   var valid: Bool { error == nil }
 
   /// How the signature reads: checked with a key, or said not to be checked.
@@ -27,7 +29,10 @@ struct FileReport {
     error = verification.error
     if error == nil {
       do {
-        _ = try SaveFileFormat.decode(bytes, path: path, signing: signing)
+        let document = try SaveFileFormat.decode(bytes, path: path, signing: signing)
+        if case .raw(let report)? = document[section: LoadReport.sectionName]?.content {
+          loadReport = LoadReport(sectionBytes: report)
+        }
       } catch {
         self.error = error
       }
@@ -56,6 +61,14 @@ struct FileReport {
       ]
         as [String: Any]
     }
+    object["loadReport"] =
+      loadReport.map {
+        [
+          "storedSchema": $0.storedSchema, "currentSchema": $0.currentSchema,
+          "migrations": $0.migrations.map(\.description), "defaultedFields": $0.defaultedFields,
+          "droppedFields": $0.droppedFields, "unknownSections": $0.unknownSections,
+        ] as [String: Any]
+      } ?? NSNull()
     if let error {
       object["error"] =
         [
@@ -89,7 +102,7 @@ struct Inspect: ParsableCommand {
   @Flag(
     help: """
       Print one JSON object (path, valid, formatVersion, schemaVersion, game, signed, signature, metadata, \
-      sections, error).
+      sections, loadReport, error).
       """)
   var json = false
 
@@ -125,8 +138,13 @@ struct Inspect: ParsableCommand {
       let signature = report.signature
       if let value = signature.value { fields.append((signature.label, value)) }
     }
+    // What the game did on the way to this schema, when it recorded it (one line each).
+    for (index, line) in (report.loadReport?.lines ?? []).enumerated() {
+      fields.append((index == 0 ? "lineage" : "", line))
+    }
     for (name, value) in fields {
-      out.line(out.paint((name + ":").padding(toLength: 11, withPad: " ", startingAt: 0), .dim) + value)
+      out.line(
+        out.paint((name.isEmpty ? "" : name + ":").padding(toLength: 11, withPad: " ", startingAt: 0), .dim) + value)
     }
     if !report.verification.sections.isEmpty {
       out.line("")

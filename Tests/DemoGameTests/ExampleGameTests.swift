@@ -31,6 +31,18 @@ struct ExampleGameTests {
       result.lines.contains(
         "load: restored generation 1 at frame 600 [schema 1 → 2: 1 → 2; defaulted: tank.armor]"))
     #expect(result.lines.contains { $0.hasPrefix("frame 660,") && $0.hasSuffix("music 0.3") })
+
+    // The saves made after that load carry the lineage; the CLI shows it without the game's code.
+    let newest = URL(fileURLWithPath: saves).appendingPathComponent("slot-1/0000000002.stasis").path
+    let inspect = try run("stasis", ["inspect", newest])
+    #expect(inspect.status == 0, "\(inspect.stderr)")
+    #expect(inspect.lines.contains("lineage:   schema 1 → 2: 1 → 2"))
+    #expect(inspect.lines.contains("           defaulted: tank.armor"))
+    let json = try run("stasis", ["inspect", newest, "--json"])
+    let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    let report = object?["loadReport"] as? [String: Any]
+    #expect(report?["migrations"] as? [String] == ["1 → 2"])
+    #expect(report?["defaultedFields"] as? [String] == ["tank.armor"])
   }
 
   @Test("the Stasis-specific lines are as few as the README says, at most 40")
