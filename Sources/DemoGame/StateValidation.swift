@@ -32,27 +32,28 @@ extension GameState: ValidatedSaveState {
     try check.count("physics.bodies", physics.bodies.count, 1...StateLimits.bodies)
     try check.vector("physics.gravity", physics.gravity, limit: 100)
     for (index, body) in physics.bodies.enumerated() {
-      let path = "physics.bodies[\(index)]"
-      try check.finite("\(path).x", body.x, limit: StateLimits.coordinate)
-      try check.finite("\(path).y", body.y, limit: StateLimits.coordinate)
-      try check.finite("\(path).vx", body.vx, limit: StateLimits.speed)
-      try check.finite("\(path).vy", body.vy, limit: StateLimits.speed)
-      try check.finite("\(path).angle", body.angle, limit: 1e7)
-      try check.finite("\(path).angularVelocity", body.angularVelocity, limit: StateLimits.angularSpeed)
-      try check.range("\(path).radius", body.radius, StateLimits.radius)
-      try check.range("\(path).mass", body.mass, StateLimits.mass)
-      try check.range("\(path).sleepTime", body.sleepTime, 0...1e9)
+      func path() -> String { "physics.bodies[\(index)]" }
+      try check.finite(path() + ".x", body.x, limit: StateLimits.coordinate)
+      try check.finite(path() + ".y", body.y, limit: StateLimits.coordinate)
+      try check.finite(path() + ".vx", body.vx, limit: StateLimits.speed)
+      try check.finite(path() + ".vy", body.vy, limit: StateLimits.speed)
+      try check.finite(path() + ".angle", body.angle, limit: 1e7)
+      try check.finite(path() + ".angularVelocity", body.angularVelocity, limit: StateLimits.angularSpeed)
+      try check.range(path() + ".radius", body.radius, StateLimits.radius)
+      try check.range(path() + ".mass", body.mass, StateLimits.mass)
+      try check.range(path() + ".sleepTime", body.sleepTime, 0...1e9)
       guard body.flags & ~StateLimits.knownFlags == 0 else {
-        throw InvalidStateError(field: "\(path).flags", value: "\(body.flags)", reason: "only bits 0 and 1 are defined")
+        throw InvalidStateError(
+          field: path() + ".flags", value: "\(body.flags)", reason: "only bits 0 and 1 are defined")
       }
     }
     try check.count("physics.contactCache", physics.contactCache.count, 0...(8 * physics.bodies.count))
     for (index, cached) in physics.contactCache.enumerated() {
-      let path = "physics.contactCache[\(index)]"
-      try check.count("\(path).a", Int(cached.a), 0...(physics.bodies.count - 1))
-      try check.count("\(path).b", Int(cached.b), -StateLimits.bodies...(physics.bodies.count - 1))
-      try check.finite("\(path).normal", cached.normal, limit: 1e6)
-      try check.finite("\(path).tangent", cached.tangent, limit: 1e6)
+      func path() -> String { "physics.contactCache[\(index)]" }
+      try check.count(path() + ".a", Int(cached.a), 0...(physics.bodies.count - 1))
+      try check.count(path() + ".b", Int(cached.b), -StateLimits.bodies...(physics.bodies.count - 1))
+      try check.finite(path() + ".normal", cached.normal, limit: 1e6)
+      try check.finite(path() + ".tangent", cached.tangent, limit: 1e6)
     }
     try check.vector("camera.position", camera.position, limit: StateLimits.coordinate)
     try check.vector("camera.velocity", camera.velocity, limit: StateLimits.coordinate)
@@ -80,7 +81,7 @@ extension GameState: ValidatedSaveState {
   public func validate(against definition: LevelDefinition) throws(InvalidStateError) {
     try validate()
     var check = Check()
-    let bodies = definition.initialPhysics().bodies.count
+    let bodies = definition.bodyCount
     try check.count("physics.bodies", physics.bodies.count, bodies...bodies)
     try check.count(
       "level.collected", level.collected.count, definition.collectibles.count...definition.collectibles.count)
@@ -122,34 +123,39 @@ extension DemoSaveFormat {
 
 /// One check per value; each throws naming the field, the value and the allowed range.
 private struct Check {
-  func finite(_ field: String, _ value: Float, limit: Float) throws(InvalidStateError) {
+  // Field names are built only when a check fails: a 10,000-body state validates in well
+  // under a millisecond instead of formatting 150,000 paths.
+  func finite(_ field: @autoclosure () -> String, _ value: Float, limit: Float) throws(InvalidStateError) {
     guard value.isFinite, abs(value) <= limit else {
-      throw InvalidStateError(field: field, value: "\(value)", reason: "must be finite, at most \(limit) in size")
+      throw InvalidStateError(field: field(), value: "\(value)", reason: "must be finite, at most \(limit) in size")
     }
   }
 
-  func vector(_ field: String, _ value: Vector, limit: Float) throws(InvalidStateError) {
-    try finite("\(field).x", value.x, limit: limit)
-    try finite("\(field).y", value.y, limit: limit)
+  func vector(_ field: @autoclosure () -> String, _ value: Vector, limit: Float) throws(InvalidStateError) {
+    try finite(field() + ".x", value.x, limit: limit)
+    try finite(field() + ".y", value.y, limit: limit)
   }
 
-  func range(_ field: String, _ value: Float, _ allowed: ClosedRange<Float>) throws(InvalidStateError) {
+  func range(_ field: @autoclosure () -> String, _ value: Float, _ allowed: ClosedRange<Float>)
+    throws(InvalidStateError)
+  {
     guard allowed.contains(value) else {  // NaN is in no range
       throw InvalidStateError(
-        field: field, value: "\(value)", reason: "must be between \(allowed.lowerBound) and \(allowed.upperBound)")
+        field: field(), value: "\(value)", reason: "must be between \(allowed.lowerBound) and \(allowed.upperBound)")
     }
   }
 
-  func count(_ field: String, _ value: Int, _ allowed: ClosedRange<Int>) throws(InvalidStateError) {
+  func count(_ field: @autoclosure () -> String, _ value: Int, _ allowed: ClosedRange<Int>) throws(InvalidStateError) {
     guard allowed.contains(value) else {
       throw InvalidStateError(
-        field: field, value: "\(value)", reason: "must be between \(allowed.lowerBound) and \(allowed.upperBound)")
+        field: field(), value: "\(value)", reason: "must be between \(allowed.lowerBound) and \(allowed.upperBound)")
     }
   }
 
-  func counter(_ field: String, _ value: Int64) throws(InvalidStateError) {
+  func counter(_ field: @autoclosure () -> String, _ value: Int64) throws(InvalidStateError) {
     guard value >= 0, value <= StateLimits.counter else {
-      throw InvalidStateError(field: field, value: "\(value)", reason: "must be between 0 and \(StateLimits.counter)")
+      throw InvalidStateError(
+        field: field(), value: "\(value)", reason: "must be between 0 and \(StateLimits.counter)")
     }
   }
 }
