@@ -19,6 +19,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+    // `swift package generate-documentation --target Stasis` (the DocC catalog in Sources/Stasis).
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
   ],
   targets: [
     // The toolkit: lifecycle, background budget, save format, store. No SDL, no game.

@@ -8,6 +8,8 @@ echo "== swift format lint"
 swift format lint --strict -r Sources Tests Examples Package.swift
 echo "== the stasis CLI needs only Stasis"
 swift package describe --type json | python3 scripts/check-cli-closure.py
+echo "== documentation (DocC, warnings are errors)"
+swift package generate-documentation --target Stasis --warnings-as-errors >/dev/null
 echo "== build"
 swift build --build-tests
 # The end-to-end runs of the stress level take seconds in release and minutes in debug.

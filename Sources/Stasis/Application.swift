@@ -184,8 +184,10 @@ public final class Application {
   /// Begins a background task: time the app may keep running in the background to finish
   /// work such as a save. End it with ``endBackgroundTask(_:)`` as soon as the work is done.
   ///
-  /// - Parameter expirationHandler: run once, on the main actor, when the budget runs out
-  ///   first; it must cancel the work and end the task before it returns.
+  /// - Parameters:
+  ///   - name: the task's name in logs and the trace.
+  ///   - expirationHandler: run once, on the main actor, when the budget runs out first; it
+  ///     must cancel the work and end the task before it returns.
   /// - Returns: the task's ID, or ``BackgroundTaskID/invalid`` when not running.
   public func beginBackgroundTask(
     named name: String,
@@ -254,7 +256,7 @@ public final class Application {
 
   /// Blocks the main thread until a background task ends or the budget runs out, then
   /// calls ``update()``. For loops with nothing to do while in the background; tests with
-  /// a ``ManualClock`` advance the clock and call ``update()`` instead.
+  /// a `ManualClock` (from `StasisTesting`) advance the clock and call ``update()`` instead.
   public func waitForBackgroundWork() {
     update()
     guard let episode else { return }

@@ -18,12 +18,19 @@ public enum ApplicationState: String, Sendable, CaseIterable {
 
 /// One moment of the lifecycle: a delegate callback and the notification posted after it.
 public enum LifecycleEvent: String, Sendable, CaseIterable {
+  /// `applicationDidFinishLaunching(_:options:)`.
   case didFinishLaunching
+  /// `applicationDidBecomeActive(_:)`.
   case didBecomeActive
+  /// `applicationWillResignActive(_:)`.
   case willResignActive
+  /// `applicationDidEnterBackground(_:)`.
   case didEnterBackground
+  /// `applicationWillEnterForeground(_:)`.
   case willEnterForeground
+  /// `applicationWillTerminate(_:)`.
   case willTerminate
+  /// `applicationDidReceiveMemoryWarning(_:)`.
   case didReceiveMemoryWarning
 }
 

@@ -13,6 +13,7 @@ public struct BackgroundTaskID: Hashable, Sendable, CustomStringConvertible {
   /// Returned when no task could be begun (the application is not running).
   public static let invalid = BackgroundTaskID(rawValue: 0)
 
+  /// `#N`, for logs.
   public var description: String { "#\(rawValue)" }
 }
 
@@ -27,6 +28,7 @@ public enum BackgroundTaskEvent: Sendable, Equatable, CustomStringConvertible {
   /// The task was still running after its expiration handler returned: a watchdog violation.
   case watchdogViolation(BackgroundTaskID, name: String)
 
+  /// One line for the trace: `began #3 save autosave`, `ended …`, `expired …`.
   public var description: String {
     switch self {
     case .began(let id, let name): return "task: begin \(id) \(name)"
@@ -106,7 +108,9 @@ final class BackgroundTaskRegistry: Sendable {
 public struct BackgroundEpisode: Sendable, Equatable, CustomStringConvertible {
   /// Why the budget was started.
   public enum Reason: String, Sendable {
+    /// Sent to the background (`didEnterBackground`).
     case background
+    /// Quitting (`willTerminate`).
     case termination
   }
 

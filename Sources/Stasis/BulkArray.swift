@@ -1,6 +1,27 @@
 /// The scalar types a bulk field may have.
 public enum ScalarType: Sendable, Equatable, CaseIterable {
-  case bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64
+  /// One byte, 0 or 1.
+  case bool
+  /// A signed 8-bit integer.
+  case int8
+  /// A signed 16-bit integer.
+  case int16
+  /// A signed 32-bit integer.
+  case int32
+  /// A signed 64-bit integer.
+  case int64
+  /// An unsigned 8-bit integer.
+  case uint8
+  /// An unsigned 16-bit integer.
+  case uint16
+  /// An unsigned 32-bit integer.
+  case uint32
+  /// An unsigned 64-bit integer.
+  case uint64
+  /// A 32-bit IEEE 754 float.
+  case float32
+  /// A 64-bit IEEE 754 float.
+  case float64
 
   /// The type's tag in a bulk layout: the value tag of the same type (`bool` uses `true`'s).
   var tag: ValueTag {
@@ -87,8 +108,11 @@ public enum ScalarType: Sendable, Equatable, CaseIterable {
 
 /// One field of a plain struct stored in bulk: its name, scalar type and byte offset.
 public struct BulkField: Sendable, Equatable {
+  /// The field's name in the save.
   public var name: String
+  /// Its scalar type.
   public var type: ScalarType
+  /// Its byte offset inside one element.
   public var offset: Int
 
   /// Creates a field description.
@@ -102,7 +126,9 @@ public struct BulkField: Sendable, Equatable {
 /// The memory layout of a plain struct: its stride and its fields. Stored in the file next
 /// to the bytes, so any tool can read the elements and a changed struct can still load.
 public struct BulkLayout: Sendable, Equatable {
+  /// Bytes from one element to the next (`MemoryLayout.stride`).
   public var stride: Int
+  /// The saved fields, in layout order.
   public var fields: [BulkField]
 
   /// Creates a layout.
@@ -118,16 +144,27 @@ public protocol BulkScalar: BitwiseCopyable {
   static var scalarType: ScalarType { get }
 }
 
+/// `Bool` as a bulk field: one byte, 0 or 1.
 extension Bool: BulkScalar { public static var scalarType: ScalarType { .bool } }
+/// `Int8` as a bulk field.
 extension Int8: BulkScalar { public static var scalarType: ScalarType { .int8 } }
+/// `Int16` as a bulk field, little-endian.
 extension Int16: BulkScalar { public static var scalarType: ScalarType { .int16 } }
+/// `Int32` as a bulk field, little-endian.
 extension Int32: BulkScalar { public static var scalarType: ScalarType { .int32 } }
+/// `Int64` as a bulk field, little-endian.
 extension Int64: BulkScalar { public static var scalarType: ScalarType { .int64 } }
+/// `UInt8` as a bulk field.
 extension UInt8: BulkScalar { public static var scalarType: ScalarType { .uint8 } }
+/// `UInt16` as a bulk field, little-endian.
 extension UInt16: BulkScalar { public static var scalarType: ScalarType { .uint16 } }
+/// `UInt32` as a bulk field, little-endian.
 extension UInt32: BulkScalar { public static var scalarType: ScalarType { .uint32 } }
+/// `UInt64` as a bulk field, little-endian.
 extension UInt64: BulkScalar { public static var scalarType: ScalarType { .uint64 } }
+/// `Float` as a bulk field: IEEE 754 bits, NaN payloads kept.
 extension Float: BulkScalar { public static var scalarType: ScalarType { .float32 } }
+/// `Double` as a bulk field: IEEE 754 bits, NaN payloads kept.
 extension Double: BulkScalar { public static var scalarType: ScalarType { .float64 } }
 
 /// A plain struct whose arrays go to disk as raw bytes: one copy out, one copy back in when

@@ -11,6 +11,7 @@ public struct EnvironmentChange: Sendable, Equatable {
     public init(rawValue: String) { self.rawValue = rawValue }
     /// Creates a kind from its name.
     public init(_ name: String) { self.rawValue = name }
+    /// The kind's name.
     public var description: String { rawValue }
 
     /// The window's drawable size changed.
@@ -23,11 +24,16 @@ public struct EnvironmentChange: Sendable, Equatable {
 
   /// The new value carried by a change.
   public enum Value: Sendable, Equatable, CustomStringConvertible {
+    /// No value: the change itself is the news.
     case none
+    /// A size in pixels (a window resized).
     case size(width: Int, height: Int)
+    /// An index (a display, a language).
     case index(Int)
+    /// Text (a setting's new value).
     case text(String)
 
+    /// The value as text, for the trace.
     public var description: String {
       switch self {
       case .none: return "-"

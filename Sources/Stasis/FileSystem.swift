@@ -26,16 +26,27 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
   /// Wraps a C value.
   public init(rawValue: Int32) { self.rawValue = rawValue }
 
+  /// `ENOSPC`: the disk is full.
   public static let noSpace = Errno(rawValue: ENOSPC)
+  /// `EIO`: the device failed.
   public static let ioError = Errno(rawValue: EIO)
+  /// `EROFS`: the file system is read-only.
   public static let readOnlyFileSystem = Errno(rawValue: EROFS)
+  /// `EACCES`: not allowed for this user.
   public static let permissionDenied = Errno(rawValue: EACCES)
+  /// `ENOENT`: nothing at that path.
   public static let noSuchFile = Errno(rawValue: ENOENT)
+  /// `EEXIST`: something is already at that path.
   public static let fileExists = Errno(rawValue: EEXIST)
+  /// `EINTR`: a signal interrupted the call (retried in one place).
   public static let interrupted = Errno(rawValue: EINTR)
+  /// `ELOOP`: a symbolic link where none is followed.
   public static let tooManyLinks = Errno(rawValue: ELOOP)
+  /// `EWOULDBLOCK`: a lock is held by another process.
   public static let wouldBlock = Errno(rawValue: EWOULDBLOCK)
+  /// `EDQUOT`: the user's disk quota is used up.
   public static let quotaExceeded = Errno(rawValue: EDQUOT)
+  /// `EPERM`: the operation is not permitted.
   public static let notPermitted = Errno(rawValue: EPERM)
 
   /// The C constant's name where known, then the system's message.
@@ -60,20 +71,32 @@ public struct FileOperation: RawRepresentable, Hashable, Sendable, ExpressibleBy
   public init(rawValue: String) { self.rawValue = rawValue }
   /// Names a call: `"fsync"`.
   public init(stringLiteral value: String) { rawValue = value }
+  /// The call's name.
   public var description: String { rawValue }
 
+  /// `open` (and `open` of a folder to flush it).
   public static let open: FileOperation = "open"
+  /// `write`.
   public static let write: FileOperation = "write"
+  /// `fsync`: a failure may have lost the data, so the store redoes the write.
   public static let fsync: FileOperation = "fsync"
+  /// `close` (never retried).
   public static let close: FileOperation = "close"
+  /// `rename`.
   public static let rename: FileOperation = "rename"
+  /// `unlink`.
   public static let unlink: FileOperation = "unlink"
   /// Opening a folder and flushing its entries.
   public static let fsyncDirectory: FileOperation = "fsyncDirectory"
+  /// `mkdir`.
   public static let mkdir: FileOperation = "mkdir"
+  /// `read`.
   public static let read: FileOperation = "read"
+  /// `fstat`.
   public static let fstat: FileOperation = "fstat"
+  /// `opendir`.
   public static let opendir: FileOperation = "opendir"
+  /// `flock`.
   public static let flock: FileOperation = "flock"
 }
 
@@ -93,13 +116,17 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     self.errno = errno
   }
 
+  /// `'fsync' failed on PATH with EIO (Input/output error)`.
   public var description: String { "'\(operation)' failed on \(path) with \(errno)" }
 }
 
 /// What is at a path, without following a final symbolic link.
 public enum FileKind: Sendable, Equatable {
+  /// Nothing is there.
   case missing
+  /// A regular file of `size` bytes.
   case file(size: Int)
+  /// A folder.
   case directory
   /// A symbolic link, a device, a socket: never read or written by the store.
   case other

@@ -28,6 +28,7 @@ public struct SystemClock: MonotonicClock {
   }
 }
 
+/// Durations as the numbers logs and summaries print.
 extension Duration {
   /// The duration as floating-point seconds, for logs and summaries.
   public var inSeconds: Double {

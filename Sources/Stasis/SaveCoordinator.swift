@@ -53,6 +53,7 @@ public enum SaveEvent: Sendable, Equatable, CustomStringConvertible {
   /// Nothing could be restored.
   case loadFailed(SaveFileError)
 
+  /// One line: `save: autosave generation 3 at frame 360, 9387 bytes, durable in 2 ms`.
   public var description: String {
     switch self {
     case .saved(let reason, let receipt, let summary):

@@ -53,7 +53,9 @@ public enum SectionEncoding: UInt8, Sendable, Equatable {
 public struct SaveSection: Sendable, Equatable {
   /// The section's content.
   public enum Content: Sendable, Equatable {
+    /// A self-described value tree.
     case tree(SaveValue)
+    /// Opaque bytes (a PNG thumbnail, a `load-report`).
     case raw([UInt8])
   }
 

@@ -148,7 +148,9 @@ public final class SaveStore: Sendable {
   /// Creates a store over `directory` (created on the first save).
   ///
   /// - Parameters:
+  ///   - directory: the save folder (`SaveStore.defaultDirectory(game:)` is the platform's).
   ///   - generationsToKeep: generations kept per slot, at least 1 (default 3).
+  ///   - lockTimeout: how long a save waits for another writer of the same slot.
   ///   - signing: which key signs every save, which keys verify, whether unsigned saves are
   ///     accepted (``SigningPolicy``; default `.none`, no signing). Saves are always signed with
   ///     the current key, so an accepted unsigned or retired-key save is re-signed on its next save.

@@ -3,21 +3,37 @@
 ///
 /// Floating-point values compare by bit pattern, so a NaN payload or a `-0` is kept and seen.
 public indirect enum SaveValue: Sendable, Equatable {
+  /// No value (an absent optional).
   case null
+  /// A Boolean.
   case bool(Bool)
+  /// A signed 8-bit integer.
   case int8(Int8)
+  /// A signed 16-bit integer.
   case int16(Int16)
+  /// A signed 32-bit integer.
   case int32(Int32)
+  /// A signed 64-bit integer.
   case int64(Int64)
+  /// An unsigned 8-bit integer.
   case uint8(UInt8)
+  /// An unsigned 16-bit integer.
   case uint16(UInt16)
+  /// An unsigned 32-bit integer.
   case uint32(UInt32)
+  /// An unsigned 64-bit integer.
   case uint64(UInt64)
+  /// A 32-bit float, bit for bit (NaN payloads and −0 kept).
   case float32(Float)
+  /// A 64-bit float, bit for bit.
   case float64(Double)
+  /// UTF-8 text.
   case string(String)
+  /// Opaque bytes.
   case bytes([UInt8])
+  /// An ordered list of values.
   case array([SaveValue])
+  /// Named fields (a struct, or a dictionary with string keys).
   case object(SaveObject)
   /// An array of plain structs stored as raw little-endian bytes with a field layout.
   case bulk(BulkArray)
