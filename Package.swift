@@ -97,6 +97,9 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisTesting"]),
-    .testTarget(name: "StasisSDLTests", dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting"]),
+    .testTarget(
+      name: "StasisSDLTests",
+      dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]
+    ),
   ]
 )

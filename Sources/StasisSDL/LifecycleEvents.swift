@@ -3,12 +3,19 @@ import Stasis
 
 /// A lifecycle transition that an SDL event asks for.
 public enum LifecycleTransition: Sendable, Equatable {
+  /// Focus lost, or on the way to the background.
   case resignActive
+  /// Focus back.
   case becomeActive
+  /// Minimised, hidden, or sent away by the platform.
   case enterBackground
+  /// Restored, shown, or brought back by the platform.
   case enterForeground
+  /// Quit.
   case terminate
+  /// Memory is short.
   case memoryWarning
+  /// The window, the display or a setting changed.
   case environment(EnvironmentChange)
 }
 
@@ -45,10 +52,29 @@ public func lifecycleTransitionFromQueue(_ event: SDL_Event) -> LifecycleTransit
   LifecycleEventWatch.handles(event.type) ? nil : lifecycleTransition(for: event)
 }
 
+extension LifecycleTransition {
+  /// True when the transition means something in `state`. Windows send redundant events — X11
+  /// sends focus gained right after shown, and both minimised and hidden — so the window layer
+  /// applies only the ones that change something, and the application's "ignored" log stays
+  /// for real misuse.
+  public func applies(in state: ApplicationState) -> Bool {
+    switch self {
+    case .resignActive: return state == .active
+    case .becomeActive: return state == .inactive
+    case .enterBackground: return state == .active || state == .inactive
+    case .enterForeground: return state.isInBackground
+    case .terminate: return state != .notRunning
+    case .memoryWarning, .environment: return true
+    }
+  }
+}
+
 extension Application {
-  /// Applies a transition; transitions that make no sense in the current state are ignored
-  /// by the application itself, so no transition is ever applied twice.
-  public func apply(_ transition: LifecycleTransition) {
+  /// Applies a transition when it means something in the current state (see
+  /// ``LifecycleTransition/applies(in:)``); returns whether it did.
+  @discardableResult
+  public func apply(_ transition: LifecycleTransition) -> Bool {
+    guard transition.applies(in: state) else { return false }
     switch transition {
     case .resignActive: resignActive()
     case .becomeActive: becomeActive()
@@ -58,5 +84,6 @@ extension Application {
     case .memoryWarning: receiveMemoryWarning()
     case .environment(let change): post(change)
     }
+    return true
   }
 }

@@ -9,15 +9,16 @@ import StasisSDL
 /// Thumbnails come from the save's `thumbnail` section, or are drawn from its state.
 @MainActor
 final class SlotPicker {
-  private let slots: [SlotInfo]
+  private var menu: SlotMenu
   private var thumbnails: [OpaquePointer?] = []
   private let renderer: OpaquePointer
-  private(set) var index = 0
+  private static let rowHeight: Float = 130
+  private static let top: Float = 120
 
   init(store: SaveStore, codec: SaveCodec<GameState>, library: LevelLibrary, renderer: OpaquePointer) {
     self.renderer = renderer
-    slots = ((try? store.listSlots()) ?? []).filter { !$0.generations.isEmpty }
-    thumbnails = slots.map { slot in
+    menu = SlotMenu(slots: ((try? store.listSlots()) ?? []).filter { !$0.generations.isEmpty }, visibleRows: 4)
+    thumbnails = menu.slots.map { slot in
       guard let newest = slot.generations.first, let document = try? store.readDocument(at: newest.path) else {
         return nil
       }
@@ -42,23 +43,33 @@ final class SlotPicker {
     for texture in thumbnails { if let texture { SDL_DestroyTexture(texture) } }
   }
 
-  var selected: SlotInfo? { slots.isEmpty ? nil : slots[index] }
+  var selected: SlotInfo? { menu.selected }
 
-  func move(_ delta: Int) {
-    guard !slots.isEmpty else { return }
-    index = (index + delta + slots.count) % slots.count
-  }
+  /// Up/down by one, page up/down by a screen: the selection never leaves the screen.
+  func move(_ delta: Int) { menu.move(delta) }
+  var pageSize: Int { menu.visibleRows }
 
   func draw(font: BitmapFont, width: Float, height: Float) {
     SDL_SetRenderDrawColor(renderer, 10, 12, 20, 225)
     var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
     SDL_RenderFillRectF(renderer, &all)
     font.draw("SAVE SLOTS", x: 40, y: 40, on: renderer, scale: 2)
-    font.draw("up/down choose   Enter load   F10 close", x: 40, y: 84, on: renderer, color: (150, 150, 170))
-    if slots.isEmpty { font.draw("no saves yet: press F5", x: 40, y: 130, on: renderer) }
-    for (row, slot) in slots.enumerated() {
-      let y = 120 + Float(row) * 130
-      if row == index {
+    font.draw(
+      "newest first   up/down choose   PgUp/PgDn page   Enter load   F10 close", x: 40, y: 84, on: renderer,
+      color: (150, 150, 170))
+    menu.resize(visibleRows: Int((height - Self.top - 30) / Self.rowHeight))
+    if menu.slots.isEmpty { font.draw("no saves yet: press F5", x: 40, y: 130, on: renderer) }
+    let hidden = menu.hidden
+    if hidden.above > 0 {
+      font.draw("^ \(hidden.above) newer", x: width - 200, y: 92, on: renderer, color: (150, 150, 170))
+    }
+    if hidden.below > 0 {
+      font.draw("v \(hidden.below) older", x: width - 200, y: height - 30, on: renderer, color: (150, 150, 170))
+    }
+    for row in menu.visibleRange {
+      let slot = menu.slots[row]
+      let y = Self.top + Float(row - menu.firstVisible) * Self.rowHeight
+      if row == menu.selection {
         SDL_SetRenderDrawColor(renderer, 60, 80, 140, 200)
         var highlight = SDL_FRect(x: 30, y: y - 6, w: width - 60, h: 124)
         SDL_RenderFillRectF(renderer, &highlight)

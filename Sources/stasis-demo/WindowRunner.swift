@@ -76,7 +76,7 @@ final class WindowRunner {
     let application = app!
     watch = LifecycleEventWatch { transition in
       // On desktop Linux SDL sends no SDL_APP_* events; where it does, this is the main thread.
-      MainActor.assumeIsolated { application.apply(transition) }
+      MainActor.assumeIsolated { _ = application.apply(transition) }
     }
     app.addEpisodeObserver { [unowned self] episode in
       if case .expired = episode.outcome {
@@ -180,6 +180,8 @@ final class WindowRunner {
       switch key {
       case SDLK_UP: picker.move(-1)
       case SDLK_DOWN: picker.move(1)
+      case SDLK_PAGEUP: picker.move(-picker.pageSize)
+      case SDLK_PAGEDOWN: picker.move(picker.pageSize)
       case SDLK_RETURN: load(picker.selected)
       case SDLK_F10, SDLK_ESCAPE: self.picker = nil
       default: return false
