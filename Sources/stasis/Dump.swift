@@ -13,6 +13,10 @@ struct Dump: ParsableCommand {
       Top-level keys are the sections (a demo save has score, level, camera, physics, autopilot).
       Raw sections (a thumbnail) are left out; `inspect` lists them.
 
+      A damaged file (a flipped bit, a truncation) still has its whole sections printed; each
+      bad one is {"$damaged": "..."} or {"$missing": "..."}, the reason goes to standard
+      error in one line, and the exit code is 1.
+
       With a key, a save whose signature does not match is refused (exit 1),
       and standard error says `signature: valid` or `signature: unsigned`.
       Without one, a signed save's signature is not checked, and standard
@@ -30,7 +34,14 @@ struct Dump: ParsableCommand {
 
   func run() throws {
     let signing = try key.policy()
-    let (document, signature) = try openSave(file, signing: signing)
+    let opened: (document: SaveDocument, signature: SignatureStatus)
+    do {
+      opened = try SaveFileFormat.decodeWithSignature(try readSaveFile(file), path: file, signing: signing)
+    } catch {
+      try dumpWholeSections(after: error)
+      throw fail(error)
+    }
+    let (document, signature) = opened
     let verdict = SignatureVerdict(
       keyGiven: signing.checksSignatures, isSigned: signature != .unsigned, status: signature)
     if verdict.keyGiven || verdict.notCheckedForWantOfKey, let line = verdict.line {
@@ -50,5 +61,24 @@ struct Dump: ParsableCommand {
     } else {
       print(jsonText(jsonObject(document.tree)))
     }
+  }
+
+  /// For a damaged file whose header is whole: prints the sections that survive, marks the
+  /// others, and fails with the file's first error (the caller prints it).
+  private func dumpWholeSections(after error: SaveFileError) throws {
+    guard error.kind == .checksumMismatch || error.kind == .truncated || error.kind == .malformed,
+      let bytes = try? readSaveFile(file), let sections = SaveFileFormat.salvage(bytes, path: file),
+      sections.contains(where: { if case .whole = $0.state { true } else { false } })
+    else { return }
+    var fields: [(name: String, value: Any)] = []
+    for (entry, state) in sections where section == nil || entry.name == section {
+      switch state {
+      case .whole(let found):
+        if case .tree(let value) = found.content { fields.append((entry.name, jsonObject(value))) }
+      case .missing(let reason): fields.append((entry.name, ["$missing": reason.location + ": " + reason.message]))
+      case .damaged(let reason): fields.append((entry.name, ["$damaged": reason.location + ": " + reason.message]))
+      }
+    }
+    print(jsonText(Dictionary(fields, uniquingKeysWith: { first, _ in first })))
   }
 }

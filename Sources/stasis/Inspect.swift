@@ -10,6 +10,8 @@ struct FileReport {
   var error: SaveFileError?
   /// Whether a signing key was given (`--key-file`, `$STASIS_KEY_FILE`).
   var keyGiven: Bool
+  /// The file's size: a section ending past it was cut off, not damaged.
+  var fileSize = 0
   /// How the save's lineage reached its schema, when a game recorded it (`load-report`).
   var loadReport: LoadReport?
   var valid: Bool { error == nil }
@@ -25,6 +27,7 @@ struct FileReport {
     self.path = path
     keyGiven = signing.checksSignatures
     let bytes = try readSaveFile(path)
+    fileSize = bytes.count
     verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signing: signing) }
     error = verification.error
     if error == nil {
@@ -57,7 +60,7 @@ struct FileReport {
     object["sections"] = verification.sections.map {
       [
         "name": $0.entry.name, "encoding": $0.entry.encoding.name, "bytes": $0.entry.length,
-        "checksumOK": $0.checksumOK,
+        "checksumOK": $0.checksumOK, "missing": $0.entry.offset + $0.entry.length > fileSize,
       ]
         as [String: Any]
     }
@@ -153,7 +156,10 @@ struct Inspect: ParsableCommand {
         report.verification.sections.map {
           [
             $0.entry.name, $0.entry.encoding.name, "\($0.entry.length)",
-            $0.checksumOK ? out.paint("ok", .green) : out.paint("BAD", .red),
+            $0.checksumOK
+              ? out.paint("ok", .green)
+              : $0.entry.offset + $0.entry.length > report.fileSize
+                ? out.paint("missing (the file ends before it)", .red) : out.paint("BAD", .red),
           ]
         }, rightAligned: [2])
     }

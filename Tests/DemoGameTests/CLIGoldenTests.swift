@@ -164,10 +164,36 @@ struct CLIGoldenTests {
         #expect(result.status == status, "\(command) \(file)")
         #expect(result.err.hasPrefix(line), "\(command) \(file): \(result.err)")
         #expect(result.err.split(separator: "\n").count == 1, "one line")
-        #expect(result.out.isEmpty)
+        // dump still prints what survives of a file whose header is whole (below).
+        let salvaged = command == "dump" && ["truncated.stasis", "flipped.stasis"].contains(file)
+        #expect(result.out.isEmpty != salvaged, "\(command) \(file)")
       }
     }
     #expect(!FileManager.default.fileExists(atPath: fixtures.path("x.png")))
+  }
+
+  @Test("dump of a damaged file prints its whole sections and marks the bad ones; inspect says cut off, not BAD")
+  func damagedSections() throws {
+    let fixtures = try Fixtures()
+    let flipped = try fixtures.stasis("dump", "flipped.stasis")
+    #expect(flipped.status == 1)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(flipped.out.utf8)) as? [String: Any])
+    let plants = try #require(object["plants"] as? [String: Any])
+    #expect((plants["$damaged"] as? String)?.hasPrefix("checksum mismatch in section 'plants' at byte 184") == true)
+    #expect((object["weather"] as? [String: Any])?["sun"] as? Double == 8, "a whole section, printed")
+
+    // Cut inside the last section: the earlier ones are whole, the cut one is missing.
+    let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("good.stasis"))))
+    try Data(good.prefix(good.count - 60)).write(to: URL(fileURLWithPath: fixtures.path("cut.stasis")))
+    let cut = try fixtures.stasis("dump", "cut.stasis")
+    #expect(cut.status == 1)
+    let cutObject = try #require(try JSONSerialization.jsonObject(with: Data(cut.out.utf8)) as? [String: Any])
+    #expect((cutObject["weather"] as? [String: Any])?["$missing"] != nil)
+    #expect(cutObject["plants"] is [Any])
+    let inspect = try fixtures.stasis("inspect", "cut.stasis")
+    #expect(inspect.out.contains("weather     tree"))
+    #expect(inspect.out.contains("missing (the file ends before it)"))
+    #expect(!inspect.out.contains("BAD"))
   }
 
   @Test("verify: a line per file and a closing count; exit 1 when any is invalid")
