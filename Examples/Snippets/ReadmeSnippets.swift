@@ -32,7 +32,7 @@ func savingAndLoading(state: GameState, migrations: SchemaMigrations) throws {
   handle.onCompletion { result in print(result) }  // or handle.wait(), or handle.cancel()
 
   // The newest generation that passes every check; says which newer ones failed and why.
-  let loaded = try store.load(codec, slot: "autosave")
+  let loaded = try store.load(codec: codec, slot: "autosave")
   if let fallback = loaded.fallbackDescription { print(fallback) }  // "generation 5 is damaged (…); …"
 }
 
@@ -68,7 +68,7 @@ func showUpdatePrompt(_ message: String) { print(message) }
 
 func loadingAcrossVersions(store: SaveStore, codec: SaveCodec<GameState>) {
   do {
-    let loaded = try store.load(codec, slot: "autosave")
+    let loaded = try store.load(codec: codec, slot: "autosave")
     for line in loaded.report.lines { logger.info("\(line)") }  // "schema 1 → 2: 1 → 2", "defaulted: camera.zoom"
     if let fallback = loaded.fallbackDescription { logger.warning("\(fallback)") }
   } catch {

@@ -7,9 +7,9 @@ public final class EngineHost: SaveableGame {
   /// The engine: the state and the rules.
   public var engine: Engine
   /// The slot the summaries name.
-  let slot: String
+  let slot: SaveSlot
 
-  init(engine: Engine, slot: String) {
+  init(engine: Engine, slot: SaveSlot) {
     self.engine = engine
     self.slot = slot
   }
@@ -20,7 +20,7 @@ public final class EngineHost: SaveableGame {
   }
   public func snapshot() -> GameState { engine.snapshot() }
   public func restore(_ state: GameState) throws { try engine.restore(state) }
-  public func summary(of state: GameState) -> SaveSummary { state.summary(slot: slot) }
+  public func summary(of state: GameState) -> SaveSummary { state.summary(slot: slot.name) }
 }
 
 /// The demo game: the engine, its loop, and the save recipe — which is the library's
@@ -41,7 +41,7 @@ public final class Game {
 
   /// Creates the game around an engine and a store. The codec checks every loaded state
   /// against its level.
-  public init(engine: Engine, store: SaveStore, slot: String, logger: Logger = Logger(label: "stasis.demo")) {
+  public init(engine: Engine, store: SaveStore, slot: SaveSlot, logger: Logger = Logger(label: "stasis.demo")) {
     host = EngineHost(engine: engine, slot: slot)
     coordinator = SaveCoordinator(
       game: host, store: store, codec: DemoSaveFormat.codec(levels: engine.library), slot: slot, logger: logger)
@@ -53,7 +53,7 @@ public final class Game {
   /// Where saves go.
   public var store: SaveStore { coordinator.store }
   /// The slot this game saves to.
-  public var slot: String { coordinator.slot }
+  public var slot: SaveSlot { coordinator.slot }
   /// The codec, with the level check.
   public var codec: SaveCodec<GameState> { coordinator.codec }
   /// Steps between autosaves (0: never). 30 s of game time by default.

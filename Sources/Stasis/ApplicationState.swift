@@ -38,10 +38,10 @@ public enum LifecycleEvent: String, Sendable, CaseIterable {
 public struct LaunchOptions: Sendable, Equatable {
   /// The save slot to restore before the first step, when the process is relaunched
   /// after it was killed while suspended.
-  public var restoreSlot: String?
+  public var restoreSlot: SaveSlot?
 
   /// Creates launch options; the default is a fresh start.
-  public init(restoreSlot: String? = nil) {
+  public init(restoreSlot: SaveSlot? = nil) {
     self.restoreSlot = restoreSlot
   }
 

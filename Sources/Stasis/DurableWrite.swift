@@ -11,13 +11,12 @@ import Dispatch
 /// generations pruned, never one this build cannot read.
 extension SaveStore {
   func write(
-    _ document: SaveDocument, slot: String, handle: SaveHandle, encodeTime: Duration,
+    _ document: SaveDocument, slot: SaveSlot, handle: SaveHandle, encodeTime: Duration,
     unreadableNewest: UnreadableNewest
   ) {
     let clock = SystemClock()
     let start = clock.now()
     do throws(SaveFileError) {
-      try SlotName.validate(slot)
       guard !handle.isCancelled else { throw SaveFileError(.cancelled, "the save was cancelled before it was written") }
       var bytes = spareBuffers.withLock { $0.popLast() } ?? []
       defer { spareBuffers.withLock { if $0.count < 2 { $0.append(bytes) } } }
@@ -38,7 +37,7 @@ extension SaveStore {
   /// The durable write, under the slot's lock. A failed `fsync` fails the attempt — the
   /// data may be gone — and the write is redone once from the same bytes into a new file.
   func writeDurably(
-    _ bytes: [UInt8], slot: String, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
+    _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
     pruning: Bool = true
   ) throws(SaveFileError) -> (generation: Int, path: String) {
     let folder = folder(of: slot)
@@ -114,7 +113,7 @@ extension SaveStore {
   }
 
   /// Throws when a generation newer than the newest loadable one is one `writer` cannot read.
-  private func refuseOverUnreadable(slot: String, writer: GameIdentity) throws(SaveFileError) {
+  private func refuseOverUnreadable(slot: SaveSlot, writer: GameIdentity) throws(SaveFileError) {
     for generation in try generations(of: slot) {
       switch verdict(slot: slot, generation: generation, reader: writer) {
       case .loadable: return
@@ -174,7 +173,7 @@ extension SaveStore {
 
   /// Removes temporary files a killed save left behind. Only the lock's holder writes them,
   /// so under the lock every one is stale.
-  private func removeStaleTemporaryFiles(slot: String) {
+  private func removeStaleTemporaryFiles(slot: SaveSlot) {
     guard let names = try? fileSystem.contents(ofDirectory: folder(of: slot)) else { return }
     for name in names where name.hasPrefix(".") && name.contains(".tmp-") {
       try? fileSystem.unlink("\(folder(of: slot))/\(name)")
@@ -183,7 +182,7 @@ extension SaveStore {
 
   /// Removes the generations older than the newest `generationsToKeep` loadable ones, except
   /// those this build cannot read. Nothing newer than the oldest kept loadable one goes.
-  private func prune(slot: String, writer: GameIdentity) {
+  private func prune(slot: SaveSlot, writer: GameIdentity) {
     guard let all = try? generations(of: slot), all.count > generationsToKeep else { return }
     var loadable = 0
     var removed = false

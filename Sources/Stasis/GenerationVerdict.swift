@@ -31,7 +31,7 @@ extension SaveStore {
 
   /// Classifies a generation for a build that writes `reader`'s game and schema. Reads and
   /// checks the whole file once per process; the verdict for a whole file is remembered.
-  func verdict(slot: String, generation: Int, reader: GameIdentity) -> GenerationVerdict {
+  func verdict(slot: SaveSlot, generation: Int, reader: GameIdentity) -> GenerationVerdict {
     let path = path(of: slot, generation: generation)
     if case .file(let size) = fileSystem.kind(of: path), let known = knownGood.withLock({ $0[path] }),
       known.size == size

@@ -99,7 +99,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// How the state becomes a file and back.
   public let codec: SaveCodec<Game.State>
   /// The slot this coordinator saves to and restores from.
-  public let slot: String
+  public let slot: SaveSlot
   /// Steps between autosaves (0: never): an autosave starts when `didStep(frame:)` reports a
   /// multiple of it.
   public var autosaveInterval: Int64 = 0
@@ -124,7 +124,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
 
   /// Creates a coordinator for `game`'s saves in `slot` of `store`.
   public init(
-    game: Game, store: SaveStore, codec: SaveCodec<Game.State>, slot: String,
+    game: Game, store: SaveStore, codec: SaveCodec<Game.State>, slot: SaveSlot,
     logger: Logger = Logger(label: "stasis.coordinator")
   ) {
     self.game = game
@@ -161,7 +161,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   @discardableResult
   public func restoreSlot() -> Bool {
     do {
-      let loaded = try store.load(codec, slot: slot, fallback: loadFallback)
+      let loaded = try store.load(codec: codec, slot: slot, fallback: loadFallback)
       try restore(loaded)
       return true
     } catch let error as SaveFileError {
@@ -245,7 +245,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       return
     }
     do {
-      let loaded = try store.load(codec, slot: slot)
+      let loaded = try store.load(codec: codec, slot: slot)
       guard loaded.generation == receipt.generation else {
         let why = loaded.skipped.first.map { "\($0.error)" } ?? "a newer generation appeared"
         record(.keptMemory(reason: "generation \(receipt.generation) did not load back: \(why)"))

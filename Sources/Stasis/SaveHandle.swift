@@ -4,7 +4,7 @@ import Synchronization
 /// What a durable save produced.
 public struct SaveReceipt: Sendable, Equatable {
   /// The slot written.
-  public var slot: String
+  public var slot: SaveSlot
   /// The new generation's number (numbers only grow; the highest valid one is the newest).
   public var generation: Int
   /// The file written.
@@ -20,7 +20,7 @@ public struct SaveReceipt: Sendable, Equatable {
 /// A save in progress: await it, be called back when it ends, or cancel it. Any thread.
 public final class SaveHandle: Sendable {
   /// The slot being saved.
-  public let slot: String
+  public let slot: SaveSlot
   private let cancelFlag = Atomic<Bool>(false)
   private let state = Mutex<State>(State())
   private let finished = DispatchSemaphore(value: 0)
@@ -30,7 +30,7 @@ public final class SaveHandle: Sendable {
     var callbacks: [@Sendable (Result<SaveReceipt, SaveFileError>) -> Void] = []
   }
 
-  init(slot: String) { self.slot = slot }
+  init(slot: SaveSlot) { self.slot = slot }
 
   /// Asks the save to stop. A save not yet renamed into place stops at its next step and
   /// leaves the previous generation the newest; one already in place stays.

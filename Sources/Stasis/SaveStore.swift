@@ -23,8 +23,10 @@ public struct GenerationInfo: Sendable, Equatable {
 
 /// A slot and its generations, newest first.
 public struct SlotInfo: Sendable, Equatable {
+  /// The slot.
+  public var slot: SaveSlot
   /// The slot's name.
-  public var name: String
+  public var name: String { slot.name }
   /// Its generations, newest first.
   public var generations: [GenerationInfo]
 
@@ -110,8 +112,8 @@ public enum UnreadableNewest: Sendable, Equatable {
 /// let store = SaveStore(directory: "Saves")
 /// let codec = SaveCodec<GameState>(game: GameIdentity(name: "demo", schemaVersion: 2))
 /// let handle = store.save(state, codec: codec, slot: "autosave", summary: summary)
-/// handle.onCompletion { result in app.endBackgroundTask(task) }
-/// let loaded = try store.load(codec, slot: "autosave")   // falls back past a corrupt newest
+/// handle.onCompletion { result in print(result) }
+/// let loaded = try store.load(codec: codec, slot: "autosave")   // falls back past a corrupt newest
 /// ```
 ///
 /// On disk: `DIRECTORY/SLOT/GENERATION.stasis` (ten digits), a `.lock` file for `flock`,
@@ -178,17 +180,16 @@ public final class SaveStore: Sendable {
   // MARK: Paths
 
   /// The folder of a slot.
-  public func folder(of slot: String) -> String { "\(directory)/\(slot)" }
+  public func folder(of slot: SaveSlot) -> String { "\(directory)/\(slot.name)" }
 
   /// The file of a generation.
-  public func path(of slot: String, generation: Int) -> String {
+  public func path(of slot: SaveSlot, generation: Int) -> String {
     let digits = String(generation)
     return "\(folder(of: slot))/\(String(repeating: "0", count: max(0, 10 - digits.count)))\(digits).stasis"
   }
 
   /// The generation numbers of a slot, newest first. Other files are ignored.
-  public func generations(of slot: String) throws(SaveFileError) -> [Int] {
-    try SlotName.validate(slot)
+  public func generations(of slot: SaveSlot) throws(SaveFileError) -> [Int] {
     guard fileSystem.kind(of: folder(of: slot)) == .directory else { return [] }
     let names: [String]
     do {
@@ -217,7 +218,7 @@ public final class SaveStore: Sendable {
   /// with ``SaveFileError/Kind/newerSaveInSlot`` unless `unreadableNewest` is
   /// ``UnreadableNewest/saveAlongside``.
   public func save<State>(
-    _ state: State, codec: SaveCodec<State>, slot: String, summary: SaveSummary, thumbnail: [UInt8]? = nil,
+    _ state: State, codec: SaveCodec<State>, slot: SaveSlot, summary: SaveSummary, thumbnail: [UInt8]? = nil,
     unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
     var draw: (@Sendable (State) -> [UInt8]?)?
@@ -231,7 +232,7 @@ public final class SaveStore: Sendable {
   ///
   /// `rawSections` are kept as they are (a `load-report`, a replay, a game's own blob).
   public func save<State>(
-    _ state: State, codec: SaveCodec<State>, slot: String, summary: SaveSummary,
+    _ state: State, codec: SaveCodec<State>, slot: SaveSlot, summary: SaveSummary,
     drawThumbnail: (@Sendable (State) -> [UInt8]?)?, rawSections: [(name: String, bytes: [UInt8])] = [],
     unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
@@ -240,9 +241,8 @@ public final class SaveStore: Sendable {
     DispatchQueue.global(qos: .userInitiated).async {
       let start = SystemClock().now()
       let result = Result { () throws(SaveFileError) -> (SaveDocument, Duration) in
-        try SlotName.validate(slot)
         var summary = summary
-        summary.slot = slot
+        summary.slot = slot.name
         let raw = (drawThumbnail.flatMap { $0(state) }.map { [(name: "thumbnail", bytes: $0)] } ?? []) + rawSections
         let document = try codec.document(for: state, summary: summary, createdAt: createdAt, rawSections: raw)
         return (document, SystemClock().now() - start)
@@ -258,7 +258,7 @@ public final class SaveStore: Sendable {
 
   /// Saves a document as the slot's next generation on a worker: for tools that rewrite
   /// saves (recover, migrate), keeping every section.
-  public func save(document: SaveDocument, slot: String, unreadableNewest: UnreadableNewest = .refuse) -> SaveHandle {
+  public func save(document: SaveDocument, slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse) -> SaveHandle {
     let handle = SaveHandle(slot: slot)
     DispatchQueue.global(qos: .userInitiated).async {
       self.write(document, slot: slot, handle: handle, encodeTime: .zero, unreadableNewest: unreadableNewest)
@@ -268,14 +268,13 @@ public final class SaveStore: Sendable {
 
   /// Saves a whole file's bytes, exactly, as the slot's next generation on a worker: for
   /// `stasis recover`, so a signed save stays signed. Refuses bytes that fail any check.
-  public func save(fileBytes bytes: [UInt8], slot: String, unreadableNewest: UnreadableNewest = .refuse)
+  public func save(fileBytes bytes: [UInt8], slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse)
     -> SaveHandle
   {
     let handle = SaveHandle(slot: slot)
     DispatchQueue.global(qos: .userInitiated).async {
       let start = SystemClock().now()
       do throws(SaveFileError) {
-        try SlotName.validate(slot)
         let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signing: self.signing) }
         if let error = verification.error { throw error }
         let written = try self.writeDurably(
@@ -325,7 +324,7 @@ public final class SaveStore: Sendable {
   /// A damaged generation (a checksum, a truncation, an invalid state) is passed over. A
   /// generation this build cannot read stops the load with its error (``SaveFileError/Kind/newerSchema``,
   /// ``SaveFileError/Kind/newerFormat``, ...) unless `fallback` is ``LoadFallback/pastUnreadable``.
-  public func load<State>(_ codec: SaveCodec<State>, slot: String, fallback: LoadFallback = .pastDamaged)
+  public func load<State>(codec: SaveCodec<State>, slot: SaveSlot, fallback: LoadFallback = .pastDamaged)
     throws(SaveFileError) -> LoadedSave<State>
   {
     let all = try generations(of: slot)
@@ -362,7 +361,7 @@ public final class SaveStore: Sendable {
   /// The error for a generation this build cannot read that stopped a load: what to do,
   /// naming the older generation that would load if asked.
   private func unreadableNewest<State>(
-    _ error: SaveFileError, generation: Int, slot: String, codec: SaveCodec<State>
+    _ error: SaveFileError, generation: Int, slot: SaveSlot, codec: SaveCodec<State>
   ) -> SaveFileError {
     var error = error
     error.message = "generation \(generation): \(error.message)"
@@ -392,15 +391,13 @@ public final class SaveStore: Sendable {
       throw SaveFileError("the save folder could not be listed", cause: error)
     }
     return names.compactMap { name -> SlotInfo? in
-      guard (try? SlotName.validate(name)) != nil, fileSystem.kind(of: folder(of: name)) == .directory else {
-        return nil
-      }
-      return SlotInfo(name: name, generations: (try? listGenerations(of: name)) ?? [])
+      guard let slot = try? SaveSlot(name), fileSystem.kind(of: folder(of: slot)) == .directory else { return nil }
+      return SlotInfo(slot: slot, generations: (try? listGenerations(of: slot)) ?? [])
     }
   }
 
   /// A slot's generations, newest first, from headers only.
-  public func listGenerations(of slot: String) throws(SaveFileError) -> [GenerationInfo] {
+  public func listGenerations(of slot: SaveSlot) throws(SaveFileError) -> [GenerationInfo] {
     try generations(of: slot).map { generation in
       let path = path(of: slot, generation: generation)
       var size = 0

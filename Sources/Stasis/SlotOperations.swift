@@ -21,10 +21,9 @@ extension SaveStore {
 
   /// Loads one chosen generation of `slot` (a "load this save" menu, a tool), with every check
   /// and the validation; it never falls back to another.
-  public func load<State>(_ codec: SaveCodec<State>, slot: String, generation: Int) throws(SaveFileError)
+  public func load<State>(codec: SaveCodec<State>, slot: SaveSlot, generation: Int) throws(SaveFileError)
     -> LoadedSave<State>
   {
-    try SlotName.validate(slot)
     let path = path(of: slot, generation: generation)
     guard case .file = fileSystem.kind(of: path) else {
       let existing = ((try? generations(of: slot)) ?? []).map(String.init).joined(separator: ", ")
@@ -39,7 +38,7 @@ extension SaveStore {
 
   /// Deletes a slot and every generation in it, under its lock. A slot that does not exist
   /// is a `notFound` error.
-  public func deleteSlot(_ slot: String) throws(SaveFileError) {
+  public func deleteSlot(_ slot: SaveSlot) throws(SaveFileError) {
     try withSlotLock(slot) { () throws(SaveFileError) in
       let folder = folder(of: slot)
       let names: [String]
@@ -66,7 +65,7 @@ extension SaveStore {
 
   /// Copies every generation of `source` — the exact bytes, unreadable ones included — into
   /// the new slot `destination` (a "duplicate save" menu), each written durably.
-  public func copySlot(_ source: String, to destination: String) throws(SaveFileError) {
+  public func copySlot(_ source: SaveSlot, to destination: SaveSlot) throws(SaveFileError) {
     try refuseExisting(destination)
     let files = try withSlotLock(source) { () throws(SaveFileError) -> [[UInt8]] in
       try generations(of: source).reversed().map { generation throws(SaveFileError) in
@@ -85,7 +84,7 @@ extension SaveStore {
   /// Renames a slot: its folder renamed at once (POSIX `rename`), under its lock, so every
   /// generation — unreadable ones included — moves together and a crash leaves one name or
   /// the other.
-  public func renameSlot(_ source: String, to destination: String) throws(SaveFileError) {
+  public func renameSlot(_ source: SaveSlot, to destination: SaveSlot) throws(SaveFileError) {
     try refuseExisting(destination)
     try withSlotLock(source) { () throws(SaveFileError) in
       do throws(FileSystemError) {
@@ -98,8 +97,7 @@ extension SaveStore {
     knownGood.withLock { $0.removeAll() }
   }
 
-  private func refuseExisting(_ slot: String) throws(SaveFileError) {
-    try SlotName.validate(slot)
+  private func refuseExisting(_ slot: SaveSlot) throws(SaveFileError) {
     guard fileSystem.kind(of: folder(of: slot)) == .missing else {
       throw SaveFileError(
         .invalidSlotName, "slot '\(slot)' already exists", context: .init(file: folder(of: slot)),
@@ -108,8 +106,7 @@ extension SaveStore {
   }
 
   /// Runs `body` holding the slot's lock; the slot must exist.
-  private func withSlotLock<T>(_ slot: String, _ body: () throws(SaveFileError) -> T) throws(SaveFileError) -> T {
-    try SlotName.validate(slot)
+  private func withSlotLock<T>(_ slot: SaveSlot, _ body: () throws(SaveFileError) -> T) throws(SaveFileError) -> T {
     let folder = folder(of: slot)
     guard fileSystem.kind(of: folder) == .directory else {
       throw SaveFileError(.notFound, "slot '\(slot)' does not exist", context: .init(file: folder))

@@ -3,7 +3,7 @@
 /// Checksums prove a save is whole, not that its values are sane: a save editor, a shared
 /// save or a compromised device can write a NaN velocity or a body index out of range and
 /// recompute every checksum. ``SaveCodec/state(from:path:)`` calls ``validate()`` after
-/// decoding, so ``SaveStore/load(_:slot:fallback:)`` treats a state that fails as a damaged
+/// decoding, so ``SaveStore/load(codec:slot:fallback:)`` treats a state that fails as a damaged
 /// generation (``SaveFileError/Kind/invalidState``) and falls back to an older one.
 ///
 /// ```swift

@@ -140,11 +140,12 @@ extension StasisBench {
     }
 
     let store = SaveStore(directory: folder, generationsToKeep: 2)
+    let slot = try SaveSlot("bench-\(count)")
     let durableMs = median(runs: runs) {
-      _ = store.save(state, codec: codec, slot: "bench-\(count)", summary: summary).wait()
+      _ = store.save(state, codec: codec, slot: slot, summary: summary).wait()
     }
     let loadMs = try median(runs: runs) {
-      consume(try store.load(codec, slot: "bench-\(count)"))
+      consume(try store.load(codec: codec, slot: slot))
     }
 
     var row = Row(

@@ -26,14 +26,14 @@ struct HeadlessRunner {
     } catch {
       return fail("\(error)")
     }
-    let game = Game(engine: engine, store: store, slot: options.slot)
+    let game = Game(engine: engine, store: store, slot: options.saveSlot)
     game.autosaveInterval = Int64((options.autosave * 60).rounded())
     let app = Application(
       delegate: game.coordinator,
       configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))
     if options.trace { installTrace(app: app, game: game) }
 
-    app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.slot) : .none)
+    app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
     if options.resume, case .loadFailed(let error)? = game.events.last {
       return fail("cannot resume slot '\(options.slot)': \(error)")
     }

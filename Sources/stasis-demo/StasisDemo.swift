@@ -30,6 +30,9 @@ struct StasisDemo: ParsableCommand {
   @Option(help: "The save slot.")
   var slot: String = "autosave"
 
+  /// The slot, checked: `validate()` has refused a bad name before anything runs.
+  var saveSlot: SaveSlot { (try? SaveSlot(slot)) ?? "autosave" }
+
   @Option(help: "The level to start on (1, 2, or 3: the stress level).")
   var level: Int = 1
 

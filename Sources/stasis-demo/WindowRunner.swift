@@ -54,7 +54,7 @@ final class WindowRunner {
       font = try BitmapFont(path: library.folder + "/../font.bmp", renderer: renderer)
       let engine = try Engine(library: library, level: options.level, seed: options.seed)
       let store = SaveStore(directory: options.saves)
-      game = Game(engine: engine, store: store, slot: options.slot)
+      game = Game(engine: engine, store: store, slot: options.saveSlot)
     } catch {
       FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
       return 1
@@ -84,7 +84,7 @@ final class WindowRunner {
         self.statusColor = (255, 120, 100)
       }
     }
-    app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.slot) : .none)
+    app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
 
     // ---- The loop: events, fixed steps, a frame ----
     let frequency = Double(SDL_GetPerformanceFrequency())
@@ -217,7 +217,7 @@ final class WindowRunner {
     picker = nil
     guard let slot else { return }
     do {
-      let loaded = try game.store.load(game.codec, slot: slot.name)
+      let loaded = try game.store.load(codec: game.codec, slot: slot.slot)
       try game.restore(loaded)
       previous = nil
     } catch {

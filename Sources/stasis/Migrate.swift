@@ -40,7 +40,7 @@ struct Migrate: ParsableCommand {
           continue
         }
         let url = URL(fileURLWithPath: file)
-        let slot = url.deletingLastPathComponent().lastPathComponent
+        let slot = try SaveSlot(url.deletingLastPathComponent().lastPathComponent)
         let saves = url.deletingLastPathComponent().deletingLastPathComponent().path
         guard SaveStore.generationNumber(fileName: url.lastPathComponent) != nil else {
           throw SaveFileError(

@@ -111,7 +111,7 @@ struct Recover: ParsableCommand {
   func run() throws {
     let out = Terminal.standardOutput
     do {
-      try SlotName.validate(slot)
+      let slot = try SaveSlot(self.slot)
       let existing = try SaveStore(directory: saves).generations(of: slot)
       guard let newest = existing.first else {
         throw SaveFileError(.notFound, "slot '\(slot)' has no saves", context: .init(file: "\(saves)/\(slot)"))

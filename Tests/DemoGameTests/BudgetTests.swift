@@ -37,7 +37,7 @@ struct BudgetTests {
 
     let store = SaveStore(directory: saves)
     #expect(try store.generations(of: "autosave") == [1])
-    let loaded = try store.load(DemoSaveFormat.codec, slot: "autosave")
+    let loaded = try store.load(codec: DemoSaveFormat.codec, slot: "autosave")
     #expect(loaded.state.level.runFrame == 30)
     let leftovers = try FileManager.default.contentsOfDirectory(atPath: saves + "/autosave").filter {
       $0.contains("tmp")

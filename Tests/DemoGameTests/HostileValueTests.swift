@@ -56,7 +56,7 @@ struct HostileValueTests {
       edit(&hostile)
       // Written as a save editor would: every checksum right.
       _ = try store.save(hostile, codec: codec, slot: "autosave", summary: SaveSummary()).wait().get()
-      let loaded = try store.load(codec, slot: "autosave")
+      let loaded = try store.load(codec: codec, slot: "autosave")
       #expect(loaded.generation == 1, "\(name): fell back to the good save")
       #expect(loaded.state == good, "\(name)")
       let error = loaded.skipped.first?.error

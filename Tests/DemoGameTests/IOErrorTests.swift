@@ -41,7 +41,7 @@ struct IOErrorTests {
     #expect(error.description.contains(errno.description.split(separator: " ")[0]))
     if errno == .readOnlyFileSystem { #expect(error.suggestion == "the save folder is read-only") }
     if errno == .noSpace { #expect(error.suggestion?.contains("disk is full") == true) }
-    let loaded = try store.load(DemoSaveFormat.codec, slot: "autosave")
+    let loaded = try store.load(codec: DemoSaveFormat.codec, slot: "autosave")
     #expect(loaded.generation == 1)
     #expect(loaded.state.level.runFrame == 30, "the previous generation is still the newest")
   }
@@ -64,6 +64,6 @@ struct IOErrorTests {
     for _ in 0..<10 { game.tick(app) }
     let receipt = try game.saveNow().wait().get()
     #expect(receipt.generation == 1)
-    #expect(try store.load(DemoSaveFormat.codec, slot: "autosave").state.level.runFrame == 10)
+    #expect(try store.load(codec: DemoSaveFormat.codec, slot: "autosave").state.level.runFrame == 10)
   }
 }

@@ -29,7 +29,7 @@ struct KillSoakTests {
       for line in demo.lines where line.hasPrefix("save: autosave generation") {
         highestReported = max(highestReported, Int(line.split(separator: " ")[3]) ?? 0)
       }
-      let loaded = try store.load(DemoSaveFormat.codec, slot: "autosave")
+      let loaded = try store.load(codec: DemoSaveFormat.codec, slot: "autosave")
       #expect(loaded.generation >= highestReported, "round \(round): a save reported durable was lost")
       #expect(loaded.skipped.isEmpty, "round \(round): a generation on disk was torn: \(loaded.skipped.map(\.error))")
       let temporaries = try FileManager.default.contentsOfDirectory(atPath: saves + "/autosave").filter {

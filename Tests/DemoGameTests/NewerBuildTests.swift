@@ -17,7 +17,7 @@ struct NewerBuildTests {
     let first = try run("stasis-demo", ["--headless", "--frames", "120", "--autosave", "1", "--saves", saves])
     #expect(first.status == 0, "\(first.stderr)")
     let store = SaveStore(directory: saves)
-    let loaded = try store.load(DemoSaveFormat.codec, slot: "autosave")
+    let loaded = try store.load(codec: DemoSaveFormat.codec, slot: "autosave")
     let receipt = try store.save(
       loaded.state, codec: Self.newer, slot: "autosave", summary: loaded.state.summary(slot: "autosave")
     ).wait().get()
@@ -51,6 +51,6 @@ struct NewerBuildTests {
     }
     #expect(try Data(contentsOf: URL(fileURLWithPath: newest)) == bytes)
     let store = SaveStore(directory: saves)
-    #expect(try store.load(Self.newer, slot: "autosave").path == newest, "the newer build still finds its save")
+    #expect(try store.load(codec: Self.newer, slot: "autosave").path == newest, "the newer build still finds its save")
   }
 }

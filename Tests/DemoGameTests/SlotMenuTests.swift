@@ -12,7 +12,8 @@ struct SlotMenuTests {
       let time: Int64 = index == 3 ? 2_000_000 : 1_000_000
       let store = SaveStore(directory: folder, wallClock: { time })
       _ = try store.save(
-        ["level": index], codec: SaveCodec<[String: Int]>(game: GameIdentity(name: "menu")), slot: "slot-\(index)",
+        ["level": index], codec: SaveCodec<[String: Int]>(game: GameIdentity(name: "menu")),
+        slot: try SaveSlot("slot-\(index)"),
         summary: SaveSummary(level: index)
       ).wait().get()
     }

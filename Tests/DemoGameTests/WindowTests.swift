@@ -51,7 +51,7 @@ struct WindowTests {
     let words = saved.split(separator: " ")
     let generation = try #require(Int(words[3]))
     let frame = try #require(Int(words[6].trimmingCharacters(in: [","])))
-    let loaded = try SaveStore(directory: saves).load(DemoSaveFormat.codec, slot: "autosave")
+    let loaded = try SaveStore(directory: saves).load(codec: DemoSaveFormat.codec, slot: "autosave")
     #expect(loaded.generation == generation, "the background save is the newest valid one")
     #expect(loaded.state.level.runFrame == Int64(frame))
 

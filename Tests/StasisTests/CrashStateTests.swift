@@ -127,7 +127,7 @@ struct CrashStateTests {
     var sawNew = 0
     for state in states {
       let copy = try materialize(state)
-      let loaded = try SaveStore(directory: copy).load(testCodec, slot: "autosave")
+      let loaded = try SaveStore(directory: copy).load(codec: testCodec, slot: "autosave")
       if loaded.state == new {
         sawNew += 1
       } else {
@@ -156,7 +156,7 @@ struct CrashStateTests {
     var lost = 0
     for state in crashStates(from: initial, operations: careless) {
       let copy = try materialize(state)
-      if (try? SaveStore(directory: copy).load(testCodec, slot: "autosave")) == nil { lost += 1 }
+      if (try? SaveStore(directory: copy).load(codec: testCodec, slot: "autosave")) == nil { lost += 1 }
     }
     #expect(lost > 0, "without fsync some crash states lose every save")
   }

@@ -10,7 +10,7 @@ private let newerCodec = SaveCodec<TestGameState>(
 @Suite("A newer build's save is never lost")
 struct NewerSaveTests {
   private func save(
-    _ store: SaveStore, points: Int64, codec: SaveCodec<TestGameState> = testCodec, slot: String = "autosave",
+    _ store: SaveStore, points: Int64, codec: SaveCodec<TestGameState> = testCodec, slot: SaveSlot = "autosave",
     unreadableNewest: UnreadableNewest = .refuse
   ) -> Result<SaveReceipt, SaveFileError> {
     var state = TestGameState.sample()
@@ -20,7 +20,7 @@ struct NewerSaveTests {
     ).wait()
   }
 
-  private func contents(_ store: SaveStore, slot: String = "autosave") throws -> [String: Data] {
+  private func contents(_ store: SaveStore, slot: SaveSlot = "autosave") throws -> [String: Data] {
     let folder = store.folder(of: slot)
     var files: [String: Data] = [:]
     for name in try FileManager.default.contentsOfDirectory(atPath: folder) where name.hasSuffix(".stasis") {
@@ -49,7 +49,7 @@ struct NewerSaveTests {
   @Test("loading a slot whose newest generation has a newer schema is a newerSchema error naming what to do")
   func loadRefusesNewer() throws {
     let store = try slotWithNewerSave()
-    let error = #expect(throws: SaveFileError.self) { try store.load(testCodec, slot: "autosave") }
+    let error = #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
     #expect(error?.kind == .newerSchema)
     #expect(error?.context.file == store.path(of: "autosave", generation: 3))
     #expect(error?.message.contains("generation 3") == true)
@@ -61,7 +61,7 @@ struct NewerSaveTests {
   @Test("falling back past an unreadable generation is the caller's explicit choice, and the result says so")
   func explicitFallback() throws {
     let store = try slotWithNewerSave()
-    let loaded = try store.load(testCodec, slot: "autosave", fallback: .pastUnreadable)
+    let loaded = try store.load(codec: testCodec, slot: "autosave", fallback: .pastUnreadable)
     #expect(loaded.generation == 2)
     #expect(loaded.state.score.points == 2)
     #expect(loaded.skipped.map(\.generation) == [3])
@@ -69,7 +69,7 @@ struct NewerSaveTests {
     #expect(loaded.fallbackDescription?.hasPrefix("generation 3 cannot be read by this build (newer schema") == true)
     #expect(loaded.fallbackDescription?.hasSuffix("; loaded generation 2") == true)
     // The newer build still loads its own save.
-    #expect(try store.load(newerCodec, slot: "autosave").generation == 3)
+    #expect(try store.load(codec: newerCodec, slot: "autosave").generation == 3)
   }
 
   @Test("saving on top of a newer build's save is refused by default and changes no file")
@@ -98,7 +98,7 @@ struct NewerSaveTests {
     let after = try contents(store)
     #expect(after["0000000003.stasis"] == newer, "the newer build's save is untouched")
     #expect(try store.generations(of: "autosave") == [9, 8, 7, 3])
-    #expect(try store.load(newerCodec, slot: "autosave").generation == 9, "the newer build reads the newest")
+    #expect(try store.load(codec: newerCodec, slot: "autosave").generation == 9, "the newer build reads the newest")
   }
 
   @Test("a generation of a newer format is kept, refused on load and not saved over")
@@ -108,7 +108,7 @@ struct NewerSaveTests {
     let second = try save(SaveStore(directory: folder), points: 2).get()
     try damage(second.path, at: { _ in 8 }, with: 0x03)  // the format version (1 → 2), read before any checksum
     let store = SaveStore(directory: folder)
-    let error = #expect(throws: SaveFileError.self) { try store.load(testCodec, slot: "autosave") }
+    let error = #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
     #expect(error?.kind == .newerFormat)
     guard case .failure(let refusal) = save(store, points: 3) else {
       Issue.record("saved on top of a newer format's save")
@@ -143,7 +143,7 @@ struct NewerSaveTests {
     _ = try save(store, points: 1).get()
     let newest = try save(store, points: 2).get()
     try damage(newest.path, at: { $0 - 40 })
-    let loaded = try store.load(testCodec, slot: "autosave")
+    let loaded = try store.load(codec: testCodec, slot: "autosave")
     #expect(loaded.generation == 1)
     let description = try #require(loaded.fallbackDescription)
     #expect(description.hasPrefix("generation 2 is damaged (checksum mismatch in section 'score' at byte "))
@@ -155,13 +155,13 @@ struct NewerSaveTests {
     let store = SaveStore(directory: makeTemporaryDirectory())
     let only = try save(store, points: 1).get()
     try Data([0x89, 0x53]).write(to: URL(fileURLWithPath: only.path))
-    let one = #expect(throws: SaveFileError.self) { try store.load(testCodec, slot: "autosave") }
+    let one = #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
     #expect(one?.message.contains("older") == false)
     #expect(one?.suggestion?.contains("stasis slots") == true)
 
     let second = try save(store, points: 2).get()
     try Data([0x89, 0x53, 0x54]).write(to: URL(fileURLWithPath: second.path))
-    let two = #expect(throws: SaveFileError.self) { try store.load(testCodec, slot: "autosave") }
+    let two = #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
     #expect(two?.message.hasSuffix("; the 1 older generation failed too") == true)
   }
 
@@ -174,8 +174,8 @@ struct NewerSaveTests {
     _ = try save(store, points: 1).get()
     _ = try save(SaveStore(directory: folder), points: 2, codec: newerCodec).get()
     _ = save(store, points: 3)  // refused
-    _ = try? store.load(testCodec, slot: "autosave")  // refused
-    _ = try store.load(testCodec, slot: "autosave", fallback: .pastUnreadable)
+    _ = try? store.load(codec: testCodec, slot: "autosave")  // refused
+    _ = try store.load(codec: testCodec, slot: "autosave", fallback: .pastUnreadable)
     #expect(handler.messages.isEmpty, "\(handler.messages)")
     // What the store handles itself, it logs once, through the caller's logger.
     for points in 4..<8 { _ = try save(store, points: Int64(points), unreadableNewest: .saveAlongside).get() }

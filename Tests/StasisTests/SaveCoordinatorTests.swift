@@ -150,7 +150,7 @@ struct SaveCoordinatorTests {
     }
     #expect(saved == [20, 40, 60])
     #expect(drawnOnMain.withLock { $0 } == [false, false, false])
-    let loaded = try coordinator.store.load(testCodec, slot: "autosave")
+    let loaded = try coordinator.store.load(codec: testCodec, slot: "autosave")
     guard case .raw(let png)? = loaded.document[section: "thumbnail"]?.content else {
       Issue.record("no thumbnail section")
       return
@@ -175,7 +175,7 @@ struct SaveCoordinatorTests {
     while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
     coordinator.waitForSaves()
     #expect(listener.heard == ["active", "terminate"])
-    #expect(try coordinator.store.load(testCodec, slot: "autosave").state == game.state)
+    #expect(try coordinator.store.load(codec: testCodec, slot: "autosave").state == game.state)
     #expect(coordinator.events.contains { if case .saved(.terminate, _, _) = $0 { true } else { false } })
   }
 }

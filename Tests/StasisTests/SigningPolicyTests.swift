@@ -32,7 +32,7 @@ struct SigningPolicyTests {
     #expect(verify(try bytes(before.path), .none).signature == .unsigned)
 
     let store = SaveStore(directory: folder, signing: .signed(with: Self.newKey, acceptingUnsigned: true))
-    let loaded = try store.load(testCodec, slot: "autosave")
+    let loaded = try store.load(codec: testCodec, slot: "autosave")
     #expect(loaded.state == state)
     #expect(!loaded.fellBack)
 
@@ -42,7 +42,7 @@ struct SigningPolicyTests {
     let written = try bytes(after.path)
     #expect(verify(written, .signed(with: Self.newKey)).signature == .valid(byCurrentKey: true))
     #expect(verify(written, .signed(with: Self.otherKey)).error?.kind == .signatureMismatch)
-    #expect(try store.load(testCodec, slot: "autosave").state == state)
+    #expect(try store.load(codec: testCodec, slot: "autosave").state == state)
   }
 
   @Test("an unsigned save under a policy that does not accept unsigned is refused with `unsigned`")
@@ -50,9 +50,9 @@ struct SigningPolicyTests {
     let folder = makeTemporaryDirectory()
     _ = try save(SaveStore(directory: folder), .sample())
     let store = SaveStore(directory: folder, signing: .signed(with: Self.newKey))
-    #expect(throws: SaveFileError.self) { try store.load(testCodec, slot: "autosave") }
+    #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
     do {
-      _ = try store.load(testCodec, slot: "autosave")
+      _ = try store.load(codec: testCodec, slot: "autosave")
     } catch {
       #expect(error.kind == .unsigned)
       #expect(error.context.part == "signature")
@@ -60,7 +60,7 @@ struct SigningPolicyTests {
     // The convenience init means the same.
     let same = SaveStore(directory: folder, signingKey: Self.newKey)
     #expect(same.signing.current != nil && !same.signing.acceptsUnsigned)
-    #expect(throws: SaveFileError.self) { try same.load(testCodec, slot: "autosave") }
+    #expect(throws: SaveFileError.self) { try same.load(codec: testCodec, slot: "autosave") }
   }
 
   @Test("rotation: a save signed with a retired key loads, and its next save is signed with the current key")
@@ -73,7 +73,7 @@ struct SigningPolicyTests {
     #expect(
       verify(try bytes(old.path), store.signing).signature == .valid(byCurrentKey: false),
       "a retired key matched")
-    #expect(try store.load(testCodec, slot: "autosave").state == state)
+    #expect(try store.load(codec: testCodec, slot: "autosave").state == state)
 
     state.score.points += 1
     let resigned = try save(store, state)
@@ -82,7 +82,7 @@ struct SigningPolicyTests {
     #expect(verify(written, .signed(with: Self.oldKey)).error?.kind == .signatureMismatch, "not the old key")
     // Once every player has saved again, the old key can go.
     let withoutOld = SaveStore(directory: folder, signing: .signed(with: Self.newKey))
-    #expect(try withoutOld.load(testCodec, slot: "autosave").state == state)
+    #expect(try withoutOld.load(codec: testCodec, slot: "autosave").state == state)
   }
 
   @Test("under rotation an edited save is still refused with signatureMismatch, whichever key forged it")
@@ -109,7 +109,7 @@ struct SigningPolicyTests {
     let receipt = try save(store, .sample())
     try Data(forged).write(to: URL(fileURLWithPath: receipt.path))
     do {
-      _ = try store.load(testCodec, slot: "autosave")
+      _ = try store.load(codec: testCodec, slot: "autosave")
       Issue.record("a forged save loaded")
     } catch {
       #expect(error.kind == .signatureMismatch)

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Slot operations: a chosen generation, delete, copy, rename, the standard folder")
 struct SlotOperationsTests {
-  private func store(saves count: Int, slot: String = "slot-1") throws -> SaveStore {
+  private func store(saves count: Int, slot: SaveSlot = "slot-1") throws -> SaveStore {
     let store = SaveStore(directory: makeTemporaryDirectory() + "/deep/er/Saves")
     for points in 1...count {
       var state = TestGameState.sample()
@@ -17,15 +17,17 @@ struct SlotOperationsTests {
   @Test("the save folder is created with its parents; a chosen generation loads, never another")
   func chosenGeneration() throws {
     let store = try store(saves: 3)
-    #expect(try store.load(testCodec, slot: "slot-1", generation: 2).state.score.points == 2)
-    let missing = #expect(throws: SaveFileError.self) { try store.load(testCodec, slot: "slot-1", generation: 9) }
+    #expect(try store.load(codec: testCodec, slot: "slot-1", generation: 2).state.score.points == 2)
+    let missing = #expect(throws: SaveFileError.self) {
+      try store.load(codec: testCodec, slot: "slot-1", generation: 9)
+    }
     #expect(missing?.kind == .notFound)
     #expect(missing?.message == "slot 'slot-1' has no generation 9 (it has 3, 2, 1)")
     var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: store.path(of: "slot-1", generation: 2))))
     bytes[bytes.count / 2] ^= 1
     try Data(bytes).write(to: URL(fileURLWithPath: store.path(of: "slot-1", generation: 2)))
     let damaged = #expect(throws: SaveFileError.self) {
-      try SaveStore(directory: store.directory).load(testCodec, slot: "slot-1", generation: 2)
+      try SaveStore(directory: store.directory).load(codec: testCodec, slot: "slot-1", generation: 2)
     }
     #expect(damaged?.kind == .checksumMismatch, "no fallback to another generation")
   }
@@ -38,7 +40,8 @@ struct SlotOperationsTests {
     #expect(try store.listSlots().isEmpty)
     let error = #expect(throws: SaveFileError.self) { try store.deleteSlot("slot-1") }
     #expect(error?.kind == .notFound)
-    #expect(throws: SaveFileError.self) { try store.deleteSlot("../escape") }
+    let escape = "../escape"  // a runtime name: checked by the throwing initialiser
+    #expect(throws: SaveFileError.self) { try store.deleteSlot(SaveSlot(escape)) }
   }
 
   @Test("copy duplicates every generation byte for byte, in order; the source is untouched")
@@ -52,7 +55,7 @@ struct SlotOperationsTests {
       try Data(contentsOf: URL(fileURLWithPath: store.path(of: "slot-2", generation: $0)))
     }
     #expect(copied == before)
-    #expect(try store.load(testCodec, slot: "slot-2").state.score.points == 3)
+    #expect(try store.load(codec: testCodec, slot: "slot-2").state.score.points == 3)
     let taken = #expect(throws: SaveFileError.self) { try store.copySlot("slot-1", to: "slot-2") }
     #expect(taken?.message == "slot 'slot-2' already exists")
   }
@@ -67,7 +70,7 @@ struct SlotOperationsTests {
     try store.renameSlot("slot-1", to: "campaign")
     #expect(!FileManager.default.fileExists(atPath: store.folder(of: "slot-1")))
     #expect(try store.generations(of: "campaign") == [3, 2, 1])
-    #expect(try store.load(newer, slot: "campaign").generation == 3)
+    #expect(try store.load(codec: newer, slot: "campaign").generation == 3)
     #expect(throws: SaveFileError.self) { try store.renameSlot("nothing-here", to: "other") }
   }
 
