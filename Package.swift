@@ -34,7 +34,7 @@ let package = Package(
     ),
     // Test doubles for a game's own save-path tests: fault-injecting and recording file
     // systems, a manual clock, the process-killer hook. Not part of the shipping library.
-    .target(name: "StasisTesting", dependencies: ["Stasis"]),
+    .target(name: "StasisTesting", dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")]),
     // CRC32C at memory speed (the CPU's CRC instruction); Swift has none built in.
     .target(name: "CStasisChecksum"),
     // SDL2 from the system, found through pkg-config.

@@ -96,10 +96,9 @@ struct LifecycleEventsTests {
 
   @Test("X11's redundant window events apply only what changes something: the application ignores nothing")
   func noIgnoredTransitions() {
-    let handler = LineCountingLogHandler.Box()
+    let handler = RecordingLogHandler.Lines()
     let app = Application(
-      configuration: .init(clock: ManualClock()),
-      logger: Logger(label: "t") { _ in LineCountingLogHandler(box: handler) })
+      configuration: .init(clock: ManualClock()), logger: Logger(label: "t") { _ in RecordingLogHandler(handler) })
     app.launch()
     // What X11 sends: shown then focus gained on start; minimise as focus lost, minimised,
     // hidden; restore as shown, restored, focus gained.
@@ -111,7 +110,7 @@ struct LifecycleEventsTests {
     ]).filter { app.apply($0) }
     #expect(applied == [.resignActive, .enterBackground, .enterForeground])
     #expect(app.state == .active)
-    #expect(!handler.lines.contains { $0.contains("ignored") }, "\(handler.lines)")
+    #expect(!handler.messages.contains { $0.contains("ignored") }, "\(handler.messages)")
   }
 
   @Test("the event watch delivers SDL_APP_* at once, and the polled path skips them: nothing is applied twice")
@@ -149,22 +148,4 @@ private final class Received: @unchecked Sendable {
   private var transitions: [LifecycleTransition] = []
   func append(_ transition: LifecycleTransition) { lock.withLock { transitions.append(transition) } }
   var all: [LifecycleTransition] { lock.withLock { transitions } }
-}
-
-/// Keeps every log message, to check that none says "ignored".
-struct LineCountingLogHandler: LogHandler {
-  final class Box: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [String] = []
-    var lines: [String] { lock.withLock { stored } }
-    func append(_ line: String) { lock.withLock { stored.append(line) } }
-  }
-  let box: Box
-  var metadata: Logger.Metadata = [:]
-  var logLevel: Logger.Level = .trace
-  subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-    get { metadata[key] }
-    set { metadata[key] = newValue }
-  }
-  func log(event: LogEvent) { box.append("\(event.message)") }
 }

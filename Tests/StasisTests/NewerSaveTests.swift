@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Stasis
+import StasisTesting
 import Testing
 
 /// A newer build of the test game: same state types, schema 2.
@@ -167,8 +168,8 @@ struct NewerSaveTests {
 
   @Test("the store logs nothing for a failure it returns: the caller reports it once")
   func oneLogLine() throws {
-    let handler = RecordingLogHandler.Box()
-    let logger = Logger(label: "test") { _ in RecordingLogHandler(box: handler) }
+    let handler = RecordingLogHandler.Lines()
+    let logger = Logger(label: "test") { _ in RecordingLogHandler(handler) }
     let folder = makeTemporaryDirectory()
     let store = SaveStore(directory: folder, logger: logger)
     _ = try save(store, points: 1).get()
