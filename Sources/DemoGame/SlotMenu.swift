@@ -46,10 +46,11 @@ public struct SlotMenu: Sendable {
     firstVisible = max(0, min(firstVisible, max(0, slots.count - visibleRows)))
   }
 
-  /// Newest save first; a slot with no readable header last; ties by name, numbers compared as numbers.
+  /// Newest readable save first; a slot with no readable header last; ties by name, numbers compared as numbers.
   static func newerFirst(_ a: SlotInfo, _ b: SlotInfo) -> Bool {
-    let left = a.generations.first?.header?.createdAt ?? .min
-    let right = b.generations.first?.header?.createdAt ?? .min
+    // The newest generation whose header reads: one damaged save does not sink a whole slot.
+    let left = a.generations.lazy.compactMap(\.header).first?.createdAt ?? .min
+    let right = b.generations.lazy.compactMap(\.header).first?.createdAt ?? .min
     if left != right { return left > right }
     return a.name.compare(b.name, options: [.numeric]) == .orderedAscending
   }

@@ -58,6 +58,8 @@ public final class Application {
   public weak var delegate: (any ApplicationDelegate)?
   /// The settings the application was created with.
   public let configuration: Configuration
+  /// True from `willTerminate` until the quit's save episode ends: a second quit means nothing.
+  public var isTerminating: Bool { episode?.reason == .termination }
   /// Every finished background episode, oldest first.
   public private(set) var backgroundEpisodes: [BackgroundEpisode] = []
 

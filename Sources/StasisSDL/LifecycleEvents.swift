@@ -64,7 +64,7 @@ extension LifecycleTransition {
     case .enterBackground: return state == .active || state == .inactive
     case .enterForeground: return state.isInBackground
     case .terminate: return state != .notRunning
-    case .memoryWarning, .environment: return true
+    case .memoryWarning, .environment: return state != .notRunning
     }
   }
 }
@@ -74,7 +74,7 @@ extension Application {
   /// ``LifecycleTransition/applies(in:)``); returns whether it did.
   @discardableResult
   public func apply(_ transition: LifecycleTransition) -> Bool {
-    guard transition.applies(in: state) else { return false }
+    guard transition.applies(in: state), transition != .terminate || !isTerminating else { return false }
     switch transition {
     case .resignActive: resignActive()
     case .becomeActive: becomeActive()

@@ -13,13 +13,20 @@ final class SlotPicker {
   private var thumbnails: [OpaquePointer?] = []
   private let renderer: OpaquePointer
   private static let rowHeight: Float = 130
+  /// Made once, not per row per frame. ASCII only: the bitmap font has no other glyphs.
+  private static let dateFormatter: DateFormatter = {
+    let formatter = DateFormatter()
+    formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+    return formatter
+  }()
   private static let top: Float = 120
 
   init(store: SaveStore, codec: SaveCodec<GameState>, library: LevelLibrary, renderer: OpaquePointer) {
     self.renderer = renderer
     menu = SlotMenu(slots: ((try? store.listSlots()) ?? []).filter { !$0.generations.isEmpty }, visibleRows: 4)
     thumbnails = menu.slots.map { slot in
-      guard let newest = slot.generations.first, let document = try? store.readDocument(at: newest.path) else {
+      // The newest generation that reads whole, as the row's summary uses.
+      guard let document = slot.generations.lazy.compactMap({ try? store.readDocument(at: $0.path) }).first else {
         return nil
       }
       var png: [UInt8]?
@@ -78,20 +85,18 @@ final class SlotPicker {
         var target = SDL_FRect(x: 40, y: y, w: 200, h: 112.5)
         SDL_RenderCopyF(renderer, texture, nil, &target)
       }
-      guard let newest = slot.generations.first, let header = newest.header else {
+      guard let header = slot.generations.lazy.compactMap(\.header).first else {
         font.draw("\(slot.name): unreadable", x: 260, y: y + 10, on: renderer, color: (255, 120, 100))
         continue
       }
       let date = Date(timeIntervalSince1970: Double(header.createdAt) / 1000)
-      let formatter = DateFormatter()
-      formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"  // ASCII only: the bitmap font has no other glyphs
       font.draw(slot.name, x: 260, y: y + 6, on: renderer, scale: 1.5)
       font.draw(
         String(
           format: "level %d   score %lld   play time %.0f s", header.summary.level, header.summary.score,
           header.summary.playTime), x: 260, y: y + 44, on: renderer)
       font.draw(
-        "\(formatter.string(from: date))   \(slot.generations.count) generation(s)", x: 260,
+        "\(Self.dateFormatter.string(from: date))   \(slot.generations.count) generation(s)", x: 260,
         y: y + 72, on: renderer, color: (170, 170, 190))
     }
   }

@@ -193,16 +193,16 @@ final class WindowRunner {
       paused.toggle()
       game.setPaused(paused)
     case SDLK_F5:
-      status = "saving…"
+      status = "saving..."
       statusColor = (255, 220, 120)
       game.saveNow()
     case SDLK_F9:
-      status = "loading…"
+      status = "loading..."
       game.loadSlot()
     case SDLK_F10:
       picker = SlotPicker(store: game.store, codec: game.codec, library: library, renderer: renderer)
     case SDLK_ESCAPE:
-      status = "saving before quitting…"
+      status = "saving before quitting..."  // ASCII: the bitmap font has no "…"
       app.terminate()
     case SDLK_b:
       app.enterBackground()

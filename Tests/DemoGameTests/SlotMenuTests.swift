@@ -55,4 +55,22 @@ struct SlotMenuTests {
     menu.resize(visibleRows: 40)
     #expect(menu.visibleRange == 0..<12)
   }
+
+  @Test("a slot whose newest generation is unreadable sorts by its newest readable one")
+  func damagedNewest() throws {
+    let folder = try temporaryFolder().path
+    let codec = SaveCodec<[String: Int]>(game: GameIdentity(name: "menu"))
+    for (slot, time) in [("old", Int64(1_000)), ("new", Int64(2_000))] {
+      _ = try SaveStore(directory: folder, wallClock: { time }).save(
+        ["x": 1], codec: codec, slot: try SaveSlot(slot), summary: SaveSummary()
+      ).wait().get()
+    }
+    // A later save of "new" whose header is damaged.
+    let damaged = try SaveStore(directory: folder, wallClock: { 3_000 }).save(
+      ["x": 2], codec: codec, slot: "new", summary: SaveSummary()
+    ).wait().get()
+    try Data([0x89, 0x53, 0x54]).write(to: URL(fileURLWithPath: damaged.path))
+    let menu = SlotMenu(slots: try SaveStore(directory: folder).listSlots(), visibleRows: 5)
+    #expect(menu.slots.map(\.name) == ["new", "old"])
+  }
 }

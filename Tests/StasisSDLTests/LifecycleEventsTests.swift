@@ -113,6 +113,20 @@ struct LifecycleEventsTests {
     #expect(!handler.messages.contains { $0.contains("ignored") }, "\(handler.messages)")
   }
 
+  @Test("a second quit during the quit's save, and events before launch, are not applied")
+  func secondQuit() {
+    let handler = RecordingLogHandler.Lines()
+    let app = Application(
+      configuration: .init(clock: ManualClock()), logger: Logger(label: "t") { _ in RecordingLogHandler(handler) })
+    #expect(!app.apply(.memoryWarning), "not running yet")
+    app.launch()
+    _ = app.beginBackgroundTask(named: "slow save")  // keeps the termination episode open
+    app.terminate()
+    #expect(app.isTerminating)
+    #expect(!app.apply(.terminate), "Esc, then closing the window")
+    #expect(!handler.messages.contains { $0.contains("ignored") }, "\(handler.messages)")
+  }
+
   @Test("the event watch delivers SDL_APP_* at once, and the polled path skips them: nothing is applied twice")
   func eventWatch() {
     let received = Received()
