@@ -14,6 +14,7 @@ struct Body: BulkStorable {
   static let bulkLayout = BulkLayout(of: Body.self, [.field("x", \.x), .field("y", \.y)])
 }
 struct Physics: Codable, Sendable { var bodies: [Body] = [] }
+struct LevelSummary: Codable { var level: Int, score: Int64 }
 
 struct GameState: Codable, Sendable {  // each top-level field becomes a section
   var score: Score
@@ -28,7 +29,8 @@ func savingAndLoading(state: GameState, migrations: SchemaMigrations) throws {
     game: GameIdentity(name: "my-game", build: "1.0", schemaVersion: 2), migrations: migrations)
 
   // Off the main thread: encode, checksum, temp file, fsync, rename, fsync the folder.
-  let handle = store.save(state, codec: codec, slot: "autosave", summary: SaveSummary(level: 2, score: 1234))
+  let summary = try SaveSummary(LevelSummary(level: 2, score: 1234), playTime: 754, progress: 0.4)  // the picker's
+  let handle = store.save(state, codec: codec, slot: "autosave", summary: summary)
   handle.onCompletion { result in print(result) }  // or handle.wait(), or handle.cancel()
 
   // The newest generation that passes every check; says which newer ones failed and why.
@@ -56,7 +58,7 @@ final class HandMadeDelegate: ApplicationDelegate {
     // A background task that ends when the save is durable; if the budget runs out first,
     // its expiration handler cancels the save and the previous generation stays the newest.
     application.saveInBackground(named: "save autosave") {
-      store.save(snapshot, codec: codec, slot: "autosave", summary: SaveSummary())
+      store.save(snapshot, codec: codec, slot: "autosave")
     }
   }
 }

@@ -22,8 +22,8 @@ extension TanksState: ValidatedSaveState {  // a save with hostile values never 
 extension TanksGame: SaveableGame {
   func snapshot() -> TanksState { state }
   func restore(_ saved: TanksState) throws { state = saved }
-  func summary(of state: TanksState) -> SaveSummary {
-    SaveSummary(playTime: Double(state.frame) / 60, frame: state.frame)
+  func summary(of state: TanksState) throws -> SaveSummary {  // what the load menu shows
+    try SaveSummary(TanksSummary(state), frame: state.frame, playTime: Double(state.frame) / 60)
   }
 }
 

@@ -34,3 +34,15 @@ struct TanksState: Codable, Equatable, Sendable {
   var settings = Settings()
   var random: UInt64 = 0x2545_F491_4F6C_DD1D
 }
+
+/// What the tank game's load menu shows for a save, besides play time: stored in the save's
+/// header, so the menu reads it without decoding the bullets.
+struct TanksSummary: Codable, Equatable {
+  var health: Int
+  var shells: Int
+
+  init(_ state: TanksState) {
+    health = state.tank.health
+    shells = state.inventory["shells"] ?? 0
+  }
+}

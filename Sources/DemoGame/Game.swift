@@ -20,7 +20,7 @@ public final class EngineHost: SaveableGame {
   }
   public func snapshot() -> GameState { engine.snapshot() }
   public func restore(_ state: GameState) throws { try engine.restore(state) }
-  public func summary(of state: GameState) -> SaveSummary { state.summary(slot: slot.name) }
+  public func summary(of state: GameState) throws -> SaveSummary { try state.summary() }
 }
 
 /// The demo game: the engine, its loop, and the save recipe — which is the library's

@@ -70,15 +70,30 @@ public struct GameState: Codable, Equatable, Sendable {
   public var physics: PhysicsState
   public var autopilot: AutopilotState
 
-  /// The summary a slot picker shows.
-  public func summary(slot: String) -> SaveSummary {
-    SaveSummary(
-      slot: slot, level: level.index, score: score.points, playTime: Double(level.runFrame) / 60,
-      frame: level.runFrame)
+  /// The summary a slot picker shows: the demo's own fields, play time, and progress as the
+  /// share of the three levels behind the player.
+  public func summary() throws(SaveFileError) -> SaveSummary {
+    try SaveSummary(
+      DemoSummary(level: level.index, score: score.points), frame: level.runFrame,
+      playTime: Double(level.runFrame) / 60, progress: min(1, Double(max(level.index - 1, level.levelsFinished)) / 3))
   }
 
   /// SHA-256 of the canonical encoding: the same state always gives the same digest.
   public var digest: String { (try? StateDigest.sha256(self)) ?? "unencodable" }
+}
+
+/// The demo's own part of a save's summary: what its slot picker shows besides play time.
+public struct DemoSummary: Codable, Equatable, Sendable {
+  /// The level being played.
+  public var level: Int
+  /// The score.
+  public var score: Int64
+
+  /// Creates a summary.
+  public init(level: Int, score: Int64) {
+    self.level = level
+    self.score = score
+  }
 }
 
 /// The save format's view of the demo: its name, build and schema.

@@ -6,7 +6,7 @@
 /// with `limitExceeded` before anything is allocated for it.
 public enum FormatLimits {
   /// The format version this build writes and the newest it reads.
-  public static let formatVersion: UInt16 = 1
+  public static let formatVersion: UInt16 = 2
   /// Largest file, in bytes (1 GiB).
   public static let maxFileSize = 1 << 30
   /// Largest header (fixed part, strings and section table), in bytes.
@@ -17,6 +17,8 @@ public enum FormatLimits {
   public static let maxSectionNameBytes = 64
   /// Longest game name, build or slot name in the header, in UTF-8 bytes.
   public static let maxHeaderStringBytes = 255
+  /// Largest game summary (``SaveSummary/details``) once encoded, in bytes.
+  public static let maxSummaryDetailsBytes = 4096
   /// Longest field name, in UTF-8 bytes.
   public static let maxFieldNameBytes = 255
   /// Deepest nesting of arrays and objects.

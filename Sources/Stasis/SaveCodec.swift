@@ -99,6 +99,7 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
     guard sections.count <= FormatLimits.maxSections else {
       throw SaveFileError(.limitExceeded, "\(sections.count) sections; the limit is \(FormatLimits.maxSections)")
     }
+    try summary.checkSize()
     return SaveDocument(game: game, createdAt: createdAt, summary: summary, sections: sections)
   }
 

@@ -20,12 +20,14 @@ public protocol SaveableGame: AnyObject {
   func restore(_ state: State) throws
   /// True while the simulation must not step (in the background, or paused by the player).
   var isPaused: Bool { get set }
-  /// What the save's header shows in a slot picker; the default is empty.
-  func summary(of state: State) -> SaveSummary
+  /// What the save's header shows in a slot picker: play time, progress and the game's own
+  /// `Codable` summary (``SaveSummary/init(_:frame:playTime:progress:device:)``). The default
+  /// is empty. When it throws, the save is still made, with an empty summary, and the error logged.
+  func summary(of state: State) throws -> SaveSummary
 }
 
 extension SaveableGame {
-  public func summary(of state: State) -> SaveSummary { SaveSummary() }
+  public func summary(of state: State) throws -> SaveSummary { SaveSummary() }
 }
 
 /// Why a save was made.
@@ -178,7 +180,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     remember(loaded)
     record(
       .restored(
-        generation: loaded.generation, summary: game.summary(of: loaded.state), skipped: loaded.skippedDescriptions,
+        generation: loaded.generation, summary: (try? game.summary(of: loaded.state)) ?? loaded.document.summary,
+        skipped: loaded.skippedDescriptions,
         report: loaded.report))
   }
 
@@ -255,7 +258,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       remember(loaded)
       record(
         .restored(
-          generation: loaded.generation, summary: game.summary(of: loaded.state), skipped: [], report: loaded.report))
+          generation: loaded.generation, summary: (try? game.summary(of: loaded.state)) ?? loaded.document.summary,
+          skipped: [], report: loaded.report))
     } catch {
       record(.keptMemory(reason: "the save did not load back: \(error)"))
     }
@@ -276,7 +280,13 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   @discardableResult
   private func startSave(_ reason: SaveReason, snapshot: Game.State? = nil) -> SaveHandle {
     let state = snapshot ?? game.snapshot()
-    let summary = game.summary(of: state)
+    let summary: SaveSummary
+    do {
+      summary = try game.summary(of: state)
+    } catch {
+      logger.warning("the game's summary could not be made, so this save has none: \(error)")
+      summary = SaveSummary()
+    }
     let handle = store.save(
       state, codec: codec, slot: slot, summary: summary, drawThumbnail: thumbnail,
       rawSections: lineage.map { [(LoadReport.sectionName, $0.sectionBytes)] } ?? [])

@@ -1,23 +1,72 @@
-/// What a slot picker needs without decoding the rest; stored in the header.
-public struct SaveSummary: Sendable, Equatable, Codable {
-  /// The slot the save belongs to.
+/// What a slot picker and a save service need without decoding the rest of a save; stored
+/// in the header, so listing a folder reads only the files' first bytes.
+///
+/// The fields every game has (the frame, play time, a progress fraction, the device) are the
+/// header's own; everything else is the game's: its own small `Codable` value, the
+/// ``details``, such as a level name and a score. `stasis slots` and `stasis inspect` show the
+/// details' fields without the game's code.
+///
+/// ```swift
+/// struct TankSummary: Codable { var arena: String; var wave: Int }
+/// let summary = try SaveSummary(TankSummary(arena: "Desert Outpost", wave: 7), playTime: 11_520, progress: 0.47)
+/// let shown = try summary.details(as: TankSummary.self)  // in the slot picker
+/// ```
+public struct SaveSummary: Sendable, Equatable {
+  /// The slot the save belongs to; the store sets it.
   public var slot: String
-  /// The level the player is on.
-  public var level: Int
-  /// The score.
-  public var score: Int64
-  /// Play time in seconds.
-  public var playTime: Double
   /// The engine step the state was taken at.
   public var frame: Int64
+  /// Play time in seconds.
+  public var playTime: Double
+  /// How far through the game the player is, from 0 to 1 (the picker's "47 %"); nil when the
+  /// game has no such measure. Values outside 0...1 are clamped when the save is written.
+  public var progress: Double?
+  /// The device that wrote the save; when empty, the store writes its own ``SaveStore/device``.
+  public var device: String
+  /// The game's own summary fields as a self-described tree (an object), or `.null`. At most
+  /// ``FormatLimits/maxSummaryDetailsBytes`` bytes once encoded.
+  public var details: SaveValue
 
-  /// Creates a summary.
-  public init(slot: String = "", level: Int = 0, score: Int64 = 0, playTime: Double = 0, frame: Int64 = 0) {
+  /// Creates a summary from fields already in tree form.
+  public init(
+    frame: Int64 = 0, playTime: Double = 0, progress: Double? = nil, device: String = "", details: SaveValue = .null,
+    slot: String = ""
+  ) {
     self.slot = slot
-    self.level = level
-    self.score = score
-    self.playTime = playTime
     self.frame = frame
+    self.playTime = playTime
+    self.progress = progress
+    self.device = device
+    self.details = details
+  }
+
+  /// Creates a summary whose details are the game's own `Codable` value, encoded as a save's
+  /// sections are (fields sorted by name; no dictionary order reaches the file).
+  public init<Details: Encodable>(
+    _ details: Details, frame: Int64 = 0, playTime: Double = 0, progress: Double? = nil, device: String = ""
+  ) throws(SaveFileError) {
+    self.init(
+      frame: frame, playTime: playTime, progress: progress, device: device,
+      details: try SaveValueEncoder().encode(details))
+  }
+
+  /// The details decoded as the game's summary type. Fields the type lacks are ignored and
+  /// optional ones may be missing, so a picker reads the summaries of older and newer builds.
+  public func details<Details: Decodable>(as type: Details.Type) throws(SaveFileError) -> Details {
+    try SaveValueDecoder().decodeIgnoringUnreadFields(type, from: details)
+  }
+
+  /// Throws `limitExceeded` when the details are too large for the header.
+  func checkSize() throws(SaveFileError) {
+    guard details != .null else { return }
+    var writer = ByteWriter()
+    SectionCoding.encode(details, into: &writer)
+    guard writer.count <= FormatLimits.maxSummaryDetailsBytes else {
+      throw SaveFileError(
+        .limitExceeded,
+        "the game's summary is \(writer.count) bytes encoded; the limit is \(FormatLimits.maxSummaryDetailsBytes)",
+        context: .init(part: "summary"), suggestion: "keep the summary to what a slot picker shows")
+    }
   }
 }
 

@@ -23,10 +23,16 @@ public enum SaveFileFormat {
 
   /// Encodes `document` into `buffer`, replacing its contents but reusing its storage.
   public static func encode(_ document: SaveDocument, signingKey key: SigningKey? = nil, into buffer: inout [UInt8]) {
+    let summary = document.summary
+    var details = ByteWriter()
+    if summary.details != .null { SectionCoding.encode(summary.details, into: &details) }
+    precondition(
+      details.count <= FormatLimits.maxSummaryDetailsBytes,
+      "the summary's details exceed FormatLimits.maxSummaryDetailsBytes: SaveCodec.document and SaveStore check this")
     let sectionTableSize = document.sections.reduce(0) { $0 + 2 + $1.name.utf8.count + 2 + 8 + 8 + 4 }
-    let stringsSize = [document.game.name, document.game.build, document.summary.slot]
-      .reduce(0) { $0 + 2 + $1.utf8.count }
-    let headerLength = fixedHeaderSize + stringsSize + sectionTableSize + 4
+    let strings = [document.game.name, document.game.build, summary.slot, summary.device].map(headerString)
+    let stringsSize = strings.reduce(0) { $0 + 2 + $1.utf8.count }
+    let headerLength = fixedHeaderSize + stringsSize + 4 + details.count + sectionTableSize + 4
     var writer = ByteWriter(
       reusing: buffer, capacity: headerLength + estimatedSize(document) + trailerSize(signed: true))
     buffer = []  // let the writer own the storage uniquely
@@ -53,14 +59,13 @@ public enum SaveFileFormat {
     header.write(document.game.schemaVersion)
     header.write(UInt32(entries.count))
     header.write(document.createdAt)
-    header.write(document.summary.frame)
-    header.write(document.summary.score)
-    header.write(document.summary.playTime)
-    header.write(UInt32(truncatingIfNeeded: document.summary.level))
-    header.write(UInt32(0))
-    header.writeShortString(document.game.name)
-    header.writeShortString(document.game.build)
-    header.writeShortString(document.summary.slot)
+    header.write(summary.frame)
+    header.write(summary.playTime)
+    header.write(summary.progress.flatMap { $0.isNaN ? nil : min(max($0, 0), 1) } ?? .nan)
+    header.write(UInt64(0))
+    for string in strings { header.writeShortString(string) }
+    header.write(UInt32(details.count))
+    header.write(bytes: details.bytes)
     for entry in entries {
       header.writeShortString(entry.name)
       header.write(entry.encoding.rawValue)
@@ -86,6 +91,18 @@ public enum SaveFileFormat {
     }
     writer.write(writer.checksum(trailerStart..<writer.count, continuing: headerCRC))
     buffer = writer.bytes
+  }
+
+  /// `string` cut to the header's limit at a character boundary, so a long build label or
+  /// device name never makes a file its own reader refuses.
+  private static func headerString(_ string: String) -> String {
+    guard string.utf8.count > FormatLimits.maxHeaderStringBytes else { return string }
+    var cut = ""
+    for character in string {
+      guard cut.utf8.count + character.utf8.count <= FormatLimits.maxHeaderStringBytes else { break }
+      cut.append(character)
+    }
+    return cut
   }
 
   private static func estimatedSize(_ document: SaveDocument) -> Int {
@@ -166,15 +183,46 @@ public enum SaveFileFormat {
       throw header.failure(.limitExceeded, "\(sectionCount) sections; the limit is \(FormatLimits.maxSections)", at: 20)
     }
     let createdAt = try header.read(Int64.self, "creation time")
-    let frame = try header.read(Int64.self, "frame")
-    let score = try header.read(Int64.self, "score")
-    let playTime = try header.readDouble("play time")
-    let level = try header.read(UInt32.self, "level")
-    _ = try header.read(UInt32.self, "reserved")
     let limit = FormatLimits.maxHeaderStringBytes
+    var summary = SaveSummary()
+    summary.frame = try header.read(Int64.self, "frame")
+    if version == 1 {
+      // Format 1 kept the demo's level and score in the header; they become details.
+      let score = try header.read(Int64.self, "score")
+      summary.playTime = try header.readDouble("play time")
+      let level = try header.read(UInt32.self, "level")
+      _ = try header.read(UInt32.self, "reserved")
+      summary.details = .object(SaveObject([("level", .int64(Int64(level))), ("score", .int64(score))]))
+    } else {
+      summary.playTime = try header.readDouble("play time")
+      let progressAt = header.fileOffset
+      let progress = try header.readDouble("progress")
+      guard progress.isNaN || (0...1).contains(progress) else {
+        throw header.failure(.malformed, "progress \(progress) is outside 0...1", at: progressAt)
+      }
+      summary.progress = progress.isNaN ? nil : progress
+      _ = try header.read(UInt64.self, "reserved")
+    }
     let game = try header.readShortString("game name", limit: limit)
     let build = try header.readShortString("game build", limit: limit)
-    let slot = try header.readShortString("slot name", limit: limit)
+    summary.slot = try header.readShortString("slot name", limit: limit)
+    if version >= 2 {
+      summary.device = try header.readShortString("device name", limit: limit)
+      let detailsAt = header.fileOffset
+      let detailsLength = Int(try header.read(UInt32.self, "summary length"))
+      guard detailsLength <= FormatLimits.maxSummaryDetailsBytes else {
+        throw header.failure(
+          .limitExceeded,
+          "the game's summary is \(detailsLength) bytes; the limit is \(FormatLimits.maxSummaryDetailsBytes)",
+          at: detailsAt)
+      }
+      if detailsLength > 0 {
+        let start = header.fileOffset
+        let slice = try header.readBytes(detailsLength, "summary")
+        var reader = ByteReader(slice, base: start, context: .init(part: "summary"))
+        summary.details = try SectionCoding.decode(&reader)
+      }
+    }
     var entries: [SectionEntry] = []
     var expectedOffset = length
     for index in 0..<sectionCount {
@@ -209,8 +257,7 @@ public enum SaveFileFormat {
     }
     return SaveHeader(
       formatVersion: version, game: GameIdentity(name: game, build: build, schemaVersion: schema),
-      createdAt: createdAt,
-      summary: SaveSummary(slot: slot, level: Int(level), score: score, playTime: playTime, frame: frame),
+      createdAt: createdAt, summary: summary,
       isSigned: flags & 1 != 0, sections: entries, length: length)
   }
 

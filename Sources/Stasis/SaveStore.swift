@@ -134,6 +134,9 @@ public final class SaveStore: Sendable {
   /// Which keys sign and verify saves, and whether unsigned ones are accepted.
   public let signing: SigningPolicy
   let wallClock: @Sendable () -> Int64
+  /// The device name written into saves whose summary names none (``SaveSummary/device``):
+  /// the machine's host name unless given.
+  public let device: String
   /// The store logs only what it handles itself (a redone fsync, a kept unreadable
   /// generation); failures it returns are the caller's to report, once.
   let logger: Logger
@@ -158,6 +161,7 @@ public final class SaveStore: Sendable {
   ///     the current key, so an accepted unsigned or retired-key save is re-signed on its next save.
   ///   - fileSystem: the file operations; tests pass a fault-injecting one.
   ///   - wallClock: milliseconds since the Unix epoch, for `createdAt`; injectable for tests.
+  ///   - device: the device name saves record (default: the host name).
   ///   - logger: where the store's own notes go (swift-log).
   public init(
     directory: String,
@@ -166,8 +170,10 @@ public final class SaveStore: Sendable {
     signing: SigningPolicy = .none,
     fileSystem: any FileSystem = PosixFileSystem(),
     wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
+    device: String? = nil,
     logger: Logger = Logger(label: "stasis.store")
   ) {
+    self.device = device ?? ProcessInfo.processInfo.hostName
     self.directory = directory
     self.generationsToKeep = max(1, generationsToKeep)
     self.lockTimeout = lockTimeout
@@ -218,7 +224,8 @@ public final class SaveStore: Sendable {
   /// with ``SaveFileError/Kind/newerSaveInSlot`` unless `unreadableNewest` is
   /// ``UnreadableNewest/saveAlongside``.
   public func save<State>(
-    _ state: State, codec: SaveCodec<State>, slot: SaveSlot, summary: SaveSummary, thumbnail: [UInt8]? = nil,
+    _ state: State, codec: SaveCodec<State>, slot: SaveSlot, summary: SaveSummary = SaveSummary(),
+    thumbnail: [UInt8]? = nil,
     unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
     var draw: (@Sendable (State) -> [UInt8]?)?
@@ -232,7 +239,7 @@ public final class SaveStore: Sendable {
   ///
   /// `rawSections` are kept as they are (a `load-report`, a replay, a game's own blob).
   public func save<State>(
-    _ state: State, codec: SaveCodec<State>, slot: SaveSlot, summary: SaveSummary,
+    _ state: State, codec: SaveCodec<State>, slot: SaveSlot, summary: SaveSummary = SaveSummary(),
     drawThumbnail: (@Sendable (State) -> [UInt8]?)?, rawSections: [(name: String, bytes: [UInt8])] = [],
     unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
@@ -243,6 +250,7 @@ public final class SaveStore: Sendable {
       let result = Result { () throws(SaveFileError) -> (SaveDocument, Duration) in
         var summary = summary
         summary.slot = slot.name
+        if summary.device.isEmpty { summary.device = self.device }
         let raw = (drawThumbnail.flatMap { $0(state) }.map { [(name: "thumbnail", bytes: $0)] } ?? []) + rawSections
         let document = try codec.document(for: state, summary: summary, createdAt: createdAt, rawSections: raw)
         return (document, SystemClock().now() - start)
@@ -261,7 +269,12 @@ public final class SaveStore: Sendable {
   public func save(document: SaveDocument, slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse) -> SaveHandle {
     let handle = SaveHandle(slot: slot)
     DispatchQueue.global(qos: .userInitiated).async {
-      self.write(document, slot: slot, handle: handle, encodeTime: .zero, unreadableNewest: unreadableNewest)
+      do throws(SaveFileError) {
+        try document.summary.checkSize()
+        self.write(document, slot: slot, handle: handle, encodeTime: .zero, unreadableNewest: unreadableNewest)
+      } catch {
+        handle.finish(.failure(error))
+      }
     }
     return handle
   }

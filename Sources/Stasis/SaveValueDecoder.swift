@@ -51,6 +51,18 @@ public struct SaveValueDecoder {
   public func decodeWithReport<T: Decodable>(_ type: T.Type, from value: SaveValue) throws(SaveFileError) -> (
     value: T, defaultedFields: [String], droppedFields: [String]
   ) {
+    try decodeWithReport(type, from: value, ignoringUnreadFields: false)
+  }
+
+  /// Decodes `type` from `value`, ignoring fields the type does not read: for summaries,
+  /// which a picker reads from builds older and newer than itself and never saves back.
+  func decodeIgnoringUnreadFields<T: Decodable>(_ type: T.Type, from value: SaveValue) throws(SaveFileError) -> T {
+    try decodeWithReport(type, from: value, ignoringUnreadFields: true).value
+  }
+
+  private func decodeWithReport<T: Decodable>(_ type: T.Type, from value: SaveValue, ignoringUnreadFields: Bool)
+    throws(SaveFileError) -> (value: T, defaultedFields: [String], droppedFields: [String])
+  {
     let log = DecodeLog()
     let decoded: T
     do {
@@ -63,7 +75,7 @@ public struct SaveValueDecoder {
       throw SaveFileError(.typeMismatch, "\(error)")
     }
     let (declared, undeclared) = log.unreadFields()
-    if let first = undeclared.first {
+    if let first = undeclared.first, !ignoringUnreadFields {
       let others =
         undeclared.count > 1
         ? " (and \(undeclared.count - 1) more: \(undeclared.dropFirst().prefix(5).joined(separator: ", ")))" : ""

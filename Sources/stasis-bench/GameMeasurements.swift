@@ -52,9 +52,9 @@ extension StasisBench {
 
     // The autosave's main-thread part: the snapshot and handing it to the worker.
     var handles: [SaveHandle] = []
-    let autosaveMs = median(runs: 21) {
+    let autosaveMs = try median(runs: 21) {
       let snapshot = engine.snapshot()
-      handles.append(store.save(snapshot, codec: codec, slot: "bench", summary: snapshot.summary(slot: "bench")))
+      handles.append(store.save(snapshot, codec: codec, slot: "bench", summary: try snapshot.summary()))
     }
     for handle in handles { handle.wait() }
     // The snapshot shares the body array; the engine's next write copies it, also on the main thread.

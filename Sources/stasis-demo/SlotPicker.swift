@@ -91,13 +91,26 @@ final class SlotPicker {
       }
       let date = Date(timeIntervalSince1970: Double(header.createdAt) / 1000)
       font.draw(slot.name, x: 260, y: y + 6, on: renderer, scale: 1.5)
-      font.draw(
-        String(
-          format: "level %d   score %lld   play time %.0f s", header.summary.level, header.summary.score,
-          header.summary.playTime), x: 260, y: y + 44, on: renderer)
+      font.draw(Self.summaryLine(header.summary), x: 260, y: y + 44, on: renderer)
       font.draw(
         "\(Self.dateFormatter.string(from: date))   \(slot.generations.count) generation(s)", x: 260,
         y: y + 72, on: renderer, color: (170, 170, 190))
     }
+  }
+
+  /// The row's summary: the demo's own fields from the header (a save of any build or
+  /// format; fields a newer build added are ignored), progress and play time.
+  static func summaryLine(_ summary: SaveSummary) -> String {
+    var parts: [String] = []
+    if let demo = try? summary.details(as: DemoSummary.self) {
+      parts += ["level \(demo.level)", "score \(demo.score)"]
+    }
+    if let progress = summary.progress { parts.append(String(format: "%.0f%%", progress * 100)) }
+    let seconds = Int(summary.playTime.isFinite ? min(max(summary.playTime, 0), 1e9) : 0)
+    parts.append(
+      seconds >= 3600
+        ? "\(seconds / 3600) h \(seconds / 60 % 60) m"
+        : seconds >= 60 ? "\(seconds / 60) m \(seconds % 60) s" : "\(seconds) s")
+    return parts.joined(separator: "   ")
   }
 }

@@ -50,13 +50,7 @@ struct FileReport {
     object["game"] = header.map { ["name": $0.game.name, "build": $0.game.build] } ?? NSNull()
     object["signed"] = header?.isSigned ?? NSNull()
     object["signature"] = signature.json ?? NSNull()
-    object["metadata"] =
-      header.map {
-        [
-          "slot": $0.summary.slot, "createdAt": isoDate(milliseconds: $0.createdAt), "frame": $0.summary.frame,
-          "level": $0.summary.level, "score": $0.summary.score, "playTime": $0.summary.playTime,
-        ] as [String: Any]
-      } ?? NSNull()
+    object["metadata"] = header.map(summaryJSON) ?? NSNull()
     object["sections"] = verification.sections.map {
       [
         "name": $0.entry.name, "encoding": $0.entry.encoding.name, "bytes": $0.entry.length,
@@ -135,9 +129,12 @@ struct Inspect: ParsableCommand {
         ("format", "\(header.formatVersion)"),
         ("game", "\(header.game.name) \(header.game.build) (schema \(header.game.schemaVersion))"),
         ("created", isoDate(milliseconds: header.createdAt)), ("slot", header.summary.slot),
-        ("level", "\(header.summary.level)"), ("score", "\(header.summary.score)"),
-        ("play time", String(format: "%.1f s", header.summary.playTime)), ("frame", "\(header.summary.frame)"),
       ]
+      fields += detailFields(header.summary).map { ($0.name, cellText($0.value)) }
+      fields.append(("play time", String(format: "%.1f s", header.summary.playTime)))
+      if let progress = header.summary.progress { fields.append(("progress", progressText(progress))) }
+      if !header.summary.device.isEmpty { fields.append(("device", header.summary.device)) }
+      fields.append(("frame", "\(header.summary.frame)"))
       let signature = report.signature
       if let value = signature.value { fields.append((signature.label, value)) }
     }

@@ -46,25 +46,50 @@ struct Slots: ParsableCommand {
       out.line("no slots in \(directory)")
       return
     }
+    // One column per field of the games' own summaries, in the order they first appear.
+    let headers = slots.flatMap { $0.generations.compactMap(\.header) }
+    var detailNames: [String] = []
+    for header in headers {
+      for field in detailFields(header.summary) where !detailNames.contains(field.name) {
+        detailNames.append(field.name)
+      }
+    }
+    let showProgress = headers.contains { $0.summary.progress != nil }
+    let showDevice = headers.contains { !$0.summary.device.isEmpty }
     var rows: [[String]] = []
     for slot in slots {
       for info in slot.generations {
         let header = info.header
-        rows.append([
-          slot.name, "\(info.generation)", header.map { isoDate(milliseconds: $0.createdAt) } ?? "-",
-          header.map { "\($0.summary.level)" } ?? "-", header.map { "\($0.summary.score)" } ?? "-",
-          header.map { String(format: "%.1f s", $0.summary.playTime) } ?? "-", "\(info.size)",
-          info.isValid ? out.paint("yes", .green) : out.paint("no", .red),
+        let details = header.map(\.summary).map(detailFields) ?? []
+        var row = [slot.name, "\(info.generation)", header.map { isoDate(milliseconds: $0.createdAt) } ?? "-"]
+        row += detailNames.map { name in details.first { $0.name == name }.map { cellText($0.value) } ?? "-" }
+        row.append(header.map { String(format: "%.1f s", $0.summary.playTime) } ?? "-")
+        if showProgress { row.append(progressText(header?.summary.progress)) }
+        if showDevice { row.append(header.map { $0.summary.device.isEmpty ? "-" : $0.summary.device } ?? "-") }
+        row += [
+          "\(info.size)", info.isValid ? out.paint("yes", .green) : out.paint("no", .red),
           slot.keptReason(info, readerSchema: schema) ?? info.error.map { $0.kindDescription } ?? "",
-        ])
+        ]
+        rows.append(row)
       }
     }
-    var columns = ["slot", "generation", "saved at", "level", "score", "play time", "bytes", "valid", "note"]
+    var columns = ["slot", "generation", "saved at"] + detailNames + ["play time"]
+    if showProgress { columns.append("progress") }
+    if showDevice { columns.append("device") }
+    columns += ["bytes", "valid", "note"]
     if rows.allSatisfy({ $0.last == "" }) {
       columns.removeLast()
       rows = rows.map { Array($0.dropLast()) }
     }
-    out.table(columns, rows, rightAligned: [1, 3, 4, 5, 6])
+    // Numbers right-aligned: the generation, play time, progress, bytes and numeric summary fields.
+    var numeric: Set<Int> = [1]
+    for (index, name) in columns.enumerated() where ["play time", "progress", "bytes"].contains(name) {
+      numeric.insert(index)
+    }
+    for index in 3..<(3 + detailNames.count) where rows.allSatisfy({ Double($0[index]) != nil || $0[index] == "-" }) {
+      numeric.insert(index)
+    }
+    out.table(columns, rows, rightAligned: numeric)
   }
 
   private func generationJSON(_ info: GenerationInfo, slot: SlotInfo) -> [String: Any] {
@@ -74,11 +99,7 @@ struct Slots: ParsableCommand {
     ]
     if let kept = slot.keptReason(info, readerSchema: schema) { object["kept"] = kept }
     if let header = info.header {
-      object["createdAt"] = isoDate(milliseconds: header.createdAt)
-      object["level"] = header.summary.level
-      object["score"] = header.summary.score
-      object["playTime"] = header.summary.playTime
-      object["frame"] = header.summary.frame
+      object.merge(summaryJSON(header)) { kept, _ in kept }
       object["schema"] = header.game.schemaVersion
     }
     if let error = info.error { object["error"] = error.description }

@@ -21,6 +21,19 @@ private struct Garden: Codable, Sendable {
   var sprinklers: [Sprinkler]
 }
 
+/// The garden's own summary fields, as its load menu shows them.
+private struct GardenSummary: Codable {
+  var day: Int
+  var harvest: Int
+}
+
+/// The garden's summary on `day` (of four), written on the greenhouse's tablet.
+private func gardenSummary(day: Int) throws -> SaveSummary {
+  try SaveSummary(
+    GardenSummary(day: day, harvest: day * 100), frame: Int64(day * 3600), playTime: 60 * Double(day),
+    progress: Double(day) / 4, device: "greenhouse")
+}
+
 /// Fixture saves written into a fresh folder: a slot with three generations of the garden,
 /// and broken copies of one of them.
 private struct Fixtures {
@@ -42,7 +55,7 @@ private struct Fixtures {
         sprinklers: (0..<4).map { .init(x: Float($0), y: 1, flow: UInt16(day == 3 && $0 == 2 ? 9 : 5)) })
       _ = try store.save(
         garden, codec: codec, slot: "spring",
-        summary: SaveSummary(level: day, score: Int64(day * 100), playTime: 60 * Double(day), frame: Int64(day * 3600))
+        summary: try gardenSummary(day: day)
       ).wait().get()
     }
     let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: store.path(of: "spring", generation: 3))))
@@ -100,13 +113,15 @@ struct CLIGoldenTests {
     #expect(
       result.out == """
         path:      good.stasis
-        format:    1
+        format:    2
         game:      garden 2.1 (schema 3)
         created:   2026-01-01T00:00:00Z
         slot:      spring
-        level:     3
-        score:     300
+        day:       3
+        harvest:   300
         play time: 180.0 s
+        progress:  75 %
+        device:    greenhouse
         frame:     10800
         signed:    no
 
@@ -144,10 +159,10 @@ struct CLIGoldenTests {
     let fixtures = try Fixtures()
     let cases: [(String, Int32, String)] = [
       ("truncated.stasis", 1, "error: truncated.stasis: truncated in trailer at byte "),
-      ("flipped.stasis", 1, "error: flipped.stasis: checksum mismatch in section 'plants' at byte 184: "),
+      ("flipped.stasis", 1, "error: flipped.stasis: checksum mismatch in section 'plants' at byte 261: "),
       (
         "newer.stasis", 1,
-        "error: newer.stasis: newer format version in header at byte 8: format version 9; this reader knows up to 1"
+        "error: newer.stasis: newer format version in header at byte 8: format version 9; this reader knows up to 2"
       ),
       (
         "wrong-magic.stasis", 1,
@@ -179,7 +194,7 @@ struct CLIGoldenTests {
     #expect(flipped.status == 1)
     let object = try #require(try JSONSerialization.jsonObject(with: Data(flipped.out.utf8)) as? [String: Any])
     let plants = try #require(object["plants"] as? [String: Any])
-    #expect((plants["$damaged"] as? String)?.hasPrefix("checksum mismatch in section 'plants' at byte 184") == true)
+    #expect((plants["$damaged"] as? String)?.hasPrefix("checksum mismatch in section 'plants' at byte 261") == true)
     #expect((object["weather"] as? [String: Any])?["sun"] as? Double == 8, "a whole section, printed")
 
     // Cut inside the last section: the earlier ones are whole, the cut one is missing.
@@ -204,7 +219,7 @@ struct CLIGoldenTests {
     #expect(
       all.out == """
         ok      good.stasis
-        INVALID flipped.stasis: checksum mismatch in section 'plants' at byte 184: checksum is 0xe3e35815, the bytes give 0xa1571bb3
+        INVALID flipped.stasis: checksum mismatch in section 'plants' at byte 261: checksum is 0xe3e35815, the bytes give 0x51d6c367
         ok      Saves/spring/0000000001.stasis
         ok      Saves/spring/0000000002.stasis
         ok      Saves/spring/0000000003.stasis
@@ -242,21 +257,22 @@ struct CLIGoldenTests {
     #expect(result.status == 1)
     #expect(
       result.out == """
-        metadata.level: 2 → 3
-        metadata.score: 200 → 300
+        metadata.day: 2 → 3
+        metadata.harvest: 200 → 300
         metadata.playTime: 120.0 → 180.0
         metadata.frame: 7200 → 10800
+        metadata.progress: 0.5 → 0.75
         plants[0].height: 1.0 → 1.5
         plants[0].watered: false → true
         sprinklers: 1 of 4 elements differ
           [2] flow 5 → 9
         weather.rain: 2.0 → 3.0
-        8 differences
+        9 differences
 
         """)
     let json = try fixtures.stasis("diff", "Saves/spring/0000000002.stasis", "Saves/spring/0000000003.stasis", "--json")
     let list = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
-    #expect(list.count == 8)
+    #expect(list.count == 9)
     #expect(list.allSatisfy { $0["path"] is String })
   }
 
@@ -267,10 +283,10 @@ struct CLIGoldenTests {
     #expect(result.status == 0)
     #expect(
       result.out == """
-        slot    generation  saved at              level  score  play time  bytes  valid
-        spring           3  2026-01-01T00:00:00Z      3    300    180.0 s    497  yes
-        spring           2  2026-01-01T00:00:00Z      2    200    120.0 s    497  yes
-        spring           1  2026-01-01T00:00:00Z      1    100     60.0 s    497  yes
+        slot    generation  saved at              day  harvest  play time  progress  device      bytes  valid
+        spring           3  2026-01-01T00:00:00Z    3      300    180.0 s      75 %  greenhouse    574  yes
+        spring           2  2026-01-01T00:00:00Z    2      200    120.0 s      50 %  greenhouse    574  yes
+        spring           1  2026-01-01T00:00:00Z    1      100     60.0 s      25 %  greenhouse    574  yes
 
         """)
     let json = try fixtures.stasis("slots", "Saves", "--json")
@@ -287,10 +303,10 @@ struct CLIGoldenTests {
     let older = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.1", schemaVersion: 3))
     let garden = Garden(plants: [], weather: [:], sprinklers: [])
     _ = try SaveStore(directory: fixtures.saves, wallClock: { 1_767_225_600_000 }).save(
-      garden, codec: newer, slot: "summer", summary: SaveSummary(level: 4)
+      garden, codec: newer, slot: "summer", summary: try gardenSummary(day: 4)
     ).wait().get()
     _ = try SaveStore(directory: fixtures.saves, wallClock: { 1_767_225_600_000 }).save(
-      garden, codec: older, slot: "summer", summary: SaveSummary(level: 4), unreadableNewest: .saveAlongside
+      garden, codec: older, slot: "summer", summary: try gardenSummary(day: 4), unreadableNewest: .saveAlongside
     ).wait().get()
     let result = try fixtures.stasis("slots", "Saves")
     #expect(result.status == 0)
@@ -335,13 +351,46 @@ struct CLIGoldenTests {
     let fixtures = try Fixtures()
     let current = try fixtures.stasis("migrate", "Saves/spring/0000000003.stasis", "--dry-run")
     #expect(current.status == 0)
-    #expect(current.out == "up to date  Saves/spring/0000000003.stasis (format 1)\n")
+    #expect(current.out == "up to date  Saves/spring/0000000003.stasis (format 2)\n")
     let invalid = try fixtures.stasis("migrate", "flipped.stasis")
     #expect(invalid.status == 1)
     #expect(invalid.err.contains("checksum mismatch"))
     #expect(
       try FileManager.default.contentsOfDirectory(atPath: fixtures.saves + "/spring").filter { $0.hasSuffix(".stasis") }
         .count == 3)
+  }
+
+  @Test(
+    "migrate rewrites the committed format-1 fixture to format 2: it verifies, keeps every section and the old file")
+  func migrateFormatOne() throws {
+    let fixtures = try Fixtures()
+    let fixture = packageRoot.appendingPathComponent("Tests/StasisTests/Fixtures/schema-v1.stasis")
+    let original = try Data(contentsOf: fixture)
+    let folder = fixtures.saves + "/fixture"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    try original.write(to: URL(fileURLWithPath: folder + "/0000000001.stasis"))
+
+    let dryRun = try fixtures.stasis("migrate", "Saves/fixture/0000000001.stasis", "--dry-run")
+    #expect(dryRun.out == "would migrate Saves/fixture/0000000001.stasis from format 1 to 2\n")
+    let result = try fixtures.stasis("migrate", "Saves/fixture/0000000001.stasis")
+    #expect(result.status == 0, "\(result.err)")
+    #expect(result.out == "migrated    Saves/fixture/0000000001.stasis → $DIR/Saves/fixture/0000000002.stasis\n")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/0000000001.stasis")) == original, "the old one stays")
+
+    let verify = try fixtures.stasis("verify", "Saves/fixture/0000000002.stasis")
+    #expect(verify.status == 0)
+    #expect(verify.out.hasPrefix("ok      Saves/fixture/0000000002.stasis"))
+    let inspect = try fixtures.stasis("inspect", "Saves/fixture/0000000002.stasis")
+    #expect(inspect.out.contains("format:    2\n"))
+    #expect(inspect.out.contains("level:     0\nscore:     4200\n"), "format 1's level and score are the summary")
+    let migrated = try SaveFileFormat.decode(
+      [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/0000000002.stasis"))))
+    let old = try SaveFileFormat.decode([UInt8](original))
+    #expect(migrated.sections == old.sections)
+    #expect(migrated.summary == old.summary)
+    #expect(migrated.createdAt == old.createdAt && migrated.game == old.game)
+    let again = try fixtures.stasis("migrate", "Saves/fixture/0000000002.stasis")
+    #expect(again.out == "up to date  Saves/fixture/0000000002.stasis (format 2)\n")
   }
 
   @Test("thumbnail: the stored one byte for byte; a save without one is refused and the demo draws its own")
@@ -352,7 +401,8 @@ struct CLIGoldenTests {
     let codec = SaveCodec<Garden>(game: GameIdentity(name: "garden"))
     let garden = Garden(plants: [], weather: [:], sprinklers: [])
     let store = SaveStore(directory: fixtures.saves)
-    _ = try store.save(garden, codec: codec, slot: "pictured", summary: SaveSummary(), thumbnail: png).wait().get()
+    _ = try store.save(garden, codec: codec, slot: "pictured", summary: try gardenSummary(day: 0), thumbnail: png)
+      .wait().get()
     let stored = try fixtures.stasis("thumbnail", "Saves/pictured/0000000001.stasis", "-o", "stored.png")
     #expect(stored.status == 0)
     #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("stored.png")))) == png)
@@ -392,13 +442,15 @@ struct CLIGoldenTests {
     try fixtures.writeSigned()
     let header = """
       path:      signed.stasis
-      format:    1
+      format:    2
       game:      garden 2.1 (schema 3)
       created:   2026-01-01T00:00:00Z
       slot:      spring
-      level:     3
-      score:     300
+      day:       3
+      harvest:   300
       play time: 180.0 s
+      progress:  75 %
+      device:    greenhouse
       frame:     10800
 
       """
@@ -428,7 +480,7 @@ struct CLIGoldenTests {
     #expect(
       invalid.out
         == header + "signature: invalid\n" + sections
-        + "invalid: signed.stasis: signature mismatch in signature at byte 493: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
+        + "invalid: signed.stasis: signature mismatch in signature at byte 570: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
     )
 
     let unsigned = try fixtures.stasis("inspect", "good.stasis", "--key-file", "game.key")
@@ -480,7 +532,7 @@ struct CLIGoldenTests {
     #expect(
       wrong.out == """
         ok      good.stasis  signature: unsigned
-        INVALID signed.stasis: signature mismatch in signature at byte 493: the HMAC-SHA256 signature does not match: the save was edited or signed with another key
+        INVALID signed.stasis: signature mismatch in signature at byte 570: the HMAC-SHA256 signature does not match: the save was edited or signed with another key
         1 valid, 1 invalid
 
         """)
@@ -502,7 +554,7 @@ struct CLIGoldenTests {
     #expect(invalid.out.isEmpty)
     #expect(
       invalid.err
-        == "error: signed.stasis: signature mismatch in signature at byte 493: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
+        == "error: signed.stasis: signature mismatch in signature at byte 570: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
     )
 
     let unsigned = try fixtures.stasis("dump", "good.stasis", "--section", "weather", "--key-file", "game.key")

@@ -19,7 +19,7 @@ struct NewerBuildTests {
     let store = SaveStore(directory: saves)
     let loaded = try store.load(codec: DemoSaveFormat.codec, slot: "autosave")
     let receipt = try store.save(
-      loaded.state, codec: Self.newer, slot: "autosave", summary: loaded.state.summary(slot: "autosave")
+      loaded.state, codec: Self.newer, slot: "autosave", summary: try loaded.state.summary()
     ).wait().get()
     return (saves, receipt.path, try Data(contentsOf: URL(fileURLWithPath: receipt.path)))
   }

@@ -14,7 +14,7 @@ struct SlotMenuTests {
       _ = try store.save(
         ["level": index], codec: SaveCodec<[String: Int]>(game: GameIdentity(name: "menu")),
         slot: try SaveSlot("slot-\(index)"),
-        summary: SaveSummary(level: index)
+        summary: try SaveSummary(DemoSummary(level: index, score: 0))
       ).wait().get()
     }
     return try SaveStore(directory: folder).listSlots()

@@ -87,7 +87,7 @@ struct CorruptionTests {
     #expect(kind([]) == .truncated)
     #expect(kind(Array("{\"score\": 1}".utf8)) == .badMagic)
     var newer = Self.reference
-    newer[8] = 2  // format version 2
+    newer[8] = 3  // format version 3
     #expect(kind(newer) == .newerFormat)
 
     let future = SaveCodec<TestGameState>(game: GameIdentity(name: testGame.name, schemaVersion: 9))

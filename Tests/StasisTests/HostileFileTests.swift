@@ -5,16 +5,22 @@ import Testing
 /// Builds save files byte by byte from docs/FORMAT.md, independently of `SaveFileFormat`, with
 /// correct checksums over whatever the sections hold: hostile files that pass every CRC.
 private func forge(
-  sections: [(name: String, encoding: UInt8, bytes: [UInt8])], version: UInt16 = 1, offsets: [UInt64]? = nil
+  sections: [(name: String, encoding: UInt8, bytes: [UInt8])], version: UInt16 = 2, offsets: [UInt64]? = nil,
+  progress: Double = .nan, summary: [UInt8] = [], summaryLength: UInt32? = nil
 ) -> [UInt8] {
   func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
   func short(_ text: String) -> [UInt8] { le(UInt16(text.utf8.count)) + Array(text.utf8) }
-  let strings = short("hostile") + short("1") + short("slot")
+  var strings = short("hostile") + short("1") + short("slot")
+  if version >= 2 { strings += short("device") + le(summaryLength ?? UInt32(summary.count)) + summary }
   let tableSize = sections.reduce(0) { $0 + 2 + $1.name.utf8.count + 22 }
   let headerLength = 64 + strings.count + tableSize + 4
   var header: [UInt8] = [0x89, 0x53, 0x54, 0x53, 0x0D, 0x0A, 0x1A, 0x0A] + le(version) + le(UInt16(0))
   header += le(UInt32(headerLength)) + le(UInt32(1)) + le(UInt32(sections.count))
-  header += le(Int64(0)) + le(Int64(0)) + le(Int64(0)) + le(Double(0).bitPattern) + le(UInt32(0)) + le(UInt32(0))
+  if version == 1 {  // created at, frame, score, play time, level, reserved
+    header += le(Int64(0)) + le(Int64(0)) + le(Int64(77)) + le(Double(0).bitPattern) + le(UInt32(3)) + le(UInt32(0))
+  } else {  // created at, frame, play time, progress, reserved
+    header += le(Int64(0)) + le(Int64(0)) + le(Double(0).bitPattern) + le(progress.bitPattern) + le(UInt64(0))
+  }
   header += strings
   var offset = UInt64(headerLength)
   for (index, section) in sections.enumerated() {
@@ -103,6 +109,40 @@ struct HostileFileTests {
 
   @Test("a header from a newer version is refused with its own error")
   func newerVersion() {
-    #expect(kind(forge(sections: [("a", 1, tree([0x00]))], version: 2)) == .newerFormat)
+    #expect(kind(forge(sections: [("a", 1, tree([0x00]))], version: 3)) == .newerFormat)
+  }
+
+  @Test("a format-1 header still reads: its level and score become the summary's details")
+  func formatOne() throws {
+    let document = try SaveFileFormat.decode(forge(sections: [("a", 1, tree([0x00]))], version: 1))
+    #expect(document.summary.details == .object(SaveObject([("level", .int64(3)), ("score", .int64(77))])))
+    #expect(document.summary.progress == nil)
+    #expect(document.summary.device == "")
+  }
+
+  @Test("a format-2 summary with hostile values is refused in the header, before any section is read")
+  func hostileSummary() throws {
+    let section = [("a", UInt8(1), tree([0x00]))]
+    let good = try SaveFileFormat.decode(
+      forge(sections: section, progress: 0.5, summary: tree([0x0D, 1, 0, 0, 0, 0x41])))
+    #expect(good.summary.details == .string("A"))
+    #expect(good.summary.progress == 0.5)
+    #expect(good.summary.device == "device")
+    #expect(try SaveFileFormat.decode(forge(sections: section)).summary.progress == nil, "NaN is no progress")
+    for progress in [1.5, -0.1, .infinity, -.infinity] {
+      #expect(kind(forge(sections: section, progress: progress)) == .malformed, "progress \(progress)")
+    }
+    let deep = tree(Array(repeating: [0x0F, 1, 0, 0, 0], count: 100).flatMap { $0 } + [0x00])
+    #expect(kind(forge(sections: section, summary: deep)) == .limitExceeded, "nesting past the depth limit")
+    let large = tree([0x0E, 0x90, 0x13, 0, 0] + Array(repeating: 7, count: 5_008))
+    #expect(kind(forge(sections: section, summary: large)) == .limitExceeded, "a 5 KB summary")
+    #expect(kind(forge(sections: section, summary: tree([0x42]))) == .malformed, "an unknown tag")
+    #expect(kind(forge(sections: section, summary: tree([0x0D, 9, 0, 0, 0, 0x41]))) == .truncated, "a short string")
+    #expect(
+      kind(forge(sections: section, summary: tree([0x00]), summaryLength: 0x7FFF_FFFF)) == .limitExceeded,
+      "a length past the limit")
+    #expect(
+      kind(forge(sections: section, summary: tree([0x00]), summaryLength: 4000)) == .truncated,
+      "a length past the header's end")
   }
 }

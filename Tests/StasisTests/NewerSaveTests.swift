@@ -107,7 +107,7 @@ struct NewerSaveTests {
     let folder = makeTemporaryDirectory()
     _ = try save(SaveStore(directory: folder), points: 1).get()
     let second = try save(SaveStore(directory: folder), points: 2).get()
-    try damage(second.path, at: { _ in 8 }, with: 0x03)  // the format version (1 → 2), read before any checksum
+    try damage(second.path, at: { _ in 8 }, with: 0x01)  // the format version (2 → 3), read before any checksum
     let store = SaveStore(directory: folder)
     let error = #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
     #expect(error?.kind == .newerFormat)

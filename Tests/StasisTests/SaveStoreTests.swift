@@ -233,9 +233,9 @@ struct SaveStoreTests {
     #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
   }
 
-  @Test("listing reads headers only: slots, generations, level, score, play time, thumbnail")
+  @Test("listing reads headers only: slots, generations, the game's summary, play time, progress, device, thumbnail")
   func listing() throws {
-    let store = SaveStore(directory: makeTemporaryDirectory(), wallClock: { 1_700_000_000_000 })
+    let store = SaveStore(directory: makeTemporaryDirectory(), wallClock: { 1_700_000_000_000 }, device: "test-device")
     let state = TestGameState.sample()
     _ = try save(store, state, slot: "alpha")
     _ = try store.save(state, codec: testCodec, slot: "beta", summary: state.summary, thumbnail: [1, 2, 3]).wait().get()
@@ -246,7 +246,12 @@ struct SaveStoreTests {
     #expect(listing[1].generations.map(\.generation) == [2, 1])
     #expect(listing[1].generations.map(\.hasThumbnail) == [false, true])
     let header = try #require(listing[0].generations[0].header)
-    #expect(header.summary == SaveSummary(slot: "alpha", level: 2, score: 1234, playTime: 12.5, frame: 720))
+    #expect(
+      header.summary
+        == SaveSummary(
+          frame: 720, playTime: 12.5, progress: 0.25, device: "test-device",
+          details: .object(SaveObject([("level", .int64(2)), ("score", .int64(1234))])), slot: "alpha"))
+    #expect(try header.summary.details(as: TestSummary.self) == TestSummary(level: 2, score: 1234))
     #expect(header.createdAt == 1_700_000_000_000)
     #expect(listing[0].generations[0].isValid)
   }

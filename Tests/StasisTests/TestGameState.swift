@@ -68,8 +68,14 @@ struct TestGameState: Codable, Equatable, Sendable {
   }
 
   var summary: SaveSummary {
-    SaveSummary(level: level.index, score: score.points, playTime: 12.5, frame: 720)
+    try! SaveSummary(TestSummary(level: level.index, score: score.points), frame: 720, playTime: 12.5, progress: 0.25)
   }
+}
+
+/// The test game's own summary fields.
+struct TestSummary: Codable, Equatable {
+  var level: Int
+  var score: Int64
 }
 
 let testGame = GameIdentity(name: "stasis-tests", build: "test", schemaVersion: 1)
