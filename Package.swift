@@ -14,6 +14,7 @@ let package = Package(
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
     .executable(name: "stasis-example-tanks", targets: ["stasis-example-tanks"]),
+    .executable(name: "stasis-server", targets: ["stasis-server"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -21,6 +22,17 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     // `swift package generate-documentation --target Stasis` (the DocC catalog in Sources/Stasis).
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+    // stasis-server: HTTP, the two backends, lifecycle, metrics.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    // Tests of the server talk HTTP to it as any client would.
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
     // The toolkit: lifecycle, background budget, save format, store. No SDL, no game.
@@ -81,6 +93,32 @@ let package = Package(
     ),
     // Examples/: a second game adopting Stasis through the save coordinator (the README's guide).
     .executableTarget(name: "stasis-example-tanks", dependencies: ["Stasis"], path: "Examples/Tanks"),
+    // The save server's library: the storage protocol, SQLite and PostgreSQL backends, the v1 API.
+    .target(
+      name: "StasisServer",
+      dependencies: [
+        "Stasis",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    .executableTarget(
+      name: "stasis-server",
+      dependencies: [
+        "StasisServer",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     // The README's Swift blocks, compiled (ReadmeTests checks every block is here).
     .target(
       name: "ReadmeSnippets", dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")],
@@ -95,6 +133,17 @@ let package = Package(
       name: "StasisTests",
       dependencies: ["Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")],
       exclude: ["Fixtures"]
+    ),
+    // The server end to end: the built stasis-server on a loopback port, on both backends.
+    .testTarget(
+      name: "StasisServerTests",
+      dependencies: [
+        "Stasis", "DemoGame",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]
     ),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisTesting"]),
     .testTarget(

@@ -1,0 +1,307 @@
+import Foundation
+import GRDB
+
+/// The embedded backend: one SQLite file (GRDB), WAL with `synchronous=FULL`, so a `201` means
+/// the revision is in the log on disk. Writes go through one writer, which is what serialises
+/// two uploads on the same base: the second sees the first's head and gets `412`.
+public final class SQLiteBackend: SaveBackend {
+  let pool: DatabasePool
+
+  /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
+  public init(path: String) throws {
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    var configuration = Configuration()
+    configuration.prepareDatabase { db in
+      try db.execute(sql: "PRAGMA synchronous = FULL")
+    }
+    configuration.busyMode = .timeout(10)
+    pool = try DatabasePool(path: path, configuration: configuration)
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("v1") { db in
+      try db.execute(sql: ServerSchema.sqlite)
+    }
+    try migrator.migrate(pool)
+  }
+
+  public func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player {
+    try await pool.write { db in
+      guard try Row.fetchOne(db, sql: "SELECT 1 FROM players WHERE name = ?", arguments: [name]) == nil else {
+        throw PlayerError("a player named '\(name)' exists")
+      }
+      try db.execute(
+        sql: "INSERT INTO players (name, token_hash, created_at, revoked) VALUES (?, ?, ?, 0)",
+        arguments: [name, Data(tokenHash), time])
+      return Player(id: db.lastInsertedRowID, name: name, createdAt: time, revoked: false)
+    }
+  }
+
+  public func players() async throws -> [Player] {
+    try await pool.read { db in
+      try Row.fetchAll(db, sql: "SELECT id, name, created_at, revoked FROM players ORDER BY name").map {
+        Player(id: $0["id"], name: $0["name"], createdAt: $0["created_at"], revoked: $0["revoked"])
+      }
+    }
+  }
+
+  public func revokePlayer(name: String) async throws -> Bool {
+    try await pool.write { db in
+      try db.execute(sql: "UPDATE players SET revoked = 1 WHERE name = ?", arguments: [name])
+      return db.changesCount > 0
+    }
+  }
+
+  public func player(tokenHash: [UInt8]) async throws -> Player? {
+    try await pool.read { db in
+      try Row.fetchOne(
+        db, sql: "SELECT id, name, created_at, revoked FROM players WHERE token_hash = ? AND revoked = 0",
+        arguments: [Data(tokenHash)]
+      ).map { Player(id: $0["id"], name: $0["name"], createdAt: $0["created_at"], revoked: $0["revoked"]) }
+    }
+  }
+
+  public func put(
+    player: Player, precondition: WritePrecondition, metadata: RevisionMetadata, file: [UInt8], keep: Int,
+    limits: PlayerLimits
+  ) async throws -> PutOutcome {
+    try await pool.write { db in
+      let slotRow = try Row.fetchOne(
+        db, sql: "SELECT next_revision, head_revision FROM slots WHERE player_id = ? AND name = ?",
+        arguments: [player.id, metadata.slot])
+      let head: Int64? = slotRow?["head_revision"]
+      switch precondition {
+      case .create:
+        if let head { return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head)) }
+      case .head(let expected):
+        guard let head else { return .stale(head: nil) }
+        if head != expected {
+          return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head))
+        }
+      }
+      if head == nil {
+        let slots = try Int.fetchOne(
+          db, sql: "SELECT COUNT(*) FROM slots WHERE player_id = ? AND head_revision IS NOT NULL",
+          arguments: [player.id]) ?? 0
+        if slots >= limits.slots { return .tooManySlots("the player has \(slots) slots; the limit is \(limits.slots)") }
+      }
+      let used =
+        try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM revisions WHERE player_id = ?", arguments: [player.id])
+        ?? 0
+      if used + metadata.bytes > limits.totalBytes {
+        return .overLimit(
+          "the player's saves take \(used) bytes; this one would pass the limit of \(limits.totalBytes)")
+      }
+      let revision: Int64 = slotRow?["next_revision"] ?? 1
+      var stored = metadata
+      stored.revision = revision
+      if slotRow == nil {
+        try db.execute(
+          sql: "INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (?, ?, ?, ?)",
+          arguments: [player.id, metadata.slot, revision + 1, revision])
+      } else {
+        try db.execute(
+          sql: "UPDATE slots SET next_revision = ?, head_revision = ? WHERE player_id = ? AND name = ?",
+          arguments: [revision + 1, revision, player.id, metadata.slot])
+      }
+      try db.execute(
+        sql: """
+          INSERT INTO revisions (player_id, slot, revision, base_revision, size, sha256, uploaded_at, device, game,
+            build, schema_version, created_at, play_time, progress, summary, file)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          """,
+        arguments: [
+          player.id, stored.slot, revision, stored.baseRevision, stored.bytes, stored.sha256, stored.uploadedAt,
+          stored.device, stored.game, stored.build, stored.schema, stored.createdAt, stored.playTime, stored.progress,
+          stored.summaryJSON, Data(file),
+        ])
+      try db.execute(
+        sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ? AND revision <= ?",
+        arguments: [player.id, stored.slot, revision - Int64(max(1, keep))])
+      return .created(stored)
+    }
+  }
+
+  public func head(player: Player, slot: String) async throws -> RevisionMetadata? {
+    try await pool.read { db in
+      guard
+        let head = try Int64.fetchOne(
+          db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
+      else { return nil }
+      return try Self.metadata(db, player: player, slot: slot, revision: head)
+    }
+  }
+
+  public func file(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {
+    try await pool.read { db in
+      let wanted: Int64
+      if let revision {
+        wanted = revision
+      } else {
+        guard
+          let head = try Int64.fetchOne(
+            db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
+        else { return nil }
+        wanted = head
+      }
+      guard
+        let row = try Row.fetchOne(
+          db, sql: "SELECT \(Self.columns), file FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+          arguments: [player.id, slot, wanted])
+      else { return nil }
+      let data: Data = row["file"]
+      return (Self.metadata(row), [UInt8](data))
+    }
+  }
+
+  public func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]? {
+    try await pool.read { db in
+      guard
+        try Int64.fetchOne(
+          db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
+          != nil
+      else { return nil }
+      return try Row.fetchAll(
+        db,
+        sql: "SELECT \(Self.columns) FROM revisions WHERE player_id = ? AND slot = ? ORDER BY revision DESC",
+        arguments: [player.id, slot]
+      ).map(Self.metadata)
+    }
+  }
+
+  public func slots(player: Player) async throws -> [RevisionMetadata] {
+    try await pool.read { db in
+      try Row.fetchAll(
+        db,
+        sql: """
+          SELECT \(Self.columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: ", "))
+          FROM slots s JOIN revisions r ON r.player_id = s.player_id AND r.slot = s.name AND r.revision = s.head_revision
+          WHERE s.player_id = ? ORDER BY s.name
+          """,
+        arguments: [player.id]
+      ).map(Self.metadata)
+    }
+  }
+
+  public func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
+    try await pool.write { db in
+      guard
+        let head = try Int64.fetchOne(
+          db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
+      else { return .notFound }
+      guard head == expected else {
+        guard let metadata = try Self.metadata(db, player: player, slot: slot, revision: head) else { return .notFound }
+        return .stale(head: metadata)
+      }
+      try db.execute(
+        sql: "UPDATE slots SET head_revision = NULL WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
+      try db.execute(sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ?", arguments: [player.id, slot])
+      return .deleted
+    }
+  }
+
+  public func ping() async throws {
+    _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+  }
+
+  static let columns =
+    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary"
+
+  private static func metadata(_ db: Database, player: Player, slot: String, revision: Int64) throws
+    -> RevisionMetadata?
+  {
+    try Row.fetchOne(
+      db, sql: "SELECT \(columns) FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+      arguments: [player.id, slot, revision]
+    ).map(metadata)
+  }
+
+  private static func metadata(_ row: Row) -> RevisionMetadata {
+    RevisionMetadata(
+      slot: row["slot"], revision: row["revision"], baseRevision: row["base_revision"], bytes: row["size"],
+      sha256: row["sha256"], uploadedAt: row["uploaded_at"], device: row["device"], game: row["game"],
+      build: row["build"], schema: row["schema_version"], createdAt: row["created_at"], playTime: row["play_time"],
+      progress: row["progress"], summaryJSON: row["summary"])
+  }
+}
+
+/// The tables, the same in both backends but for their types.
+enum ServerSchema {
+  static let sqlite = """
+    CREATE TABLE players (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      name TEXT NOT NULL UNIQUE,
+      token_hash BLOB NOT NULL UNIQUE,
+      created_at INTEGER NOT NULL,
+      revoked INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE slots (
+      player_id INTEGER NOT NULL REFERENCES players(id),
+      name TEXT NOT NULL,
+      next_revision INTEGER NOT NULL,
+      head_revision INTEGER,
+      PRIMARY KEY (player_id, name)
+    );
+    CREATE TABLE revisions (
+      player_id INTEGER NOT NULL,
+      slot TEXT NOT NULL,
+      revision INTEGER NOT NULL,
+      base_revision INTEGER,
+      size INTEGER NOT NULL,
+      sha256 TEXT NOT NULL,
+      uploaded_at INTEGER NOT NULL,
+      device TEXT NOT NULL,
+      game TEXT NOT NULL,
+      build TEXT NOT NULL,
+      schema_version INTEGER NOT NULL,
+      created_at INTEGER NOT NULL,
+      play_time REAL NOT NULL,
+      progress REAL,
+      summary TEXT NOT NULL,
+      file BLOB NOT NULL,
+      PRIMARY KEY (player_id, slot, revision)
+    );
+    """
+
+  static let postgres: [String] = [
+    """
+    CREATE TABLE IF NOT EXISTS players (
+      id BIGSERIAL PRIMARY KEY,
+      name TEXT NOT NULL UNIQUE,
+      token_hash BYTEA NOT NULL UNIQUE,
+      created_at BIGINT NOT NULL,
+      revoked BOOLEAN NOT NULL DEFAULT FALSE
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS slots (
+      player_id BIGINT NOT NULL REFERENCES players(id),
+      name TEXT NOT NULL,
+      next_revision BIGINT NOT NULL,
+      head_revision BIGINT,
+      PRIMARY KEY (player_id, name)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS revisions (
+      player_id BIGINT NOT NULL,
+      slot TEXT NOT NULL,
+      revision BIGINT NOT NULL,
+      base_revision BIGINT,
+      size BIGINT NOT NULL,
+      sha256 TEXT NOT NULL,
+      uploaded_at BIGINT NOT NULL,
+      device TEXT NOT NULL,
+      game TEXT NOT NULL,
+      build TEXT NOT NULL,
+      schema_version BIGINT NOT NULL,
+      created_at BIGINT NOT NULL,
+      play_time DOUBLE PRECISION NOT NULL,
+      progress DOUBLE PRECISION,
+      summary TEXT NOT NULL,
+      file BYTEA NOT NULL,
+      PRIMARY KEY (player_id, slot, revision)
+    )
+    """,
+  ]
+}

@@ -1,0 +1,427 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Stasis
+
+/// How a server runs: where it listens, what it keeps, what it allows.
+public struct ServerOptions: Sendable {
+  /// The address to listen on.
+  public var host: String
+  /// The port; 0 picks a free one (the `listening on` line says which).
+  public var port: Int
+  /// Revisions kept per slot; older ones are pruned in the transaction that adds a new one.
+  public var keepRevisions: Int
+  /// Per-player limits.
+  public var limits: PlayerLimits
+  /// How long a client may take to send an upload's body.
+  public var bodyTimeout: Duration
+
+  /// Creates options.
+  public init(
+    host: String = "127.0.0.1", port: Int = 8080, keepRevisions: Int = 10, limits: PlayerLimits = PlayerLimits(),
+    bodyTimeout: Duration = .seconds(30)
+  ) {
+    self.host = host
+    self.port = port
+    self.keepRevisions = keepRevisions
+    self.limits = limits
+    self.bodyTimeout = bodyTimeout
+  }
+}
+
+/// The request context: the player the bearer token names, once the auth middleware ran.
+public struct ServerContext: RequestContext {
+  public var coreContext: CoreRequestContextStorage
+  /// The authenticated player.
+  public var player: Player?
+
+  public init(source: Source) {
+    coreContext = .init(source: source)
+    player = nil
+  }
+
+  /// Uploads are streamed and bounded by the handler itself.
+  public var maxUploadSize: Int { .max }
+}
+
+/// An error the API answers with: a status and `{"error": "…"}`, plus `head` for a conflict.
+struct APIError: HTTPResponseError {
+  var status: HTTPResponse.Status
+  var message: String
+  var head: RevisionMetadata?
+  var headers: HTTPFields = [:]
+
+  init(_ status: HTTPResponse.Status, _ message: String, head: RevisionMetadata? = nil) {
+    self.status = status
+    self.message = message
+    self.head = head
+  }
+
+  func response(from request: Request, context: some RequestContext) throws -> Response {
+    var object: [String: Any] = ["error": message]
+    if let head { object["head"] = head.json }
+    var response = jsonResponse(object, status: status)
+    for field in headers { response.headers.append(field) }
+    return response
+  }
+}
+
+/// A bearer token: 32 random bytes, base64url; the server keeps only its SHA-256.
+public enum BearerToken {
+  /// A new random token.
+  public static func generate() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+  }
+
+  /// What the database keeps of `token`.
+  public static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Data(token.utf8))) }
+}
+
+/// One log line per request, when it is answered: method, path, status, time taken and the
+/// player (never the token).
+struct RequestLogMiddleware: RouterMiddleware {
+  typealias Context = ServerContext
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    let start = ContinuousClock.now
+    func log(_ status: HTTPResponse.Status) {
+      let ms = (ContinuousClock.now - start) / .milliseconds(1)
+      context.logger.info("\(request.method) \(request.uri.path) \(status.code) \(String(format: "%.1f", ms)) ms")
+    }
+    do {
+      let response = try await next(request, context)
+      log(response.status)
+      return response
+    } catch let error as HTTPResponseError {
+      log(error.status)
+      throw error
+    } catch {
+      log(.internalServerError)
+      throw error
+    }
+  }
+}
+
+/// Refuses requests whose header fields pass 16 KB with a JSON `431`, before anything else
+/// reads them (the HTTP parser itself stops at 1 MB).
+struct HeaderSizeMiddleware: RouterMiddleware {
+  typealias Context = ServerContext
+  static let limit = 16 * 1024
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    let size = request.headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
+    guard size <= Self.limit else {
+      throw APIError(.requestHeaderFieldsTooLarge, "the headers are \(size) bytes; the limit is \(Self.limit)")
+    }
+    return try await next(request, context)
+  }
+}
+
+/// Answers 401 unless `Authorization: Bearer TOKEN` names an unrevoked player. The token never
+/// appears in a response or a log line.
+struct BearerAuthMiddleware: RouterMiddleware {
+  typealias Context = ServerContext
+  let backend: any SaveBackend
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    guard let value = request.headers[.authorization], value.hasPrefix("Bearer "), value.count > 7 else {
+      throw unauthorized("a bearer token is required: Authorization: Bearer TOKEN")
+    }
+    guard let player = try await backend.player(tokenHash: BearerToken.hash(String(value.dropFirst(7)))) else {
+      throw unauthorized("the bearer token is not valid (unknown or revoked)")
+    }
+    var context = context
+    context.player = player
+    context.logger[metadataKey: "player"] = "\(player.name)"
+    return try await next(request, context)
+  }
+
+  private func unauthorized(_ message: String) -> APIError {
+    var error = APIError(.unauthorized, message)
+    error.headers[.wwwAuthenticate] = "Bearer"
+    return error
+  }
+}
+
+/// The v1 API over a backend: routes, preconditions, validation of uploads with the Stasis
+/// reader, and the JSON the contract names.
+public struct SaveServer: Sendable {
+  let backend: any SaveBackend
+  let options: ServerOptions
+  let clock: @Sendable () -> Int64
+  let metrics: @Sendable () -> [UInt8]
+
+  /// A server over `backend`; `metrics` writes the Prometheus text for `/metrics`.
+  public init(
+    backend: any SaveBackend, options: ServerOptions,
+    clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
+    metrics: @escaping @Sendable () -> [UInt8] = { [] }
+  ) {
+    self.backend = backend
+    self.options = options
+    self.clock = clock
+    self.metrics = metrics
+  }
+
+  /// The router: `/health`, `/metrics` (no token), and `/v1/...` (a token).
+  public func router() -> Router<ServerContext> {
+    let router = Router(context: ServerContext.self)
+    router.middlewares.add(RequestLogMiddleware())
+    router.middlewares.add(HeaderSizeMiddleware())
+    router.middlewares.add(MetricsMiddleware())
+    router.get("health") { _, _ in
+      do {
+        try await backend.ping()
+        return jsonResponse(["status": "ok"], status: .ok)
+      } catch {
+        throw APIError(.serviceUnavailable, "the database does not answer")
+      }
+    }
+    router.get("metrics") { _, _ in
+      var buffer = ByteBuffer()
+      buffer.writeBytes(metrics())
+      return Response(
+        status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .init(byteBuffer: buffer))
+    }
+    let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(backend: backend))
+    v1.get("slots") { _, context in
+      let slots = try await backend.slots(player: context.player!)
+      return jsonResponse(["slots": slots.map(\.json)], status: .ok)
+    }
+    v1.put("slots/:slot") { request, context in try await put(request, context) }
+    v1.get("slots/:slot") { request, context in
+      let slot = try slotName(context)
+      guard let (metadata, file) = try await backend.file(player: context.player!, slot: slot, revision: nil) else {
+        throw APIError(.notFound, "no slot '\(slot)'")
+      }
+      if let match = request.headers[.ifNoneMatch], match == "*" || etags(match).contains(metadata.revision) {
+        return Response(status: .notModified, headers: [.eTag: etag(metadata.revision)])
+      }
+      return fileResponse(metadata, file)
+    }
+    v1.get("slots/:slot/revisions") { _, context in
+      let slot = try slotName(context)
+      guard let list = try await backend.revisions(player: context.player!, slot: slot) else {
+        throw APIError(.notFound, "no slot '\(slot)'")
+      }
+      return jsonResponse(["revisions": list.map(\.json)], status: .ok)
+    }
+    v1.get("slots/:slot/revisions/:revision") { _, context in
+      let slot = try slotName(context)
+      guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
+        throw APIError(.badRequest, "a revision is a positive whole number")
+      }
+      guard let (metadata, file) = try await backend.file(player: context.player!, slot: slot, revision: revision)
+      else { throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)") }
+      return fileResponse(metadata, file)
+    }
+    v1.delete("slots/:slot") { request, context in
+      let slot = try slotName(context)
+      guard let precondition = try parsePrecondition(request), case .head(let head) = precondition else {
+        throw APIError(.preconditionRequired, "a delete needs If-Match: \"N\", the slot's head revision")
+      }
+      switch try await backend.delete(player: context.player!, slot: slot, head: head) {
+      case .deleted: return Response(status: .noContent)
+      case .notFound: throw APIError(.notFound, "no slot '\(slot)'")
+      case .stale(let head):
+        throw APIError(.preconditionFailed, "the slot's head is revision \(head.revision), not \(precondition)", head: head)
+      }
+    }
+    return router
+  }
+
+  // MARK: Upload
+
+  private func put(_ request: Request, _ context: ServerContext) async throws -> Response {
+    let slot = try slotName(context)
+    guard let precondition = try parsePrecondition(request) else {
+      throw APIError(
+        .preconditionRequired, "an upload needs If-None-Match: * (to create the slot) or If-Match: \"N\" (its head)")
+    }
+    // The body is checked as a save whatever its Content-Type says (curl's default included).
+    let limit = options.limits.bodyBytes
+    if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+      throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
+    }
+    let body = try await collect(request.body, limit: limit)
+    let bytes = [UInt8](buffer: body)
+    let header: SaveHeader
+    switch checkedHeader(bytes) {
+    case .success(let checked): header = checked
+    case .failure(let error): throw APIError(.badRequest, error.description)
+    }
+    let summary = header.summary
+    let device = summary.device.isEmpty ? (request.headers[deviceHeader] ?? "") : summary.device
+    let summaryJSON = String(
+      decoding: (try? JSONSerialization.data(
+        withJSONObject: summary.details.jsonObject, options: [.sortedKeys, .fragmentsAllowed])) ?? Data("null".utf8),
+      as: UTF8.self)
+    let baseRevision: Int64? = if case .head(let base) = precondition { base } else { nil }
+    let metadata = RevisionMetadata(
+      slot: slot, revision: 0, baseRevision: baseRevision, bytes: Int64(bytes.count),
+      sha256: SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(), uploadedAt: clock(),
+      device: String(device.prefix(255)), game: header.game.name, build: header.game.build,
+      schema: Int64(header.game.schemaVersion), createdAt: header.createdAt, playTime: summary.playTime,
+      progress: summary.progress, summaryJSON: summaryJSON)
+    let outcome = try await backend.put(
+      player: context.player!, precondition: precondition, metadata: metadata, file: bytes,
+      keep: options.keepRevisions, limits: options.limits)
+    switch outcome {
+    case .created(let stored):
+      Counter(label: "stasis_uploads_total").increment()
+      var response = jsonResponse(
+        [
+          "slot": stored.slot, "revision": stored.revision, "baseRevision": stored.baseRevision ?? NSNull(),
+          "bytes": stored.bytes, "sha256": stored.sha256,
+        ], status: .created)
+      response.headers[.eTag] = etag(stored.revision)
+      response.headers[.location] = "/v1/slots/\(stored.slot)/revisions/\(stored.revision)"
+      return response
+    case .stale(let head):
+      Counter(label: "stasis_conflicts_total").increment()
+      guard let head else { throw APIError(.notFound, "no slot '\(slot)': create it with If-None-Match: *") }
+      let message =
+        if case .head(let base) = precondition {
+          "the slot's head is revision \(head.revision), not \(base): another device saved first; fetch it and merge"
+        } else {
+          "the slot exists (head revision \(head.revision)): upload with If-Match: \"\(head.revision)\""
+        }
+      throw APIError(.preconditionFailed, message, head: head)
+    case .overLimit(let message):
+      throw APIError(.contentTooLarge, message)
+    case .tooManySlots(let message):
+      throw APIError(.forbidden, message)
+    }
+  }
+
+  /// The body, refusing it once it passes `limit` bytes or takes longer than the body timeout.
+  private func collect(_ body: RequestBody, limit: Int) async throws -> ByteBuffer {
+    let timeout = options.bodyTimeout
+    return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+      group.addTask {
+        var buffer = ByteBuffer()
+        for try await part in body {
+          guard buffer.readableBytes + part.readableBytes <= limit else {
+            throw APIError(.contentTooLarge, "the upload passes the limit of \(limit) bytes")
+          }
+          var part = part
+          buffer.writeBuffer(&part)
+        }
+        return buffer
+      }
+      group.addTask {
+        try await Task.sleep(for: timeout)
+        return nil
+      }
+      defer { group.cancelAll() }
+      guard let first = try await group.next(), let buffer = first else {
+        throw APIError(.requestTimeout, "the upload's body did not arrive within \(timeout)")
+      }
+      return buffer
+    }
+  }
+
+  private func fileResponse(_ metadata: RevisionMetadata, _ file: [UInt8]) -> Response {
+    Response(
+      status: .ok,
+      headers: [
+        .eTag: etag(metadata.revision), .contentType: "application/vnd.stasis",
+        HTTPField.Name("X-Stasis-Revision")!: "\(metadata.revision)",
+      ], body: .init(byteBuffer: ByteBuffer(bytes: file)))
+  }
+}
+
+/// The header of a whole, valid save: every checksum checked and every section's tree decoded
+/// by the Stasis reader before anything is stored.
+private func checkedHeader(_ bytes: [UInt8]) -> Result<SaveHeader, SaveFileError> {
+  Result { () throws(SaveFileError) in
+    _ = try SaveFileFormat.decode(bytes)
+    return try bytes.withUnsafeBytes { raw in
+      Result { () throws(SaveFileError) in try SaveFileFormat.readHeader(raw) }
+    }.get()
+  }
+}
+
+/// `X-Stasis-Device`: the uploading device's name, for saves whose header names none.
+let deviceHeader = HTTPField.Name("X-Stasis-Device")!
+
+private func slotName(_ context: ServerContext) throws -> String {
+  let raw = context.parameters.get("slot") ?? ""
+  let name = raw.removingPercentEncoding ?? raw
+  do {
+    return try SaveSlot(name).name
+  } catch {
+    throw APIError(.badRequest, error.description)
+  }
+}
+
+private func etag(_ revision: Int64) -> String { "\"\(revision)\"" }
+
+/// The revisions named by an `If-None-Match` list such as `"3", "4"`.
+private func etags(_ value: String) -> [Int64] {
+  value.split(separator: ",").compactMap { tag in
+    let trimmed = tag.trimmingCharacters(in: .whitespaces)
+    let stripped = trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
+    guard stripped.count >= 3, stripped.first == "\"", stripped.last == "\"" else { return nil }
+    return Int64(stripped.dropFirst().dropLast())
+  }
+}
+
+/// `If-None-Match: *` or `If-Match: "N"`; nil when neither is given.
+private func parsePrecondition(_ request: Request) throws -> WritePrecondition? {
+  let match = request.headers[.ifMatch]
+  let noneMatch = request.headers[.ifNoneMatch]
+  switch (match, noneMatch) {
+  case (nil, nil): return nil
+  case (nil, "*"?): return .create
+  case (nil, _?): throw APIError(.badRequest, "If-None-Match on an upload must be *")
+  case (let value?, nil):
+    let text = value.trimmingCharacters(in: .whitespaces)
+    guard text.count >= 3, text.first == "\"", text.last == "\"", let revision = Int64(text.dropFirst().dropLast()),
+      revision > 0
+    else {
+      throw APIError(.badRequest, "If-Match must be one revision in quotes, such as \"3\"")
+    }
+    return .head(revision)
+  case (_?, _?): throw APIError(.badRequest, "give If-Match or If-None-Match, not both")
+  }
+}
+
+func jsonResponse(_ object: [String: Any], status: HTTPResponse.Status) -> Response {
+  let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+  return Response(
+    status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+}
+
+extension RevisionMetadata {
+  /// The metadata as the API's JSON.
+  var json: [String: Any] {
+    let summary =
+      (try? JSONSerialization.jsonObject(with: Data(summaryJSON.utf8), options: [.fragmentsAllowed])) ?? NSNull()
+    return [
+      "slot": slot, "revision": revision, "baseRevision": baseRevision ?? NSNull(), "bytes": bytes, "sha256": sha256,
+      "uploadedAt": isoDate(uploadedAt), "device": device, "game": game, "build": build, "schema": schema,
+      "createdAt": isoDate(createdAt), "playTime": playTime, "progress": progress ?? NSNull(), "summary": summary,
+    ]
+  }
+}
+
+private func isoDate(_ milliseconds: Int64) -> String {
+  let formatter = ISO8601DateFormatter()
+  formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+  return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+}
+

@@ -1,0 +1,234 @@
+import AsyncHTTPClient
+import NIOHTTP1
+import Crypto
+import DemoGame
+import Foundation
+import NIOCore
+import Stasis
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .deletingLastPathComponent()
+
+/// The built `stasis-server` (`swift build` puts it next to the tests).
+let serverBinary: String = {
+  let release = packageRoot.appendingPathComponent(".build/release/stasis-server").path
+  if ProcessInfo.processInfo.environment["STASIS_USE_RELEASE"] == "1", FileManager.default.fileExists(atPath: release) {
+    return release
+  }
+  return packageRoot.appendingPathComponent(".build/debug/stasis-server").path
+}()
+
+/// The two backends every server test runs against.
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+  case sqlite
+  case postgres
+
+  var testDescription: String { rawValue }
+
+  /// The PostgreSQL the tests use: `scripts/test.sh` installs and starts it and sets this.
+  static var postgresURL: String? { ProcessInfo.processInfo.environment["STASIS_TEST_POSTGRES_URL"] }
+}
+
+/// A fresh database for one test: a SQLite file in a new folder, or the shared PostgreSQL
+/// database (tests keep apart by their players, each with a new name).
+struct Database: Sendable {
+  let backend: Backend
+  let arguments: [String]
+
+  init(_ backend: Backend) throws {
+    self.backend = backend
+    switch backend {
+    case .sqlite:
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-server-\(UUID().uuidString)")
+      arguments = ["--database", folder.appendingPathComponent("server.sqlite").path]
+    case .postgres:
+      guard let url = Backend.postgresURL else {
+        // Never a skip: without PostgreSQL the PostgreSQL half of the suite fails, loudly.
+        throw ServerTestError("STASIS_TEST_POSTGRES_URL is not set: run scripts/test.sh, which starts PostgreSQL")
+      }
+      arguments = ["--postgres", url]
+    }
+  }
+
+  /// `stasis-server players add NAME`: the token it printed.
+  func addPlayer(_ name: String = "p-\(UUID().uuidString.prefix(8))") throws -> (name: String, token: String) {
+    let result = try run(serverBinary, ["players", "add", name] + arguments)
+    guard result.status == 0 else { throw ServerTestError("players add failed: \(result.err)") }
+    let lines = result.out.split(separator: "\n")
+    guard lines.count == 1 else { throw ServerTestError("players add printed \(lines.count) lines") }
+    return (name, String(lines[0]))
+  }
+}
+
+struct ServerTestError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// A `stasis-server serve` process on a free loopback port. The tests wait on what it prints
+/// (its `listening on` line), never on time.
+final class ServerProcess: @unchecked Sendable {
+  let process = Process()
+  let port: Int
+  private let errors: Pipe
+
+  init(_ database: Database, _ extra: [String] = []) throws {
+    process.executableURL = URL(fileURLWithPath: serverBinary)
+    process.arguments = ["serve", "--port", "0"] + database.arguments + extra
+    let output = Pipe()
+    errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    // The first line of standard output says where it listens.
+    var line = Data()
+    let handle = output.fileHandleForReading
+    while !line.contains(UInt8(ascii: "\n")) {
+      let chunk = handle.availableData
+      if chunk.isEmpty { break }
+      line += chunk
+    }
+    let text = String(decoding: line, as: UTF8.self)
+    guard let range = text.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+      let port = Int(text[range].split(separator: ":").last ?? "")
+    else {
+      process.terminate()
+      throw ServerTestError("stasis-server did not start: \(text)")
+    }
+    self.port = port
+  }
+
+  var base: String { "http://127.0.0.1:\(port)" }
+
+  /// Sends a signal and waits for the process to end; returns its exit status.
+  @discardableResult
+  func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+    if process.isRunning { kill(process.processIdentifier, signal) }
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+
+  /// What it logged, once it has ended.
+  var log: String {
+    String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  }
+
+  deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+}
+
+/// Runs a command to its end.
+func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: executable)
+  process.arguments = arguments
+  let out = Pipe()
+  let err = Pipe()
+  process.standardOutput = out
+  process.standardError = err
+  try process.run()
+  let outData = out.fileHandleForReading.readDataToEndOfFile()
+  let errData = err.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+/// One HTTP exchange's result.
+struct Reply: Sendable {
+  var status: Int
+  var headers: [(String, String)]
+  var body: [UInt8]
+
+  func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+  var json: [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+  }
+  var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A client that speaks to the server as any HTTP client would.
+struct Client: Sendable {
+  let base: String
+  var token: String?
+
+  func send(
+    _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+  ) async throws -> Reply {
+    var request = HTTPClientRequest(url: base + path)
+    request.method = method
+    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
+    if let body {
+      request.headers.add(name: "Content-Type", value: "application/vnd.stasis")
+      request.body = .bytes(ByteBuffer(bytes: body))
+    }
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+    let collected = try await response.body.collect(upTo: 64 << 20)
+    return Reply(
+      status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
+      body: [UInt8](buffer: collected))
+  }
+
+  func put(_ slot: String, _ file: [UInt8], ifMatch: Int64? = nil, create: Bool = false) async throws -> Reply {
+    var headers: [(String, String)] = []
+    if let ifMatch { headers.append(("If-Match", "\"\(ifMatch)\"")) }
+    if create { headers.append(("If-None-Match", "*")) }
+    return try await send(.PUT, "/v1/slots/\(slot)", headers: headers, body: file)
+  }
+}
+
+/// Real demo saves: the first level a few seconds in (about 12 KB) and the stress level with
+/// its 5,200 marbles (about 380 KB), each `variant` a different state.
+enum DemoSaves {
+  static let library = LevelLibrary(folder: packageRoot.appendingPathComponent("Assets/levels").path)
+
+  static func save(level: Int, steps: Int, seed: UInt64 = 1) throws -> [UInt8] {
+    var engine = try Engine(library: library, level: level, seed: seed)
+    for _ in 0..<steps { _ = engine.step(Input(right: true)) }
+    let state = engine.snapshot()
+    return SaveFileFormat.encode(
+      try DemoSaveFormat.codec.document(for: state, summary: try state.summary(), createdAt: 1_795_000_000_000))
+  }
+
+  static let small: [[UInt8]] = (0..<4).map { try! save(level: 1, steps: 60 + $0 * 30) }
+  static let large: [UInt8] = try! save(level: 3, steps: 2)
+}
+
+func sha256(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
+
+/// A raw HTTP/1.1 exchange over a socket: for what no well-behaved client sends (a body that
+/// never finishes). Sends `bytes`, then reads until the server closes or answers.
+func rawExchange(port: Int, _ bytes: [UInt8]) throws -> String {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  guard fd >= 0 else { throw ServerTestError("socket failed") }
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+  }
+  guard connected == 0 else { throw ServerTestError("connect failed") }
+  _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  var response: [UInt8] = []
+  var buffer = [UInt8](repeating: 0, count: 65536)
+  while true {
+    let count = recv(fd, &buffer, buffer.count, 0)
+    if count <= 0 { break }
+    response += buffer[0..<count]
+    if let text = String(bytes: response, encoding: .utf8), let end = text.range(of: "\r\n\r\n"),
+      let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first(where: {
+        $0.lowercased().hasPrefix("content-length:")
+      }), let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
+      response.count >= text[..<end.upperBound].utf8.count + length
+    {
+      break
+    }
+  }
+  return String(decoding: response, as: UTF8.self)
+}
