@@ -79,13 +79,15 @@ public final class SQLiteBackend: SaveBackend {
         }
       }
       if head == nil {
-        let slots = try Int.fetchOne(
-          db, sql: "SELECT COUNT(*) FROM slots WHERE player_id = ? AND head_revision IS NOT NULL",
-          arguments: [player.id]) ?? 0
+        let slots =
+          try Int.fetchOne(
+            db, sql: "SELECT COUNT(*) FROM slots WHERE player_id = ? AND head_revision IS NOT NULL",
+            arguments: [player.id]) ?? 0
         if slots >= limits.slots { return .tooManySlots("the player has \(slots) slots; the limit is \(limits.slots)") }
       }
       let used =
-        try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM revisions WHERE player_id = ?", arguments: [player.id])
+        try Int64.fetchOne(
+          db, sql: "SELECT COALESCE(SUM(size), 0) FROM revisions WHERE player_id = ?", arguments: [player.id])
         ?? 0
       if used + metadata.bytes > limits.totalBytes {
         return .overLimit(

@@ -194,7 +194,8 @@ public struct SaveServer: Sendable {
       var buffer = ByteBuffer()
       buffer.writeBytes(metrics())
       return Response(
-        status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .init(byteBuffer: buffer))
+        status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+        body: .init(byteBuffer: buffer))
     }
     let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(backend: backend))
     v1.get("slots") { _, context in
@@ -237,7 +238,8 @@ public struct SaveServer: Sendable {
       case .deleted: return Response(status: .noContent)
       case .notFound: throw APIError(.notFound, "no slot '\(slot)'")
       case .stale(let head):
-        throw APIError(.preconditionFailed, "the slot's head is revision \(head.revision), not \(precondition)", head: head)
+        throw APIError(
+          .preconditionFailed, "the slot's head is revision \(head.revision), not \(precondition)", head: head)
       }
     }
     return router
@@ -424,4 +426,3 @@ private func isoDate(_ milliseconds: Int64) -> String {
   formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
   return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
 }
-

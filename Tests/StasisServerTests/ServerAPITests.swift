@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import NIOHTTP1
 import Foundation
+import NIOHTTP1
 import Stasis
 import Testing
 
@@ -11,7 +11,9 @@ import Testing
 /// The v1 API, end to end against a running `stasis-server`, on both backends.
 @Suite("stasis-server: the v1 API", .serialized)
 struct ServerAPITests {
-  @Test("create, read, update, conflict, list, delete: the contract's codes, headers and JSON keys", arguments: Backend.allCases)
+  @Test(
+    "create, read, update, conflict, list, delete: the contract's codes, headers and JSON keys",
+    arguments: Backend.allCases)
   func roundTrip(backend: Backend) async throws {
     let database = try Database(backend)
     let player = try database.addPlayer()
@@ -102,7 +104,9 @@ struct ServerAPITests {
     #expect(try await client.send(.GET, "/v1/slots/slot-1/revisions/2").status == 404)
   }
 
-  @Test("bad uploads are refused with a JSON error naming what is wrong, and nothing is stored", arguments: Backend.allCases)
+  @Test(
+    "bad uploads are refused with a JSON error naming what is wrong, and nothing is stored", arguments: Backend.allCases
+  )
   func badInput(backend: Backend) async throws {
     let database = try Database(backend)
     let player = try database.addPlayer()

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
-import NIOHTTP1
 import Crypto
 import DemoGame
 import Foundation
 import NIOCore
+import NIOHTTP1
 import Stasis
 import Testing
 
