@@ -103,7 +103,7 @@ struct Serve: AsyncParsableCommand {
       host: host, port: port, keepRevisions: keepRevisions,
       limits: PlayerLimits(totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes),
       bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)))
-    let where_ = storage.postgres == nil ? "sqlite \(storage.database)" : "postgresql"
+    let storageName = storage.postgres == nil ? "sqlite \(storage.database)" : "postgresql"
     try await storage.withBackend(logger: logger) { backend, _ in
       let server = SaveServer(backend: backend, options: options, metrics: { registry.emitToBuffer() })
       let app = Application(
@@ -117,7 +117,7 @@ struct Serve: AsyncParsableCommand {
         onServerRunning: { channel in
           let port = channel.localAddress?.port ?? options.port
           // Unbuffered, so a supervisor or a test reading the pipe sees it at once.
-          FileHandle.standardOutput.write(Data("stasis-server listening on \(options.host):\(port) (\(where_))\n".utf8))
+          FileHandle.standardOutput.write(Data("stasis-server listening on \(options.host):\(port) (\(storageName))\n".utf8))
         },
         logger: logger)
       let group = ServiceGroup(
