@@ -117,7 +117,8 @@ struct Serve: AsyncParsableCommand {
         onServerRunning: { channel in
           let port = channel.localAddress?.port ?? options.port
           // Unbuffered, so a supervisor or a test reading the pipe sees it at once.
-          FileHandle.standardOutput.write(Data("stasis-server listening on \(options.host):\(port) (\(storageName))\n".utf8))
+          let line = "stasis-server listening on \(options.host):\(port) (\(storageName))\n"
+          FileHandle.standardOutput.write(Data(line.utf8))
         },
         logger: logger)
       let group = ServiceGroup(
