@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The server tests run against PostgreSQL for real (never skipped) and schemathesis from PyPI.
+export STASIS_TEST_POSTGRES_URL="$(scripts/postgres.sh)"
+command -v schemathesis >/dev/null || python3 -m pip install -q schemathesis
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
 echo "== swift format lint"
 swift format lint --strict -r Sources Tests Examples Package.swift

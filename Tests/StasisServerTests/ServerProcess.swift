@@ -76,6 +76,8 @@ final class ServerProcess: @unchecked Sendable {
   let process = Process()
   let port: Int
   private let errors: Pipe
+  /// What it logged so far: read as it comes, so a busy server never blocks on a full pipe.
+  private let logged = LockedData()
 
   init(_ database: Database, _ extra: [String] = []) throws {
     process.executableURL = URL(fileURLWithPath: serverBinary)
@@ -84,6 +86,8 @@ final class ServerProcess: @unchecked Sendable {
     errors = Pipe()
     process.standardOutput = output
     process.standardError = errors
+    let logged = self.logged
+    errors.fileHandleForReading.readabilityHandler = { handle in logged.append(handle.availableData) }
     try process.run()
     // The first line of standard output says where it listens.
     var line = Data()
@@ -115,13 +119,24 @@ final class ServerProcess: @unchecked Sendable {
 
   /// What it logged, once it has ended.
   var log: String {
-    String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    errors.fileHandleForReading.readabilityHandler = nil
+    logged.append(errors.fileHandleForReading.readDataToEndOfFile())
+    return String(decoding: logged.data, as: UTF8.self)
   }
 
   deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 }
 
-/// Runs a command to its end.
+/// Bytes appended from a pipe's handler thread and read from the test's.
+final class LockedData: @unchecked Sendable {
+  private let lock = NSLock()
+  private var bytes = Data()
+
+  func append(_ more: Data) { lock.withLock { bytes += more } }
+  var data: Data { lock.withLock { bytes } }
+}
+
+/// Runs a command to its end, reading its standard error as it comes (so neither pipe fills).
 func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
   let process = Process()
   process.executableURL = URL(fileURLWithPath: executable)
@@ -130,11 +145,16 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
   let err = Pipe()
   process.standardOutput = out
   process.standardError = err
+  let errors = LockedData()
+  err.fileHandleForReading.readabilityHandler = { handle in errors.append(handle.availableData) }
   try process.run()
   let outData = out.fileHandleForReading.readDataToEndOfFile()
-  let errData = err.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
-  return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+  err.fileHandleForReading.readabilityHandler = nil
+  errors.append(err.fileHandleForReading.readDataToEndOfFile())
+  return (
+    process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errors.data, as: UTF8.self)
+  )
 }
 
 /// One HTTP exchange's result.

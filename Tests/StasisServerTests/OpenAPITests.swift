@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// The API against its description: schemathesis (PyPI, installed by scripts/test.sh) sends
+/// generated requests, valid and not, with a real token and a real slot.
+@Suite("stasis-server: docs/openapi.yaml, checked by schemathesis", .serialized)
+struct OpenAPITests {
+  /// Where pip put schemathesis.
+  static let schemathesis: String? = {
+    let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+    return (paths + ["/root/.pyenv/shims", "/usr/local/bin", "\(NSHomeDirectory())/.local/bin"])
+      .map { "\($0)/schemathesis" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+  }()
+
+  @Test("no 5xx, and every response conforms to the description", arguments: Backend.allCases)
+  func conformance(backend: Backend) async throws {
+    let tool = try #require(Self.schemathesis, "schemathesis is not installed: scripts/test.sh installs it with pip")
+    let database = try Database(backend)
+    let player = try database.addPlayer()
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    // A real slot, so the operations on one reach more than 404.
+    #expect(try await Client(base: server.base, token: player.token).put("autosave", DemoSaves.small[0], create: true)
+      .status == 201)
+    let result = try run(
+      tool,
+      [
+        "run", packageRoot.appendingPathComponent("docs/openapi.yaml").path, "--url", server.base,
+        "-H", "Authorization: Bearer \(player.token)",
+        "--checks",
+        "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance",
+        "--max-examples", "40", "--seed", "1", "--no-color",
+      ])
+    #expect(result.status == 0, "\(result.out.suffix(3000))")
+    #expect(result.out.contains(" passed"), "schemathesis ran test cases")
+    #expect(!result.out.contains(player.token), "the token is filtered from its report")
+  }
+}
