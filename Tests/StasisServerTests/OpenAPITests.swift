@@ -20,8 +20,8 @@ struct OpenAPITests {
     let server = try ServerProcess(database)
     defer { server.stop() }
     // A real slot, so the operations on one reach more than 404.
-    #expect(try await Client(base: server.base, token: player.token).put("autosave", DemoSaves.small[0], create: true)
-      .status == 201)
+    let client = Client(base: server.base, token: player.token)
+    #expect(try await client.put("autosave", DemoSaves.small[0], create: true).status == 201)
     let result = try run(
       tool,
       [
