@@ -15,6 +15,7 @@ let package = Package(
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
     .executable(name: "stasis-example-tanks", targets: ["stasis-example-tanks"]),
     .executable(name: "stasis-server", targets: ["stasis-server"]),
+    .executable(name: "stasis-load", targets: ["stasis-load"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -116,6 +117,18 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    // The server under load, on both backends, against pgbench on the same database (release).
+    .executableTarget(
+      name: "stasis-load",
+      dependencies: [
+        "Stasis", "StasisServer", "DemoGame",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
