@@ -8,6 +8,7 @@ let package = Package(
   products: [
     .library(name: "Stasis", targets: ["Stasis"]),
     .library(name: "StasisTesting", targets: ["StasisTesting"]),
+    .library(name: "StasisCloud", targets: ["StasisCloud"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
     .library(name: "DemoGame", targets: ["DemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
@@ -32,7 +33,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-    // Tests of the server talk HTTP to it as any client would.
+    // StasisCloud's HTTP client; the server's tests talk HTTP to it as any client would.
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
@@ -43,6 +44,19 @@ let package = Package(
         "CStasisChecksum",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Crypto", package: "swift-crypto"),
+      ]
+    ),
+    // Cloud saves: sync records, the upload queue, fetch, conflicts and the three-way merge,
+    // over AsyncHTTPClient. Kept out of Stasis, which knows no network.
+    .target(
+      name: "StasisCloud",
+      dependencies: [
+        "Stasis",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
       ]
     ),
     // Test doubles for a game's own save-path tests: fault-injecting and recording file
@@ -70,20 +84,20 @@ let package = Package(
     // The tiny deterministic game.
     .target(
       name: "DemoGame",
-      dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")]
+      dependencies: ["Stasis", "StasisCloud", .product(name: "Logging", package: "swift-log")]
     ),
     .executableTarget(
       name: "stasis-demo",
       dependencies: [
-        "Stasis", "StasisSDL", "DemoGame", "CSDL2", "CSDL2Image",
+        "Stasis", "StasisSDL", "DemoGame", "StasisCloud", "CSDL2", "CSDL2Image",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
-    // The save-file CLI needs only Stasis: no SDL, no demo code.
+    // The save-file CLI needs only Stasis (and StasisCloud for `stasis cloud`): no SDL, no demo code.
     .executableTarget(
       name: "stasis",
-      dependencies: ["Stasis", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: ["Stasis", "StasisCloud", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
     // The save path against memcpy, write+fsync and Foundation's coders (run in release).
     .executableTarget(
@@ -147,17 +161,21 @@ let package = Package(
       dependencies: ["Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")],
       exclude: ["Fixtures"]
     ),
-    // The server end to end: the built stasis-server on a loopback port, on both backends.
+    // The server end to end, and cloud sync against it: the built stasis-server on a loopback
+    // port, on both backends.
     .testTarget(
       name: "StasisServerTests",
       dependencies: [
-        "Stasis", "DemoGame",
+        "Stasis", "DemoGame", "StasisCloud", "StasisTesting",
+        .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
+    // The three-way merge and the policies, without a server.
+    .testTarget(name: "StasisCloudTests", dependencies: ["Stasis", "StasisCloud"]),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisTesting"]),
     .testTarget(
       name: "StasisSDLTests",

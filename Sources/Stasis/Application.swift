@@ -78,6 +78,7 @@ public final class Application {
     case environment(@MainActor (Application, EnvironmentChange) -> Void)
     case backgroundTasks(@MainActor (BackgroundTaskEvent) -> Void)
     case episodes(@MainActor (BackgroundEpisode) -> Void)
+    case updates(@MainActor (Application) -> Void)
   }
 
   private struct EpisodeInProgress {
@@ -227,6 +228,9 @@ public final class Application {
   /// none are left, and runs the expiration handlers once the budget is spent. Call it once
   /// per main-loop iteration, on the main actor.
   public func update() {
+    for (_, observer) in observers {
+      if case .updates(let block) = observer { block(self) }
+    }
     for event in tasks.takeUnreported() { report(event) }
     guard let episode else { return }
     if tasks.live.isEmpty {
@@ -296,6 +300,13 @@ public final class Application {
   @discardableResult
   public func addEpisodeObserver(_ block: @escaping @MainActor (BackgroundEpisode) -> Void) -> ObserverToken {
     addObserver(.episodes(block))
+  }
+
+  /// Observes every ``update()``, at its start: for work polled once per main-loop iteration
+  /// whether or not the game steps (the save coordinator waiting for a sync).
+  @discardableResult
+  public func addUpdateObserver(_ block: @escaping @MainActor (Application) -> Void) -> ObserverToken {
+    addObserver(.updates(block))
   }
 
   /// Removes an observer; an unknown token is a no-op.

@@ -41,12 +41,7 @@ extension SaveStore {
     pruning: Bool = true
   ) throws(SaveFileError) -> (generation: Int, path: String) {
     let folder = folder(of: slot)
-    do {
-      try makeSaveFolder()
-      if try fileSystem.makeDirectory(folder) { try fileSystem.fsyncDirectory(directory) }
-    } catch {
-      throw SaveFileError("the save folder could not be created", cause: error)
-    }
+    try makeSlotFolder(slot)
     let lock: Int32
     do {
       lock = try fileSystem.lock("\(folder)/.lock", timeout: lockTimeout)
@@ -93,6 +88,17 @@ extension SaveStore {
       }
     }
     throw lastError!
+  }
+
+  /// Creates the slot's folder, with the save folder and its parents, flushing each parent
+  /// that gained an entry.
+  func makeSlotFolder(_ slot: SaveSlot) throws(SaveFileError) {
+    do {
+      try makeSaveFolder()
+      if try fileSystem.makeDirectory(folder(of: slot)) { try fileSystem.fsyncDirectory(directory) }
+    } catch {
+      throw SaveFileError("the save folder could not be created", cause: error)
+    }
   }
 
   /// Creates the save folder and any missing parents (`mkdir -p`), flushing each parent that
@@ -181,9 +187,11 @@ extension SaveStore {
   }
 
   /// Removes the generations older than the newest `generationsToKeep` loadable ones, except
-  /// those this build cannot read. Nothing newer than the oldest kept loadable one goes.
+  /// those this build cannot read and those kept on purpose (``keep(generation:slot:reason:)``).
+  /// Nothing newer than the oldest kept loadable one goes.
   private func prune(slot: SaveSlot, writer: GameIdentity) {
     guard let all = try? generations(of: slot), all.count > generationsToKeep else { return }
+    let kept = Set(keptGenerationsLocked(slot).map(\.generation))
     var loadable = 0
     var removed = false
     for generation in all {
@@ -193,6 +201,7 @@ extension SaveStore {
         continue
       }
       let path = path(of: slot, generation: generation)
+      if kept.contains(generation) { continue }  // kept until the game or the player lets it go
       if case .unreadable(let reason) = verdict {
         if loggedKept.withLock({ $0.insert(path).inserted }) {
           logger.notice("slot '\(slot)': kept generation \(generation), which this build cannot read: \(reason)")

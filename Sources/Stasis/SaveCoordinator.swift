@@ -116,13 +116,48 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Told every lifecycle moment after the coordinator has done its part (the game's own
   /// handling: music, network, ...).
   public weak var delegate: (any ApplicationDelegate)?
+  /// Keeps the slot in step with a cloud save server (`StasisCloud`'s `CloudSaveSync`) or a
+  /// game's own service: told of every save, asked to catch up on launch and on return.
+  public var sync: (any SaveSyncing)?
+  /// How long the game is held, on launch and on return, for ``sync`` to catch up before it
+  /// plays on from what it has; frames go on meanwhile, only the steps wait.
+  public var syncPatience: Duration = .seconds(5)
+  /// True while the game is held for ``sync`` to catch up.
+  public var isCatchingUp: Bool { catchUp != nil }
 
-  private var pending: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle)] = []
+  /// Blocks the main thread until ``sync`` has caught up or ``syncPatience`` has passed, then
+  /// restores what arrived. For headless loops with nothing to draw meanwhile (as
+  /// ``Application/waitForBackgroundWork()`` is); a window keeps drawing and lets
+  /// ``Application/update()`` see to it.
+  public func waitForCatchUp() {
+    guard let (progress, since) = catchUp, let application else { return }
+    let left = syncPatience - (application.configuration.clock.now() - since)
+    _ = progress.wait(timeout: max(.zero, left))
+    update()
+    if catchUp != nil, progress.outcome == nil, progress.stopWaiting() {  // out of patience
+      logger.notice("sync did not catch up within \(syncPatience); playing on from the local save")
+      finishCatchUp(.unchanged, application)
+    } else if catchUp != nil {
+      _ = progress.wait(timeout: .seconds(3600))  // a write is under way: its outcome follows it
+      update()
+    }
+  }
+
+  private var pending: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle, step: UInt64)] = []
   /// How the state in play reached this schema (migrations, defaults, declared drops), carried
   /// into every later save of it as a `load-report` section, for `stasis inspect`.
   private var lineage: LoadReport?
   private var backgroundSave: SaveHandle?
   private let logger: Logger
+  /// The generation the game's state is: the one restored, or the one a save of an unstepped
+  /// snapshot wrote; 0 for a fresh game over an empty slot; nil once the game has stepped past
+  /// every generation (unsaved progress). A sync writes on top of exactly this one.
+  private var stateGeneration: Int?
+  /// Steps so far: a save's snapshot is the state only while no step came after it.
+  private var steps: UInt64 = 0
+  private var catchUp: (progress: CatchUp, since: Duration)?
+  private weak var application: Application?
+  private var updateObserver: ObserverToken?
 
   /// Creates a coordinator for `game`'s saves in `slot` of `store`.
   public init(
@@ -141,6 +176,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Call after each engine step with the step's number: collects finished saves, and starts
   /// an autosave when `frame` is a multiple of ``autosaveInterval``.
   public func didStep(frame: Int64) {
+    steps &+= 1
+    stateGeneration = nil
     collectFinishedSaves()
     if autosaveInterval > 0, frame % autosaveInterval == 0 { startSave(.autosave) }
   }
@@ -178,6 +215,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   public func restore(_ loaded: LoadedSave<Game.State>) throws {
     try game.restore(loaded.state)
     remember(loaded)
+    stateGeneration = loaded.generation
     record(
       .restored(
         generation: loaded.generation, summary: (try? game.summary(of: loaded.state)) ?? loaded.document.summary,
@@ -188,7 +226,15 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   // MARK: The delegate's side
 
   public func applicationDidFinishLaunching(_ application: Application, options: LaunchOptions) {
-    if options.restoreSlot != nil { restoreSlot() }  // the cold start, before the first step
+    self.application = application
+    if updateObserver == nil {
+      updateObserver = application.addUpdateObserver { [weak self] _ in self?.update() }
+    }
+    if options.restoreSlot != nil {
+      restoreSlot()  // the cold start, before the first step
+      if stateGeneration == nil, (try? store.generations(of: slot))?.isEmpty ?? true { stateGeneration = 0 }
+      beginCatchUp(application)
+    }
     delegate?.applicationDidFinishLaunching(application, options: options)
   }
 
@@ -208,11 +254,12 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       backgroundSave = nil
       restoreAfterBackground(handle)
     }
+    beginCatchUp(application)
     delegate?.applicationWillEnterForeground(application)
   }
 
   public func applicationDidBecomeActive(_ application: Application) {
-    game.isPaused = false
+    game.isPaused = isCatchingUp
     delegate?.applicationDidBecomeActive(application)
   }
 
@@ -237,7 +284,45 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   private func pauseAndSave(_ reason: SaveReason, named name: String, _ application: Application) -> SaveHandle {
     game.isPaused = true
     let snapshot = game.snapshot()
-    return application.saveInBackground(named: name) { startSave(reason, snapshot: snapshot) }
+    return application.saveInBackground(named: name) { startSave(reason, snapshot: snapshot, application: application) }
+  }
+
+  // MARK: Sync
+
+  /// Called by the application at every ``Application/update()``: records finished saves
+  /// and, while the game is held, sees whether ``sync`` has caught up.
+  private func update() {
+    collectFinishedSaves()
+    guard let (progress, since) = catchUp, let application else { return }
+    if let outcome = progress.outcome {
+      finishCatchUp(outcome, application)
+    } else if application.configuration.clock.now() - since >= syncPatience, progress.stopWaiting() {
+      logger.notice("sync did not catch up within \(syncPatience); playing on from the local save")
+      finishCatchUp(.unchanged, application)
+    }
+  }
+
+  /// Holds the game and asks ``sync`` to catch up, when the state is a generation it may
+  /// write on top of (never over unsaved progress).
+  private func beginCatchUp(_ application: Application) {
+    guard let sync, let generation = stateGeneration else { return }
+    let progress = sync.catchUp(stateGeneration: generation, application: application)
+    catchUp = (progress, application.configuration.clock.now())
+    game.isPaused = true
+    if let outcome = progress.outcome { finishCatchUp(outcome, application) }
+  }
+
+  private func finishCatchUp(_ outcome: CatchUpOutcome, _ application: Application) {
+    catchUp = nil
+    if case .restore(let generation, let reason) = outcome {
+      do {
+        let loaded = try store.load(codec: codec, slot: slot, generation: generation)
+        try restore(loaded)
+      } catch {
+        record(.keptMemory(reason: "\(reason), but generation \(generation) did not load: \(error)"))
+      }
+    }
+    if application.state == .active { game.isPaused = false }
   }
 
   /// Back from the background in the same process: restore the generation just written, or
@@ -256,6 +341,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       }
       try game.restore(loaded.state)
       remember(loaded)
+      stateGeneration = loaded.generation
       record(
         .restored(
           generation: loaded.generation, summary: (try? game.summary(of: loaded.state)) ?? loaded.document.summary,
@@ -278,7 +364,9 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   @discardableResult
-  private func startSave(_ reason: SaveReason, snapshot: Game.State? = nil) -> SaveHandle {
+  private func startSave(_ reason: SaveReason, snapshot: Game.State? = nil, application: Application? = nil)
+    -> SaveHandle
+  {
     let state = snapshot ?? game.snapshot()
     let summary: SaveSummary
     do {
@@ -290,18 +378,23 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     let handle = store.save(
       state, codec: codec, slot: slot, summary: summary, drawThumbnail: thumbnail,
       rawSections: lineage.map { [(LoadReport.sectionName, $0.sectionBytes)] } ?? [])
-    pending.append((reason, summary, handle))
+    pending.append((reason, summary, handle, steps))
+    if let sync, let application = application ?? self.application {
+      sync.saveStarted(handle, reason: reason, application: application)
+    }
     return handle
   }
 
   /// Records the saves that finished since the last call as events (``didStep(frame:)`` and
   /// the lifecycle callbacks call it; a loop that is not stepping may too).
   public func collectFinishedSaves() {
-    var still: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle)] = []
+    var still: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle, step: UInt64)] = []
     for entry in pending {
       switch entry.handle.result {
       case nil: still.append(entry)
-      case .success(let receipt)?: record(.saved(entry.reason, receipt, summary: entry.summary))
+      case .success(let receipt)?:
+        if entry.step == steps { stateGeneration = receipt.generation }  // no step since its snapshot
+        record(.saved(entry.reason, receipt, summary: entry.summary))
       case .failure(let error)?: record(.saveFailed(entry.reason, error, summary: entry.summary))
       }
     }

@@ -29,12 +29,22 @@ public struct SlotInfo: Sendable, Equatable {
   public var name: String { slot.name }
   /// Its generations, newest first.
   public var generations: [GenerationInfo]
+  /// The generations kept out of pruning on purpose (a cloud conflict's local loser), newest first.
+  public var kept: [KeptGeneration]
 
-  /// Why a generation is kept even though some build cannot read it, from headers alone: a
-  /// format newer than this reader's, a schema above `readerSchema` (when given), or a
+  /// Creates a slot's listing.
+  public init(slot: SaveSlot, generations: [GenerationInfo], kept: [KeptGeneration] = []) {
+    self.slot = slot
+    self.generations = generations
+    self.kept = kept
+  }
+
+  /// Why a generation is kept past the newest N: kept on purpose (``kept``), or, from headers
+  /// alone, because some build cannot read it: a format newer than this reader's, a schema above `readerSchema` (when given), or a
   /// schema above that of a later generation (an older build saved alongside it). Nil for
   /// an ordinary generation.
   public func keptReason(_ info: GenerationInfo, readerSchema: UInt32? = nil) -> String? {
+    if let entry = kept.first(where: { $0.generation == info.generation }) { return "kept: \(entry.reason)" }
     if let error = info.error, error.kind == .newerFormat {
       return "kept: \(error.message); a newer Stasis reads it"
     }
@@ -405,7 +415,7 @@ public final class SaveStore: Sendable {
     }
     return names.compactMap { name -> SlotInfo? in
       guard let slot = try? SaveSlot(name), fileSystem.kind(of: folder(of: slot)) == .directory else { return nil }
-      return SlotInfo(slot: slot, generations: (try? listGenerations(of: slot)) ?? [])
+      return SlotInfo(slot: slot, generations: (try? listGenerations(of: slot)) ?? [], kept: keptGenerations(of: slot))
     }
   }
 

@@ -105,9 +105,13 @@ extension SaveStore {
     }
   }
 
-  /// Runs `body` holding the slot's lock; the slot must exist.
-  private func withSlotLock<T>(_ slot: SaveSlot, _ body: () throws(SaveFileError) -> T) throws(SaveFileError) -> T {
+  /// Runs `body` holding the slot's lock; the slot must exist unless `creating`, which makes
+  /// its folder (and the save folder) first.
+  func withSlotLock<T>(_ slot: SaveSlot, creating: Bool = false, _ body: () throws(SaveFileError) -> T)
+    throws(SaveFileError) -> T
+  {
     let folder = folder(of: slot)
+    if creating { try makeSlotFolder(slot) }
     guard fileSystem.kind(of: folder) == .directory else {
       throw SaveFileError(.notFound, "slot '\(slot)' does not exist", context: .init(file: folder))
     }

@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import StasisCloud
 
 /// The headless session: a scripted platform that launches, sends the game away and brings
 /// it back on the given steps, then prints what happened.
@@ -32,9 +33,14 @@ struct HeadlessRunner {
       delegate: game.coordinator,
       configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))
     if options.trace { installTrace(app: app, game: game) }
+    let trace = options.trace
+    let cloud = DemoCloud.attach(options, to: game) { event in if trace { traceLine(event.description) } }
 
     app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
-    if options.resume, case .loadFailed(let error)? = game.events.last {
+    game.coordinator.waitForCatchUp()  // the cloud's head, restored before the first step
+    if options.resume, !game.events.contains(where: \.isRestore),
+      let error = game.events.lazy.compactMap(\.loadError).last
+    {
       return fail("cannot resume slot '\(options.slot)': \(error)")
     }
 
@@ -53,13 +59,14 @@ struct HeadlessRunner {
         game.waitForSaves()
         if options.terminateInBackground {
           // The OS kills a suspended app: no willTerminate, no more steps.
-          return finish(app: app, game: game)
+          return finish(app: app, game: game, cloud: cloud)
         }
       }
       if wentAway, !cameBack, let foregroundAt = options.foregroundAt, let backgroundAt = options.backgroundAt {
         if backgroundAt + awayFrames >= foregroundAt {
           cameBack = true
           app.enterForeground()
+          game.coordinator.waitForCatchUp()
         } else {
           awayFrames += 1
           continue
@@ -77,12 +84,17 @@ struct HeadlessRunner {
         }
       }
     }
+    if cloud != nil {
+      // With a cloud the end of the run is a quit: the last save goes up inside the budget.
+      app.terminate()
+      while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
+    }
     game.waitForSaves()
-    return finish(app: app, game: game)
+    return finish(app: app, game: game, cloud: cloud)
   }
 
-  private func finish(app: Application, game: Game) -> Int32 {
-    RunReport(options: options).finish(app: app, game: game)
+  private func finish(app: Application, game: Game, cloud: CloudSaveSync? = nil) -> Int32 {
+    RunReport(options: options).finish(app: app, game: game, cloud: cloud?.sync.status)
   }
 
   private func installTrace(app: Application, game: Game) {

@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import StasisCloud
 
 /// What a run prints at its end and while it goes: the summary (text, `--json`, the digest)
 /// and the trace. Shared by the headless and the window runners.
@@ -8,17 +9,18 @@ import Stasis
 struct RunReport {
   let options: StasisDemo
 
-  func finish(app: Application, game: Game) -> Int32 {
+  func finish(app: Application, game: Game, cloud: CloudStatus? = nil) -> Int32 {
     let state = game.engine.state
     let digest = state.digest
-    let failed = game.events.contains {
-      switch $0 {
-      case .saveFailed, .loadFailed: return true
-      default: return false
-      }
-    }
+    // A failed load that a later restore (the cloud's head) made good is not a failure.
+    let lastLoad = game.events.last { $0.isRestore || $0.loadError != nil }
+    let failed =
+      game.events.contains {
+        if case .saveFailed = $0 { return true }
+        return false
+      } || lastLoad?.loadError != nil
     if options.json {
-      print(summaryJSON(app: app, game: game, digest: digest))
+      print(summaryJSON(app: app, game: game, digest: digest, cloud: cloud))
     } else if !options.printDigest || options.trace {
       print(
         "frame \(state.level.runFrame), level \(state.level.index), score \(state.score.points), "
@@ -28,7 +30,7 @@ struct RunReport {
     return failed ? 1 : 0
   }
 
-  func summaryJSON(app: Application, game: Game, digest: String) -> String {
+  func summaryJSON(app: Application, game: Game, digest: String, cloud: CloudStatus? = nil) -> String {
     let state = game.engine.state
     var saves: [[String: Any]] = []
     var failures: [[String: Any]] = []
@@ -65,7 +67,7 @@ struct RunReport {
       if case .expired(let cut) = episode.outcome { entry["cutTasks"] = cut }
       return entry
     }
-    let summary: [String: Any] = [
+    var summary: [String: Any] = [
       "frame": state.level.runFrame, "level": state.level.index, "score": state.score.points,
       "highScore": state.score.highScore, "multiplier": state.score.multiplier,
       "levelsFinished": state.level.levelsFinished, "digest": digest, "saves": saves, "saveFailures": failures,
@@ -73,6 +75,7 @@ struct RunReport {
       "slot": options.slot, "bodies": state.physics.bodies.count,
       "bodiesAsleep": state.physics.bodies.filter(\.isAsleep).count,
     ]
+    if let cloud { summary["cloud"] = DemoCloud.json(cloud) }
     let data = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])) ?? Data("{}".utf8)
     return String(decoding: data, as: UTF8.self)
   }
@@ -92,4 +95,18 @@ struct RunReport {
 func traceLine(_ text: String) {
   print(text)
   fflush(nil)
+}
+
+extension SaveEvent {
+  /// True for a restore.
+  var isRestore: Bool {
+    if case .restored = self { return true }
+    return false
+  }
+
+  /// The error of a failed load.
+  var loadError: SaveFileError? {
+    if case .loadFailed(let error) = self { return error }
+    return nil
+  }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import DemoGame
 import Foundation
 import Stasis
+import StasisCloud
 
 /// `stasis-demo`: the demo game in a window, or headless for tests and scripts.
 @main
@@ -16,6 +17,7 @@ struct StasisDemo: ParsableCommand {
         stasis-demo --headless --frames 300 --background-at 200 --terminate-in-background
         stasis-demo --headless --resume --frames 600 --json
         stasis-demo --render-thumbnail Saves/autosave/0000000003.stasis --output shot.png
+        stasis-demo --headless --resume --frames 900 --cloud http://127.0.0.1:8080 --token-file alice.token --json
 
       Exit codes: 0 success, 1 a save or a load failed or a sync test diverged, 64 bad flags.
       """
@@ -91,6 +93,18 @@ struct StasisDemo: ParsableCommand {
   @Option(help: "The PNG file --render-thumbnail writes.")
   var output: String?
 
+  @Option(help: "A stasis-server URL: uploads every save, catches up on launch and return (with --resume).")
+  var cloud: String?
+
+  @Option(help: "A file holding the player's bearer token (default: $STASIS_TOKEN).")
+  var tokenFile: String?
+
+  @Option(help: "This device's name on the server (default: the host name).")
+  var device: String?
+
+  @Option(help: "How a cloud conflict is resolved: manual, recent, playtime, progress, last-known-good or merge.")
+  var conflictPolicy = "merge"
+
   func validate() throws {
     if renderThumbnail != nil, output == nil { throw ValidationError("--render-thumbnail needs --output FILE.png") }
     guard frames >= 0 else { throw ValidationError("--frames must be 0 or more") }
@@ -116,6 +130,12 @@ struct StasisDemo: ParsableCommand {
       try SlotName.validate(slot)
     } catch {
       throw ValidationError("--slot: \(error.message)")
+    }
+    guard DemoSaveFormat.conflictPolicy(named: conflictPolicy) != nil else {
+      throw ValidationError("--conflict-policy is one of \(ConflictPolicy.names.joined(separator: ", "))")
+    }
+    if cloud == nil, tokenFile != nil || device != nil {
+      throw ValidationError("--token-file and --device go with --cloud URL")
     }
   }
 

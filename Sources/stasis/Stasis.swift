@@ -4,17 +4,19 @@ import Stasis
 /// `stasis`: opens Stasis save files using only their own description, so it works on a
 /// save from any game that uses Stasis.
 @main
-struct StasisCommand: ParsableCommand {
+struct StasisCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "stasis",
-    abstract: "Inspect, verify, dump, diff, list, recover and migrate Stasis save files.",
+    abstract:
+      "Inspect, verify, dump, diff, merge, list, recover and migrate Stasis save files; sync them with a server.",
     discussion: """
       Works on any game's saves: it reads the description each save carries.
 
       Exit codes: 0 success or valid; 1 invalid, corrupt or different; 64 usage; 74 I/O error.
       """,
     subcommands: [
-      Inspect.self, Verify.self, Dump.self, Diff.self, Slots.self, Thumbnail.self, Recover.self, Migrate.self,
+      Inspect.self, Verify.self, Dump.self, Diff.self, Merge.self, Slots.self, Thumbnail.self, Recover.self,
+      Migrate.self, Cloud.self,
     ]
   )
 }

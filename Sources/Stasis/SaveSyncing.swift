@@ -1,0 +1,104 @@
+import Dispatch
+import Synchronization
+
+/// What catching up with the other side of a sync (a cloud save server) came to.
+public enum CatchUpOutcome: Sendable, Equatable {
+  /// Nothing to restore: the slot was in step, or the other side could not be reached.
+  case unchanged
+  /// A newer generation was written into the slot — a fast-forward, or the result of a
+  /// resolved conflict — and the game must restore it before its next step.
+  case restore(generation: Int, reason: String)
+}
+
+/// A catch-up in progress: the synchronizer works on its own threads and finishes it; the
+/// coordinator polls it on the main thread and holds the game until it is finished, or
+/// until its patience runs out.
+///
+/// The hand-over is exact: a synchronizer writes into the slot only after ``mayWrite()``
+/// said yes, and once the coordinator has stopped waiting (``stopWaiting()`` returned true)
+/// `mayWrite()` says no — so a late answer never writes under a game that has played on.
+public final class CatchUp: Sendable {
+  private struct State {
+    var outcome: CatchUpOutcome?
+    var writing = false
+    var abandoned = false
+  }
+  private let state = Mutex(State())
+  private let finished = DispatchSemaphore(value: 0)
+
+  /// Creates a catch-up in progress.
+  public init() {}
+
+  /// A catch-up that is already over, with `outcome`.
+  public static func finished(_ outcome: CatchUpOutcome) -> CatchUp {
+    let catchUp = CatchUp()
+    catchUp.finish(outcome)
+    return catchUp
+  }
+
+  /// The synchronizer, before it writes a generation into the slot: true when the game is
+  /// still held (the write may go ahead and the outcome must follow), false when it has
+  /// played on (write nothing).
+  public func mayWrite() -> Bool {
+    state.withLock { state in
+      guard !state.abandoned else { return false }
+      state.writing = true
+      return true
+    }
+  }
+
+  /// The synchronizer: the catch-up is over. The first outcome counts.
+  public func finish(_ outcome: CatchUpOutcome) {
+    let first = state.withLock { state in
+      guard state.outcome == nil else { return false }
+      state.outcome = outcome
+      return true
+    }
+    if first { finished.signal() }
+  }
+
+  /// Blocks the calling thread until the catch-up finishes or `timeout` passes; true when it
+  /// finished. For headless runners and tools, not a game loop that draws.
+  public func wait(timeout: Duration) -> Bool {
+    guard outcome == nil else { return true }
+    let nanoseconds = max(
+      0, timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+    guard finished.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return outcome != nil }
+    finished.signal()  // let other waiters through too
+    return true
+  }
+
+  /// The outcome, once finished.
+  public var outcome: CatchUpOutcome? { state.withLock { $0.outcome } }
+
+  /// The coordinator, out of patience: true when the game may play on (nothing will be
+  /// written), false when a write has begun and its outcome must be awaited.
+  public func stopWaiting() -> Bool {
+    state.withLock { state in
+      guard !state.writing else { return false }
+      state.abandoned = true
+      return true
+    }
+  }
+}
+
+/// Keeps a slot in step with another place — a cloud save server (`StasisCloud`), or a
+/// game's own service — through the ``SaveCoordinator``: told of every save as it starts,
+/// asked to catch up on launch and on every return to the foreground.
+///
+/// Everything here is called on the main thread and must return at once: the work itself
+/// runs on the synchronizer's own threads.
+@MainActor
+public protocol SaveSyncing: AnyObject {
+  /// A save of the coordinator's slot has started; `handle` completes when it is durable.
+  /// For ``SaveReason/background`` and ``SaveReason/terminate`` the application's budget
+  /// is running: an upload should be a background task of its own, begun now, that starts
+  /// only once the save is durable and is cancelled when the budget expires.
+  func saveStarted(_ handle: SaveHandle, reason: SaveReason, application: Application)
+
+  /// The game is about to play from the slot (launch, return to the foreground): catch up
+  /// with the other side. `stateGeneration` is the generation the game's state is right
+  /// now (0 when the slot has none and the game starts afresh); a synchronizer writes a
+  /// newer generation for the game to restore only on top of exactly that one.
+  func catchUp(stateGeneration: Int, application: Application) -> CatchUp
+}

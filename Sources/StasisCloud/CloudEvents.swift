@@ -1,0 +1,124 @@
+import Stasis
+
+/// A conflict and what became of it: both sides moved past `base`; `ours` is the local
+/// generation, `theirs` the server's revision. The losing side is kept (``keptGeneration``
+/// locally, or `theirs` in the server's history).
+public struct ConflictReport: Sendable, Equatable {
+  /// The common base revision, nil when the two never agreed.
+  public var base: Int?
+  /// The local generation.
+  public var ours: Int
+  /// The server's revision.
+  public var theirs: Int
+  /// The policy that decided (`merge`, `recent`, …, or `take ours` from the CLI).
+  public var policy: String
+  /// What it came to: `merged`, `ours`, `theirs`, `base`, or `pending` (left for the game).
+  public var result: String
+  /// The revision the result was uploaded as, once it was.
+  public var revision: Int?
+  /// The local generation kept out of pruning because it lost, if one did.
+  public var keptGeneration: Int?
+  /// Fields both sides changed and how each was settled (`score.highScore: rule max`).
+  public var fields: [String]
+  /// Fields taken from one side because only it changed them.
+  public var takenFromOurs: Int
+  /// As ``takenFromOurs``, from the server.
+  public var takenFromTheirs: Int
+  /// A fallback the policy took, and why ("base revision 1 is no longer on the server").
+  public var note: String?
+
+  /// One line: `conflict: base r1, ours generation 4, theirs r2: merged (3 fields) → r3; kept generation 4`.
+  public var summary: String {
+    var line =
+      "conflict: base \(base.map { "r\($0)" } ?? "none"), ours generation \(ours), theirs r\(theirs): \(policy) → \(result)"
+    if result == "merged" {
+      line +=
+        " (\(fields.count) field\(fields.count == 1 ? "" : "s") both changed, \(takenFromOurs) from ours, \(takenFromTheirs) from theirs)"
+    }
+    if let revision { line += ", uploaded as r\(revision)" }
+    if let keptGeneration { line += "; kept generation \(keptGeneration)" }
+    if result != "theirs" && result != "pending" { line += "; r\(theirs) stays in the server's history" }
+    if let note { line += "; \(note)" }
+    return line
+  }
+}
+
+/// What the cloud side of a slot did, in order.
+public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
+  /// A local generation went up as a new revision.
+  case uploaded(generation: Int, revision: Int, base: Int?)
+  /// The server was ahead and nothing local was unsynced: its head became a local generation.
+  case fastForwarded(revision: Int, generation: Int)
+  /// Both sides moved past the same base.
+  case conflict(ConflictReport)
+  /// The server could not be reached; the uploads wait and are retried with backoff.
+  case offline(message: String, waiting: Int)
+  /// An upload was cancelled (the background budget ran out); retried on the next return.
+  case uploadCancelled(generation: Int)
+  /// A download failed verification (a checksum, the signature, the game's validation) and
+  /// was refused before anything local changed; or the server refused an upload.
+  case refused(String)
+  /// The server refused the token: nothing syncs until it is fixed; the game plays on.
+  case unauthorized(String)
+
+  public var description: String {
+    switch self {
+    case .uploaded(let generation, let revision, let base):
+      return "cloud: uploaded generation \(generation) as r\(revision) (base \(base.map { "r\($0)" } ?? "none"))"
+    case .fastForwarded(let revision, let generation):
+      return "cloud: fast-forwarded to r\(revision) as generation \(generation)"
+    case .conflict(let report): return "cloud: \(report.summary)"
+    case .offline(let message, let waiting): return "cloud: offline, \(waiting) waiting: \(message)"
+    case .uploadCancelled(let generation): return "cloud: upload of generation \(generation) cancelled; it stays queued"
+    case .refused(let message): return "cloud: refused: \(message)"
+    case .unauthorized(let message): return "cloud: \(message)"
+    }
+  }
+}
+
+/// The cloud side of a slot at a glance: what a HUD shows and a run's summary prints. Read it
+/// from any thread (``CloudSync/status``).
+public struct CloudStatus: Sendable, Equatable {
+  /// What the slot is doing or waiting for.
+  public enum Phase: String, Sendable, Equatable {
+    /// Not synced yet in this run.
+    case idle
+    /// In step with the server.
+    case synced
+    /// Talking to the server.
+    case syncing
+    /// The server is unreachable; uploads wait.
+    case offline
+    /// A conflict waits for the game or the player.
+    case conflict
+    /// The server refused the token.
+    case unauthorized
+  }
+
+  /// The phase.
+  public var phase: Phase = .idle
+  /// The revision last agreed with the server.
+  public var base: Int?
+  /// Revisions this run uploaded, in order.
+  public var uploaded: [Int] = []
+  /// Revisions this run fast-forwarded to.
+  public var downloaded: [Int] = []
+  /// Conflicts this run met.
+  public var conflicts: [ConflictReport] = []
+  /// Local saves waiting to go up.
+  public var pending: Int = 0
+  /// Everything that happened, oldest first.
+  public var events: [CloudEvent] = []
+
+  /// What the HUD shows: `synced r12`, `offline, 2 waiting`, `conflict`.
+  public var hud: String {
+    switch phase {
+    case .idle: return pending > 0 ? "\(pending) waiting" : base.map { "r\($0)" } ?? "cloud"
+    case .synced: return pending > 0 ? "r\(base ?? 0), \(pending) waiting" : "synced r\(base ?? 0)"
+    case .syncing: return "syncing"
+    case .offline: return "offline, \(pending) waiting"
+    case .conflict: return "conflict"
+    case .unauthorized: return "token refused"
+    }
+  }
+}

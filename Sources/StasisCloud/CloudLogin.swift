@@ -1,0 +1,74 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The server and token `stasis cloud login` stores for the CLI: a JSON file readable by its
+/// owner only (mode 0600), at `$XDG_CONFIG_HOME/stasis/cloud.json`, else
+/// `~/.config/stasis/cloud.json`.
+public struct CloudLogin: Codable, Sendable, Equatable {
+  /// The server's base URL.
+  public var server: String
+  /// The bearer token.
+  public var token: String
+  /// The device name uploads carry.
+  public var device: String
+
+  /// Creates a login.
+  public init(server: String, token: String, device: String) {
+    self.server = server
+    self.token = token
+    self.device = device
+  }
+
+  /// Where the login lives for `environment`.
+  public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return "\(config)/stasis/cloud.json" }
+    return "\(environment["HOME"] ?? NSHomeDirectory())/.config/stasis/cloud.json"
+  }
+
+  /// Reads the login at `path`; refuses a file others may read (a token must not leak).
+  public static func load(from path: String) throws -> CloudLogin {
+    var info = stat()
+    guard stat(path, &info) == 0 else {
+      throw LoginError("no cloud login at \(path): run `stasis cloud login --server URL --token-file FILE`")
+    }
+    guard info.st_mode & 0o077 == 0 else {
+      throw LoginError("\(path) may be read by others (mode \(String(info.st_mode & 0o777, radix: 8))): chmod 600 it")
+    }
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return try JSONDecoder().decode(CloudLogin.self, from: data)
+  }
+
+  /// Writes the login to `path` with mode 0600 (a new file renamed into place, so the token
+  /// is never in a file others may read), making its folder (0700) when missing.
+  public func save(to path: String) throws {
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    try FileManager.default.createDirectory(
+      atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+    let bytes = [UInt8](try encoder.encode(self)) + [0x0A]
+    let temporary = "\(path).tmp-\(getpid())"
+    unlink(temporary)
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw LoginError("\(temporary) could not be created: errno \(errno)") }
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    let flushed = fsync(descriptor)
+    close(descriptor)
+    guard written == bytes.count, flushed == 0, rename(temporary, path) == 0 else {
+      unlink(temporary)
+      throw LoginError("\(path) could not be written: errno \(errno)")
+    }
+  }
+}
+
+/// A login that cannot be read or written; one line, never the token.
+public struct LoginError: Error, CustomStringConvertible {
+  /// What went wrong.
+  public var description: String
+  init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,98 @@
+import Stasis
+
+/// How a conflict is resolved: both this device and the server moved past the same base.
+/// The first five are Google Play's saved-games policies; ``merge(rules:fallback:)`` merges
+/// the two saves field by field against the base. Whatever the policy, the losing side is
+/// never deleted: the server keeps its revision, the device keeps its generation.
+public indirect enum ConflictPolicy: Sendable {
+  /// The game is handed base, ours and theirs and decides (``CloudSyncConfiguration/onConflict``);
+  /// without a decision the slot stays in conflict until `stasis cloud resolve` settles it.
+  case manual
+  /// The save made most recently (its header's creation time) wins.
+  case mostRecent
+  /// The save with the longer play time wins.
+  case longestPlayTime
+  /// The save with the higher progress wins.
+  case highestProgress
+  /// The base — the last revision both sides agreed on — wins over both.
+  case lastKnownGood
+  /// A three-way merge of the self-describing trees against the base revision (fetched from
+  /// the server's history). A field both sides changed follows `rules`, else `fallback`'s
+  /// side; when the base is no longer on the server, or the merged state does not load, the
+  /// whole conflict goes to `fallback`, and the report says so.
+  case merge(rules: MergeRules, fallback: ConflictPolicy)
+
+  /// The name `--conflict-policy` takes: `manual`, `recent`, `playtime`, `progress`,
+  /// `last-known-good`, `merge`.
+  public var name: String {
+    switch self {
+    case .manual: "manual"
+    case .mostRecent: "recent"
+    case .longestPlayTime: "playtime"
+    case .highestProgress: "progress"
+    case .lastKnownGood: "last-known-good"
+    case .merge: "merge"
+    }
+  }
+
+  /// The policy named `name`; `merge` merges with `rules` and falls back to `fallback`.
+  public init?(name: String, rules: MergeRules = MergeRules(), fallback: ConflictPolicy = .mostRecent) {
+    switch name {
+    case "manual": self = .manual
+    case "recent": self = .mostRecent
+    case "playtime": self = .longestPlayTime
+    case "progress": self = .highestProgress
+    case "last-known-good": self = .lastKnownGood
+    case "merge": self = .merge(rules: rules, fallback: fallback)
+    default: return nil
+    }
+  }
+
+  /// The names, for help texts.
+  public static let names = ["manual", "recent", "playtime", "progress", "last-known-good", "merge"]
+
+  /// The side this policy takes for two whole saves, from their headers; nil for `manual`
+  /// (and for `merge`, which looks inside). Ties go to theirs, so two devices that resolve
+  /// the same conflict agree.
+  public func side(ours: SaveDocument, theirs: SaveDocument) -> MergeSide? {
+    switch self {
+    case .manual: return nil
+    case .mostRecent: return ours.createdAt > theirs.createdAt ? .ours : .theirs
+    case .longestPlayTime: return ours.summary.playTime > theirs.summary.playTime ? .ours : .theirs
+    case .highestProgress: return (ours.summary.progress ?? 0) > (theirs.summary.progress ?? 0) ? .ours : .theirs
+    case .lastKnownGood: return .base
+    case .merge(_, let fallback): return fallback.side(ours: ours, theirs: theirs)
+    }
+  }
+}
+
+/// A conflict as the game's ``CloudSyncConfiguration/onConflict`` sees it: the three saves,
+/// whole and verified, and the merge the rules would make.
+public struct SyncConflict: Sendable {
+  /// The slot.
+  public var slot: SaveSlot
+  /// The base revision, when the server still has it.
+  public var base: SaveDocument?
+  /// The base revision's number, when there was one.
+  public var baseRevision: Int?
+  /// This device's save, and its generation.
+  public var ours: SaveDocument
+  /// Its generation.
+  public var oursGeneration: Int
+  /// The server's head, and its revision.
+  public var theirs: SaveDocument
+  /// Its revision.
+  public var theirsRevision: Int
+}
+
+/// What the game decided for a ``SyncConflict``.
+public enum ConflictDecision: Sendable {
+  /// Keep this device's save; it is uploaded on top of theirs.
+  case ours
+  /// Take the server's save; ours stays a kept generation.
+  case theirs
+  /// Go back to the base.
+  case base
+  /// A save the game made (its own merge); written locally and uploaded on top of theirs.
+  case document(SaveDocument)
+}

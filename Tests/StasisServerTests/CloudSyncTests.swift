@@ -1,0 +1,572 @@
+import DemoGame
+import Foundation
+import Stasis
+import StasisCloud
+import StasisTesting
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A player's state for the sync tests: a score with a high score, settings, an inventory and
+/// a bulk array, so every kind of merge shows.
+struct Shard: BulkStorable, Equatable {
+  var x: Float = 0
+  var y: Float = 0
+  static let bulkLayout = BulkLayout(of: Shard.self, [.field("x", \.x), .field("y", \.y)])
+}
+
+struct PlayerState: Codable, Sendable, Equatable {
+  struct Score: Codable, Sendable, Equatable {
+    var points: Int64 = 0
+    var highScore: Int64 = 0
+  }
+  var score = Score()
+  var volume = 0.5
+  var inventory: [String: Int] = ["potion": 1]
+  var shards: [Shard] = (0..<8).map { Shard(x: Float($0)) }
+}
+
+let playerCodec = SaveCodec<PlayerState>(game: GameIdentity(name: "sync-test", build: "1", schemaVersion: 1))
+
+/// One device: its own save folder, wall clock and cloud sync of slot `autosave`.
+final class Device: Sendable {
+  let store: SaveStore
+  let sync: CloudSync
+  let clock = SettableTime()
+
+  init(
+    server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
+    onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none
+  ) {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
+    let clock = self.clock
+    store = SaveStore(directory: folder.path, signing: signing, wallClock: { clock.now }, device: name)
+    sync = CloudSync(
+      client: CloudClient(server: CloudServer(url: url, token: token, device: name)), store: store, slot: "autosave",
+      configuration: CloudSyncConfiguration(
+        policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
+        // Retries only when told (retryNow): a test never waits on a backoff.
+        sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+  }
+
+  /// Saves `state` as the slot's next generation at wall-clock time `at`.
+  @discardableResult
+  func save(_ state: PlayerState, playTime: Double = 0, progress: Double? = nil, at time: Int64? = nil) throws -> Int {
+    if let time { clock.now = time }
+    let summary = SaveSummary(playTime: playTime, progress: progress)
+    return try store.save(state, codec: playerCodec, slot: "autosave", summary: summary).wait().get().generation
+  }
+
+  /// The newest generation's state.
+  func newest() throws -> PlayerState { try store.load(codec: playerCodec, slot: "autosave").state }
+
+  var generations: [Int] { (try? store.generations(of: "autosave")) ?? [] }
+  var kept: [Int] { store.keptGenerations(of: "autosave").map(\.generation) }
+}
+
+/// A wall clock the test sets: the saves' creation times.
+final class SettableTime: Sendable {
+  private let value = Mutex<Int64>(1_000)
+  var now: Int64 {
+    get { value.withLock { $0 } }
+    set { value.withLock { $0 = newValue } }
+  }
+}
+
+/// The server's history of slot `autosave`, newest first: (revision, base, sha256).
+func history(_ client: Client) async throws -> [(revision: Int, base: Int?, sha: String)] {
+  let list = try await client.send(.GET, "/v1/slots/autosave/revisions").json["revisions"] as? [[String: Any]] ?? []
+  return list.map { ($0["revision"] as? Int ?? 0, $0["baseRevision"] as? Int, $0["sha256"] as? String ?? "") }
+}
+
+func fileSHA(_ device: Device, _ generation: Int) throws -> String {
+  sha256(try device.store.readBytes(at: device.store.path(of: "autosave", generation: generation)))
+}
+
+@Suite("Cloud sync against a real stasis-server", .serialized)
+struct CloudSyncTests {
+  /// A server, one player, and two devices that start from one revision (`base`, r1).
+  struct World {
+    let server: ServerProcess
+    let database: Database
+    let token: String
+    let raw: Client
+    let base = PlayerState()
+    let a: Device
+    let b: Device
+
+    init(
+      _ backend: Backend = .sqlite, serverArguments: [String] = [], policy: ConflictPolicy = .mostRecent,
+      onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil
+    ) async throws {
+      database = try Database(backend)
+      token = try database.addPlayer().token
+      server = try ServerProcess(database, serverArguments)
+      raw = Client(base: server.base, token: token)
+      a = Device(server: server.base, token: token, name: "A", policy: policy, onConflict: onConflict)
+      b = Device(server: server.base, token: token, name: "B", policy: policy, onConflict: onConflict)
+      try a.save(base, playTime: 10, progress: 0.1, at: 100)
+      #expect(await a.sync.synchronize().error == nil)
+      #expect(await b.sync.synchronize().restore == 1, "B fast-forwards to r1")
+    }
+  }
+
+  // MARK: Fast-forward
+
+  @Test("a save made on device A reaches device B, whose cold start reaches A's state digest")
+  @MainActor
+  func fastForwardDigest() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let url = server.base
+    let library = DemoSaves.library
+    func device(_ folder: String, resume: Bool) throws -> (Game, Application, CloudSaveSync) {
+      let game = Game(
+        engine: try Engine(library: library, level: 2, seed: 7), store: SaveStore(directory: folder), slot: "autosave")
+      game.autosaveInterval = 0
+      let cloud = CloudSaveSync(
+        coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: folder))
+      let app = Application(delegate: game.coordinator)
+      app.launch(options: resume ? LaunchOptions(restoreSlot: "autosave") : .none)
+      game.coordinator.waitForCatchUp()
+      return (game, app, cloud)
+    }
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-ff-\(UUID().uuidString)").path
+    let (gameA, appA, cloudA) = try device(root + "/A", resume: false)
+    for _ in 0..<300 { gameA.tick(appA) }
+    appA.enterBackground()  // the background save, then its upload as a background task
+    while appA.hasBackgroundEpisode { appA.waitForBackgroundWork() }
+    gameA.waitForSaves()
+    #expect(cloudA.sync.status.uploaded == [1])
+    let digestAt300 = gameA.engine.state.digest
+
+    let (gameB, appB, cloudB) = try device(root + "/B", resume: true)
+    #expect(cloudB.sync.status.downloaded == [1], "fast-forwarded before the first step")
+    #expect(gameB.engine.state.digest == digestAt300, "the same state, bit for bit")
+    appA.enterForeground()
+    gameA.coordinator.waitForCatchUp()
+    for _ in 0..<240 {
+      gameA.tick(appA)
+      gameB.tick(appB)
+    }
+    #expect(gameB.engine.state.digest == gameA.engine.state.digest, "and the same future")
+  }
+
+  // MARK: Policies
+
+  /// A saves (longer play time, older), syncs first; B saves (higher progress, newer), syncs.
+  private func conflict(
+    _ policy: ConflictPolicy, onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil
+  )
+    async throws -> (World, ours: PlayerState, theirs: PlayerState, report: SyncReport)
+  {
+    let world = try await World(policy: policy, onConflict: onConflict)
+    var theirs = world.base
+    theirs.score.points = 50
+    try world.a.save(theirs, playTime: 300, progress: 0.2, at: 200)
+    #expect(await world.a.sync.synchronize().error == nil)
+    var ours = world.base
+    ours.score.points = 70
+    try world.b.save(ours, playTime: 100, progress: 0.8, at: 300)
+    let report = await world.b.sync.synchronize()
+    return (world, ours, theirs, report)
+  }
+
+  @Test("most recent: ours (newer) goes up on theirs; theirs stays in the history")
+  func mostRecent() async throws {
+    let (world, ours, _, report) = try await conflict(.mostRecent)
+    defer { world.server.stop() }
+    #expect(report.error == nil)
+    let conflict = try #require(world.b.sync.status.conflicts.first)
+    #expect((conflict.base, conflict.theirs, conflict.result, conflict.revision) == (1, 2, "ours", 3))
+    #expect(try world.b.newest() == ours)
+    let log = try await history(world.raw)
+    #expect(log.map(\.revision) == [3, 2, 1])
+    #expect(log.map(\.base) == [2, 1, nil], "base → theirs → ours")
+    #expect(world.b.kept.isEmpty, "the winner is ours: nothing local lost")
+  }
+
+  @Test("longest play time: theirs wins; ours stays a kept generation out of pruning")
+  func longestPlayTime() async throws {
+    let (world, _, theirs, report) = try await conflict(.longestPlayTime)
+    defer { world.server.stop() }
+    #expect(report.restore != nil)
+    #expect(world.b.sync.status.conflicts.first?.result == "theirs")
+    #expect(try world.b.newest() == theirs)
+    let kept = try #require(world.b.kept.first)
+    for index in 0..<5 { try world.b.save(PlayerState(score: .init(points: Int64(index)))) }  // 5 saves, keep 3
+    #expect(world.b.generations.contains(kept), "kept past pruning")
+    #expect(
+      try world.b.store.listSlots().first?.keptReason(
+        world.b.store.listGenerations(of: "autosave").first { $0.generation == kept }!)?.contains(
+          "lost a cloud conflict to r2") == true, "stasis slots shows why")
+    try world.b.store.release(generation: kept, slot: "autosave")
+    try world.b.save(PlayerState())
+    #expect(!world.b.generations.contains(kept), "discarded, then pruned")
+    #expect(try await history(world.raw).map(\.revision) == [2, 1], "theirs was already the head")
+  }
+
+  @Test("highest progress: ours (0.8 over 0.2) goes up")
+  func highestProgress() async throws {
+    let (world, ours, _, _) = try await conflict(.highestProgress)
+    defer { world.server.stop() }
+    #expect(world.b.sync.status.conflicts.first?.result == "ours")
+    #expect(try world.b.newest() == ours)
+  }
+
+  @Test("last known good: both go back to the base; both sides kept")
+  func lastKnownGood() async throws {
+    let (world, _, _, _) = try await conflict(.lastKnownGood)
+    defer { world.server.stop() }
+    let conflict = try #require(world.b.sync.status.conflicts.first)
+    #expect(conflict.result == "base")
+    #expect(try world.b.newest() == world.base)
+    #expect(conflict.keptGeneration != nil)
+    let log = try await history(world.raw)
+    #expect(log.first?.sha == log.last?.sha, "r3 is r1's bytes, uploaded on r2")
+    #expect(log.first?.base == 2)
+  }
+
+  @Test("manual: the game is handed base, ours and theirs, and decides")
+  func manualDecides() async throws {
+    let seen = Mutex<(base: Int?, hadBase: Bool, theirs: Int)?>(nil)
+    let (world, _, theirs, _) = try await conflict(.manual) { conflict in
+      seen.withLock { $0 = (conflict.baseRevision, conflict.base != nil, conflict.theirsRevision) }
+      return .theirs
+    }
+    defer { world.server.stop() }
+    let handed = try #require(seen.withLock { $0 })
+    #expect(handed.base == 1 && handed.hadBase && handed.theirs == 2, "base, ours and theirs, whole")
+    #expect(try world.b.newest() == theirs)
+  }
+
+  @Test("manual without a decision: the slot stays in conflict, nothing goes up, until resolved")
+  func manualPending() async throws {
+    let (world, ours, _, report) = try await conflict(.manual)
+    defer { world.server.stop() }
+    #expect(report.state == .conflict)
+    #expect(world.b.sync.status.phase == .conflict)
+    #expect(world.b.sync.status.hud == "conflict")
+    #expect(try world.b.newest() == ours, "nothing local changed")
+    #expect(try await world.b.sync.state().state == .conflict)
+    try world.b.save(PlayerState(score: .init(points: 71)))
+    #expect(await world.b.sync.push().error == nil)
+    #expect(try await history(world.raw).map(\.revision) == [2, 1], "no upload over an unsettled conflict")
+    let resolved = await world.b.sync.resolve(with: .merge(rules: [:], fallback: .mostRecent), named: "merge")
+    #expect(resolved.error == nil)
+    #expect(world.b.sync.status.conflicts.last?.result == "merged")
+    #expect(try await world.b.sync.state().state == .synced)
+  }
+
+  // MARK: Merge
+
+  @Test("merge: disjoint fields from each side, the high score by its rule, the rest by the policy")
+  func merge() async throws {
+    let world = try await World(policy: .merge(rules: ["score.highScore": .max], fallback: .mostRecent))
+    defer { world.server.stop() }
+    var theirs = world.base
+    theirs.score.highScore = 900
+    theirs.volume = 0.2  // theirs only
+    theirs.shards[1].x = 100  // theirs only
+    theirs.shards[5].y = 5  // both
+    theirs.score.points = 9  // both, no rule: the newer side (ours)
+    try world.a.save(theirs, at: 200)
+    #expect(await world.a.sync.synchronize().error == nil)
+    var ours = world.base
+    ours.score.highScore = 700
+    ours.inventory["sword"] = 1  // ours only
+    ours.shards[2].x = 200  // ours only
+    ours.shards[5].y = 6  // both
+    ours.score.points = 7
+    try world.b.save(ours, at: 300)
+    let report = await world.b.sync.synchronize()
+    #expect(report.error == nil)
+    let merged = try world.b.newest()
+    #expect(merged.score.highScore == 900, "rule max")
+    #expect(merged.score.points == 7, "no rule: the policy's side, the most recent")
+    #expect(merged.volume == 0.2)
+    #expect(merged.inventory == ["potion": 1, "sword": 1])
+    #expect(merged.shards[1].x == 100 && merged.shards[2].x == 200, "bulk elements from each side")
+    #expect(merged.shards[5].y == 6, "an element both changed: the policy's side")
+    let conflict = try #require(world.b.sync.status.conflicts.first)
+    #expect(conflict.result == "merged")
+    #expect(
+      Set(conflict.fields) == [
+        "score.highScore: rule max (score.highScore)", "score.points: policy: ours", "shards[5]: policy: ours",
+      ])
+    #expect(world.b.kept == [conflict.ours], "ours is kept")
+    let log = try await history(world.raw)
+    #expect(log.map(\.revision) == [3, 2, 1])
+    #expect(log.map(\.base) == [2, 1, nil], "base → theirs → merged")
+    #expect(log[0].sha == (try fileSHA(world.b, world.b.generations[0])))
+    // A fetches the merge.
+    #expect(await world.a.sync.synchronize().restore != nil)
+    #expect(try world.a.newest() == merged)
+  }
+
+  @Test("merge without the base on the server falls back to the slot's policy, and says so")
+  func mergeWithoutBase() async throws {
+    let world = try await World(
+      serverArguments: ["--keep-revisions", "1"], policy: .merge(rules: [:], fallback: .longestPlayTime))
+    defer { world.server.stop() }
+    var theirs = world.base
+    theirs.volume = 0.9
+    try world.a.save(theirs, playTime: 500, at: 200)
+    #expect(await world.a.sync.synchronize().error == nil)  // r2; r1 pruned
+    var ours = world.base
+    ours.score.points = 1
+    try world.b.save(ours, playTime: 20, at: 300)
+    _ = await world.b.sync.synchronize()
+    let conflict = try #require(world.b.sync.status.conflicts.first)
+    #expect(conflict.result == "theirs")
+    #expect(conflict.note == "base r1 is no longer on the server: fell back to playtime")
+    #expect(try world.b.newest() == theirs)
+  }
+
+  // MARK: Concurrency
+
+  @Test("two devices sync at once: exactly one conflict, resolved, both sides kept", arguments: Backend.allCases)
+  func together(backend: Backend) async throws {
+    let world = try await World(backend, policy: .merge(rules: ["score.highScore": .max], fallback: .mostRecent))
+    defer { world.server.stop() }
+    var fromA = world.base
+    fromA.score.highScore = 10
+    fromA.volume = 0.1
+    try world.a.save(fromA, at: 200)
+    var fromB = world.base
+    fromB.score.highScore = 20
+    fromB.inventory["bow"] = 1
+    try world.b.save(fromB, at: 300)
+    async let first = world.a.sync.synchronize()
+    async let second = world.b.sync.synchronize()
+    let reports = await [first, second]
+    #expect(reports.allSatisfy { $0.error == nil }, "\(reports)")
+    let conflicts = world.a.sync.status.conflicts + world.b.sync.status.conflicts
+    #expect(conflicts.count == 1, "exactly one conflict: \(conflicts.map(\.summary))")
+    let loser = conflicts.first!.ours
+    let keptBy = world.a.kept + world.b.kept
+    #expect(keptBy == [loser], "the resolving device keeps its own side")
+    let log = try await history(world.raw)
+    #expect(log.map(\.revision) == [3, 2, 1])
+    #expect(log.map(\.base) == [2, 1, nil], "one chain: the other side is r2, in the history")
+    // Both end on the merge.
+    _ = await world.a.sync.synchronize()
+    _ = await world.b.sync.synchronize()
+    #expect(try world.a.newest() == (try world.b.newest()))
+    #expect(try world.a.newest().score.highScore == 20)
+    #expect(try world.a.newest().volume == 0.1 && world.a.newest().inventory["bow"] == 1)
+  }
+
+  // MARK: Faults
+
+  @Test("the server is down: the upload waits, is retried once it is back, and nothing is lost")
+  func serverDown() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let port = try freePort()
+    let device = Device(server: "http://127.0.0.1:\(port)", token: token, name: "A")
+    var state = PlayerState()
+    for index in 1...3 {
+      state.score.points = Int64(index)
+      let handle = device.store.save(state, codec: playerCodec, slot: "autosave")
+      device.sync.upload(after: handle)
+      handle.wait()
+    }
+    await device.sync.settle()
+    #expect(device.sync.status.phase == .offline)
+    #expect(device.sync.status.hud == "offline, 3 waiting")
+    #expect(device.sync.status.events.contains { if case .offline = $0 { true } else { false } })
+    let server = try ServerProcess(database, ["--port", "\(port)"])
+    defer { server.stop() }
+    device.sync.retryNow()
+    await device.sync.settle()
+    #expect(device.sync.status.pending == 0)
+    #expect(device.sync.status.hud == "synced r1")
+    let log = try await history(Client(base: server.base, token: token))
+    #expect(log.count == 1, "the newest save went up once; it holds the older ones")
+    #expect(log[0].sha == (try fileSHA(device, device.generations[0])))
+  }
+
+  @Test("the server is killed mid-upload: the client retries; no partial and no duplicate revision")
+  func killedMidUpload() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    var server = try ServerProcess(database)
+    let proxy = try FaultProxy(upstream: server.port)
+    let device = Device(server: proxy.url, token: token, name: "A")
+    let big = PlayerState(shards: (0..<20_000).map { Shard(x: Float($0)) })  // ~160 KB
+    try device.save(big)
+    #expect(await device.sync.synchronize().error == nil)  // r1
+
+    // Killed before the body arrived: nothing is stored.
+    var second = big
+    second.score.points = 2
+    try device.save(second)
+    let victim = server.process.processIdentifier
+    proxy.setRule(.cutUploadMidway(fraction: 0.5) { kill(victim, SIGKILL) })
+    _ = await device.sync.push()
+    server.process.waitUntilExit()
+    #expect(device.sync.status.phase == .offline)
+    server = try ServerProcess(database)
+    proxy.setUpstream(server.port)
+    proxy.setRule(.pass)
+    #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [1], "nothing partial")
+    device.sync.retryNow()
+    await device.sync.settle()
+    #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [2, 1])
+
+    // Killed after the commit, before the answer: the retry recognises its own revision.
+    var third = big
+    third.score.points = 3
+    try device.save(third)
+    let again = server.process.processIdentifier
+    proxy.setRule(.cutUploadAnswer { kill(again, SIGKILL) })
+    _ = await device.sync.push()
+    server.process.waitUntilExit()
+    server = try ServerProcess(database)
+    defer { server.stop() }
+    proxy.setUpstream(server.port)
+    proxy.setRule(.pass)
+    let log = try await history(Client(base: server.base, token: token))
+    #expect(log.map(\.revision) == [3, 2, 1], "the commit happened; the answer was lost")
+    device.sync.retryNow()
+    await device.sync.settle()
+    #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [3, 2, 1], "no duplicate")
+    #expect(device.sync.status.base == 3)
+    #expect(device.sync.status.conflicts.isEmpty, "its own revision is not a conflict")
+    #expect(log[0].sha == (try fileSHA(device, device.generations[0])))
+  }
+
+  @Test("the budget expires during an upload: the local save stays whole; the upload goes on the next return")
+  @MainActor
+  func budgetExpires() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let proxy = try FaultProxy(upstream: server.port)
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-budget-\(UUID().uuidString)")
+      .path
+    let game = Counter()
+    let store = SaveStore(directory: folder)
+    let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
+    let cloud = CloudSaveSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "A"))
+    let clock = ManualClock()
+    let app = Application(delegate: coordinator, configuration: .init(clock: clock))
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    coordinator.waitForCatchUp()
+    game.count = 1
+    coordinator.saveNow().wait()
+    await cloud.sync.settle()
+    #expect(cloud.sync.status.uploaded == [1])
+
+    game.count = 2
+    proxy.setRule(.holdUploads)
+    app.enterBackground()  // the save, then its upload, held at the proxy: in flight
+    proxy.waitUntilHolding()
+    #expect(app.runningBackgroundTasks == ["upload autosave"], "the save is done; the upload is not")
+    clock.advance(by: .seconds(11))
+    app.update()  // the budget is spent: the expiration handler cancels the upload
+    #expect(app.backgroundEpisodes.last?.outcome == .expired(cutTasks: ["upload autosave"]))
+    await cloud.sync.settle()
+    proxy.release(dropping: true)  // it never reached the server
+    let saved = try store.load(codec: counterCodec, slot: "autosave")
+    #expect(saved.state.count == 2, "the local save is whole")
+    #expect(cloud.sync.status.pending == 1)
+    #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [1])
+
+    app.enterForeground()  // catches up: the waiting upload goes now
+    coordinator.waitForCatchUp()
+    await cloud.sync.settle()
+    #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [2, 1])
+    #expect(cloud.sync.status.pending == 0)
+    #expect(game.count == 2)
+  }
+
+  @Test("a tampered download is refused before anything local is replaced")
+  func tampered() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let key = SigningKey(bytes: Array("the game's own signing key, 32b".utf8))
+    let forger = SigningKey(bytes: Array("somebody else's key, 32 bytes!!".utf8))
+    let honest = Device(server: server.base, token: token, name: "A", signing: .signed(with: key))
+    let reader = Device(server: server.base, token: token, name: "B", signing: .signed(with: key))
+    try honest.save(PlayerState(score: .init(points: 1)))
+    #expect(await honest.sync.synchronize().error == nil)
+    #expect(await reader.sync.synchronize().restore == 1)
+    let before = try fileSHA(reader, 1)
+
+    // An edited save signed with another key: the server takes it (it holds no key).
+    let forged = PlayerState(score: .init(points: 999_999), shards: (0..<2_000).map { Shard(x: Float($0)) })
+    let edited = try playerCodec.document(for: forged, summary: SaveSummary(), createdAt: 5)
+    #expect(
+      try await Client(base: server.base, token: token).put(
+        "autosave", SaveFileFormat.encode(edited, signingKey: forger), ifMatch: 1
+      ).status == 201)
+    let refused = await reader.sync.synchronize()
+    #expect(refused.error?.kind == .refused)
+    #expect(refused.error?.message.contains("signature mismatch") == true, "\(String(describing: refused.error))")
+    #expect(try reader.generations == [1] && fileSHA(reader, 1) == before, "nothing local changed")
+
+    // A byte flipped in the server's database, in the middle of the shards: checksums catch it.
+    try flipByteOfNewestRevision(sqlite: database.arguments[1])
+    let flipped = await reader.sync.synchronize()
+    #expect(flipped.error?.kind == .refused)
+    #expect(flipped.error?.message.contains("checksum mismatch") == true, "\(String(describing: flipped.error))")
+    #expect(try reader.generations == [1] && fileSHA(reader, 1) == before, "nothing local changed")
+  }
+
+  @Test("a wrong token gives a clear error and the game plays on")
+  @MainActor
+  func wrongToken() async throws {
+    let database = try Database(.sqlite)
+    _ = try database.addPlayer()
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-token-\(UUID().uuidString)").path
+    let game = Counter()
+    let coordinator = SaveCoordinator(
+      game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
+    coordinator.autosaveInterval = 10
+    let cloud = CloudSaveSync(
+      coordinator: coordinator, server: CloudServer(url: server.base, token: "not-a-token", device: "A"))
+    let app = Application(delegate: coordinator)
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    coordinator.waitForCatchUp()
+    for _ in 0..<30 {
+      game.count += 1
+      coordinator.didStep(frame: game.count)
+      app.update()
+    }
+    coordinator.waitForSaves()
+    await cloud.sync.settle()
+    #expect(game.count == 30, "the game played on")
+    #expect(coordinator.events.filter { if case .saved = $0 { true } else { false } }.count == 3, "it saved locally")
+    #expect(cloud.sync.status.phase == .unauthorized)
+    let message = cloud.sync.status.events.compactMap { if case .unauthorized(let text) = $0 { text } else { nil } }
+    #expect(message.first?.contains("the server refused the token") == true)
+    #expect(!cloud.sync.status.events.description.contains("not-a-token"), "the token never appears")
+  }
+}
+
+/// The smallest game: a counter.
+struct CounterState: Codable, Sendable, Equatable {
+  var count: Int64 = 0
+}
+
+let counterCodec = SaveCodec<CounterState>(game: GameIdentity(name: "counter", build: "1", schemaVersion: 1))
+
+@MainActor
+final class Counter: SaveableGame {
+  var count: Int64 = 0
+  var isPaused = false
+  func snapshot() -> CounterState { CounterState(count: count) }
+  func restore(_ state: CounterState) throws { count = state.count }
+}
