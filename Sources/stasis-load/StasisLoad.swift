@@ -23,16 +23,20 @@ struct StasisLoad: AsyncParsableCommand {
     commandName: "stasis-load",
     abstract: "Load-test stasis-server on both backends and compare with pgbench on the same database.",
     discussion: """
-      Example:
-        swift build -c release --product stasis-server --product stasis-load
+      Run it from the repository (it reads the demo's levels in Assets/levels). Example:
+        swift build -c release --product stasis-server
+        swift build -c release --product stasis-load
         .build/release/stasis-load --postgres postgres://stasis:stasis@127.0.0.1:5432/stasis_test
       """)
 
   @Option(help: "Concurrent players.")
   var clients = 64
 
-  @Option(help: "Seconds of load per backend.")
-  var seconds = 10.0
+  @Option(help: "Seconds measured per row (after the warm-up).")
+  var seconds = 20.0
+
+  @Option(help: "Seconds of load before the measurement starts (connections, caches).")
+  var warmup = 2.0
 
   @Option(help: "One upload in N is a large save (the stress level, about 380 KB); the rest are about 12 KB.")
   var largeEvery = 10
@@ -43,21 +47,41 @@ struct StasisLoad: AsyncParsableCommand {
   @Option(help: "PostgreSQL for the PostgreSQL rows and pgbench (none: SQLite only).")
   var postgres: String?
 
+  @Option(help: "The server's pooled PostgreSQL connections (its --connections).")
+  var serverConnections = 20
+
+  @Flag(help: "Leave out the SQLite row.")
+  var skipSqlite = false
+
   @Option(help: "The stasis-server to start (default: next to this executable).")
   var server: String?
+
+  func validate() throws {
+    guard clients >= 1, seconds >= 3, warmup >= 0, largeEvery >= 1, staleEvery >= 2, serverConnections >= 1 else {
+      throw ValidationError("--clients ≥ 1, --seconds ≥ 3, --warmup ≥ 0, --large-every ≥ 1, --stale-every ≥ 2")
+    }
+  }
 
   func run() async throws {
     LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
     let library = LevelLibrary(folder: try assetsFolder())
-    let small = try demoSave(library, level: 1, steps: 120)
-    let large = try demoSave(library, level: 3, steps: 2)
-    print("saves: \(small.count) bytes and \(large.count) bytes; \(clients) players; \(seconds) s per backend")
+    // The issue's byte mix: level 2 two seconds in (about 12 KB), and the stress level's 5,200
+    // marbles one second in, with their contact cache (about 380 KB).
+    let small = try demoSave(library, level: 2, steps: 120)
+    let large = try demoSave(library, level: 3, steps: 60)
+    print(
+      "saves: \(small.count) and \(large.count) bytes (1 in \(largeEvery) large); \(clients) players; "
+        + "1 upload in \(staleEvery) stale; \(warmup) s warm-up, then \(seconds) s measured per row")
     var rows: [Row] = []
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-load-\(getpid())")
-    let sqlite = try await measure(
-      label: "stasis-server, SQLite", arguments: ["--database", folder.appendingPathComponent("load.sqlite").path],
-      backend: try SQLiteBackend(path: folder.appendingPathComponent("load.sqlite").path), small: small, large: large)
-    rows.append(sqlite)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    if !skipSqlite {
+      let path = folder.appendingPathComponent("load.sqlite").path
+      rows.append(
+        try await measure(
+          label: "stasis-server, SQLite", arguments: ["--database", path], backend: try SQLiteBackend(path: path),
+          small: small, large: large))
+    }
     if let postgres {
       let backend = try PostgresBackend(url: postgres, connections: 4, logger: Logger(label: "load"))
       let row = try await withThrowingTaskGroup(of: Row?.self) { group in
@@ -69,48 +93,39 @@ struct StasisLoad: AsyncParsableCommand {
         try await backend.migrate()
         return try await measure(
           label: "stasis-server, PostgreSQL",
-          arguments: ["--postgres", postgres, "--connections", "\(min(clients, 60))"], backend: backend, small: small,
-          large: large)
+          arguments: ["--postgres", postgres, "--connections", "\(serverConnections)"], backend: backend,
+          small: small, large: large)
       }
       rows.append(row)
-      rows.append(try pgbench(url: postgres, small: small, large: large))
+      let pgbench = Pgbench(url: postgres, clients: clients, seconds: seconds, largeEvery: largeEvery)
+      rows.append(try await pgbench.run(small: small, large: large))
+      print(rows[rows.count - 1].markdown)
     }
     print("")
-    print(
-      "| what | uploads/s | MB/s | p50 ms | p99 ms | 412 as expected | errors |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-    )
+    print(Row.header)
     for row in rows { print(row.markdown) }
-    if rows.count == 3 {
-      let ratio = rows[1].perSecond / rows[2].perSecond
-      print("\nPostgreSQL: \(String(format: "%.2f", ratio))× pgbench's transactions/s (target ≥ 0.5×); p99 \(String(format: "%.1f", rows[1].p99)) ms (target < 100 ms)")
-    }
-  }
-
-  struct Row {
-    var label: String
-    var perSecond: Double
-    var megabytesPerSecond: Double
-    var p50: Double
-    var p99: Double
-    var stale: String
-    var errors: Int
-
-    var markdown: String {
-      "| \(label) | \(String(format: "%.0f", perSecond)) | \(String(format: "%.1f", megabytesPerSecond)) | "
-        + "\(p50.isNaN ? "-" : String(format: "%.1f", p50)) | \(p99.isNaN ? "-" : String(format: "%.1f", p99)) | \(stale) | \(errors) |"
+    if postgres != nil, rows.count >= 2 {
+      let (server, pgbench) = (rows[rows.count - 2], rows[rows.count - 1])
+      print(
+        "\nPostgreSQL: \(String(format: "%.2f", server.perSecond / pgbench.perSecond))× pgbench's transactions/s "
+          + "(target ≥ 0.5×); p99 \(String(format: "%.1f", server.p99)) ms (target < 100 ms)")
     }
   }
 
   private func assetsFolder() throws -> String {
-    let candidates = [
-      URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-        "../../../Assets/levels"),
-      URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Assets/levels"),
+    let starts = [
+      URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
+      URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
     ]
-    guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
-      throw ValidationError("run from the repository: Assets/levels holds the demo's levels")
+    for start in starts {
+      var folder = start.standardized
+      while folder.path != "/" {
+        let levels = folder.appendingPathComponent("Assets/levels")
+        if FileManager.default.fileExists(atPath: levels.path) { return levels.path }
+        folder.deleteLastPathComponent()
+      }
     }
-    return found.standardized.path
+    throw ValidationError("run from the repository: Assets/levels holds the demo's levels")
   }
 
   private func demoSave(_ library: LevelLibrary, level: Int, steps: Int) throws -> [UInt8] {
@@ -121,7 +136,8 @@ struct StasisLoad: AsyncParsableCommand {
       try DemoSaveFormat.codec.document(for: state, summary: try state.summary(), createdAt: 1_795_000_000_000))
   }
 
-  /// Starts a server over `arguments`, gives each player a slot, and runs the load.
+  /// Starts a server over `arguments`, gives each player a slot, runs the load, and measures
+  /// what happened after the warm-up.
   private func measure(label: String, arguments: [String], backend: any SaveBackend, small: [UInt8], large: [UInt8])
     async throws -> Row
   {
@@ -137,72 +153,78 @@ struct StasisLoad: AsyncParsableCommand {
       ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
         "stasis-server"
       ).path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: serverPath)
-    process.arguments = ["serve", "--port", "0"] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let process = try ChildProcess(serverPath, ["serve", "--port", "0"] + arguments, showErrors: false)
     defer {
-      kill(process.processIdentifier, SIGTERM)
-      process.waitUntilExit()
+      process.signal(SIGTERM)
+      process.wait()
     }
     var line = Data()
     while !line.contains(UInt8(ascii: "\n")) {
-      let chunk = output.fileHandleForReading.availableData
+      let chunk = process.output.availableData
       if chunk.isEmpty { break }
       line += chunk
     }
-    guard let port = String(decoding: line, as: UTF8.self).split(separator: ":").last?.split(separator: " ").first
-    else { throw ValidationError("stasis-server did not start") }
-    let base = "http://127.0.0.1:\(port)"
+    let text = String(decoding: line, as: UTF8.self)
+    guard let range = text.range(of: #"listening on [^ ]+:[0-9]+"#, options: .regularExpression),
+      let port = Int(text[range].split(separator: ":").last ?? "")
+    else { throw ValidationError("stasis-server did not start: \(text)") }
+    let base = "http://127.0.0.1:\(port)/v1/slots/slot"
     var configuration = HTTPClient.Configuration()
     configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clients)
     let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 
     let results = Tally()
     let start = ContinuousClock.now
-    let deadline = start + .milliseconds(Int64(seconds * 1000))
+    let measured = start + .milliseconds(Int64(warmup * 1000))
+    let deadline = measured + .milliseconds(Int64(seconds * 1000))
     let (largeEvery, staleEvery) = (self.largeEvery, self.staleEvery)
+    let bodies = (small: ByteBuffer(bytes: small), large: ByteBuffer(bytes: large))
+    let serverPID = process.pid
     await withTaskGroup(of: Void.self) { group in
+      group.addTask {
+        try? await Task.sleep(until: measured)
+        results.cpu.withLock { $0.append(CPUSample.now(["server": serverPID, "client": getpid()])) }
+        try? await Task.sleep(until: deadline)
+        results.cpu.withLock { $0.append(CPUSample.now(["server": serverPID, "client": getpid()])) }
+      }
       for (index, token) in tokens.enumerated() {
         group.addTask {
-          let slot = "slot"
+          var random = PlayerRandom(seed: UInt64(index) + 1)
           var head: Int64?
-          var count = index
           while ContinuousClock.now < deadline {
-            count += 1
-            let file = count % largeEvery == 0 ? large : small
+            let isLarge = random.next() % UInt64(largeEvery) == 0
+            let file = isLarge ? bodies.large : bodies.small
+            var stale = random.next() % UInt64(staleEvery) == 0
             do {
-              // Download first, as a game does when it comes back.
-              if let head {
-                _ = try await Self.send(http, .GET, base + "/v1/slots/\(slot)", token, [("If-None-Match", "\"\(head)\"")])
-              }
-              let stale = head != nil && head! > 1 && count % staleEvery == 0
               var headers: [(String, String)] = []
-              if let head { headers.append(("If-Match", "\"\(stale ? head - 1 : head)\"")) } else {
+              if let head {
+                // Download first, as a game does when it comes back: unchanged, so 304.
+                let (status, _) = try await Self.send(http, .GET, base, token, [("If-None-Match", "\"\(head)\"")])
+                if status != 304 { results.state.withLock { $0.errors += 1 } }
+                stale = stale && head > 1
+                headers.append(("If-Match", "\"\(stale ? head - 1 : head)\""))
+              } else {
+                stale = false
                 headers.append(("If-None-Match", "*"))
               }
               let began = ContinuousClock.now
-              let (status, body) = try await Self.send(http, .PUT, base + "/v1/slots/\(slot)", token, headers, file)
-              let ms = (ContinuousClock.now - began) / .milliseconds(1)
-              if status == 201 {
-                let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
-                head = Int64(object?["revision"] as? Int ?? 0)
-                results.state.withLock {
-                  $0.latencies.append(ms)
-                  $0.bytes += file.count
+              let (status, etag) = try await Self.send(http, .PUT, base, token, headers, file)
+              let ended = ContinuousClock.now
+              let counted = began >= measured && ended <= deadline
+              if status == 201, let etag, let revision = Int64(etag.trimmingCharacters(in: ["\""])) {
+                head = revision
+                if counted {
+                  results.state.withLock {
+                    $0.latencies.append((ended - began) / .milliseconds(1))
+                    $0.bytes += file.readableBytes
+                  }
                 }
               } else if status == 412 && stale {
-                results.state.withLock {
-                  $0.stale += 1
-                  $0.staleExpected += 1
-                }
+                if counted { results.state.withLock { $0.stale += 1 } }
               } else {
-                if stale { results.state.withLock { $0.staleExpected += 1 } }
                 results.state.withLock { $0.errors += 1 }
               }
+              if stale && counted { results.state.withLock { $0.staleExpected += 1 } }
             } catch {
               results.state.withLock { $0.errors += 1 }
             }
@@ -210,93 +232,80 @@ struct StasisLoad: AsyncParsableCommand {
         }
       }
     }
-    let elapsed = (ContinuousClock.now - start) / .seconds(1)
-    try await http.shutdown()
+    try? await http.shutdown()
+    let elapsed = (deadline - measured) / .seconds(1)
     let result = results.state.withLock { $0 }
+    let samples = results.cpu.withLock { $0 }
     let sorted = result.latencies.sorted()
-    func percentile(_ p: Double) -> Double {
-      sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-    }
     let row = Row(
       label: label, perSecond: Double(sorted.count) / elapsed,
-      megabytesPerSecond: Double(result.bytes) / elapsed / 1e6, p50: percentile(0.5), p99: percentile(0.99),
-      stale: "\(result.stale)/\(result.staleExpected)", errors: result.errors)
+      megabytesPerSecond: Double(result.bytes) / elapsed / 1e6, p50: percentile(sorted, 0.5),
+      p99: percentile(sorted, 0.99), stale: "\(result.stale)/\(result.staleExpected)", errors: result.errors,
+      cores: samples.count == 2 ? samples[1].cores(since: samples[0], parts: ["server", "client", "postgres"]) : "-")
     print(row.markdown)
     return row
   }
 
+  /// One exchange; the status and the `ETag`.
   private static func send(
     _ http: HTTPClient, _ method: HTTPMethod, _ url: String, _ token: String, _ headers: [(String, String)],
-    _ body: [UInt8]? = nil
-  ) async throws -> (Int, [UInt8]) {
+    _ body: ByteBuffer? = nil
+  ) async throws -> (Int, String?) {
     var request = HTTPClientRequest(url: url)
     request.method = method
     request.headers.add(name: "Authorization", value: "Bearer \(token)")
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     if let body {
       request.headers.add(name: "Content-Type", value: "application/vnd.stasis")
-      request.body = .bytes(ByteBuffer(bytes: body))
+      request.body = .bytes(body)
     }
     let response = try await http.execute(request, timeout: .seconds(30))
-    let collected = try await response.body.collect(upTo: 64 << 20)
-    return (Int(response.status.code), [UInt8](buffer: collected))
+    _ = try await response.body.collect(upTo: 64 << 20)
+    return (Int(response.status.code), response.headers.first(name: "ETag"))
   }
+}
 
-  /// pgbench on the same database: the same mix of byte counts, one `INSERT` of a `bytea` per
-  /// transaction, as many clients.
-  private func pgbench(url: String, small: [UInt8], large: [UInt8]) throws -> Row {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-pgbench-\(getpid())")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    func script(_ name: String, _ bytes: [UInt8]) throws -> String {
-      let hex = bytes.map { String(format: "%02x", $0) }.joined()
-      let path = folder.appendingPathComponent(name).path
-      try "INSERT INTO stasis_pgbench (data) VALUES ('\\x\(hex)'::bytea);\n".write(
-        toFile: path, atomically: true, encoding: .utf8)
-      return path
-    }
-    let smallScript = try script("small.sql", small)
-    let largeScript = try script("large.sql", large)
-    _ = try shell(
-      "psql", [url, "-q", "-c", "DROP TABLE IF EXISTS stasis_pgbench; CREATE TABLE stasis_pgbench (id BIGSERIAL PRIMARY KEY, data BYTEA NOT NULL)"])
-    let output = try shell(
-      "pgbench",
-      [
-        "-n", "-c", "\(clients)", "-j", "2", "-T", "\(Int(seconds.rounded()))", "-f",
-        "\(smallScript)@\(largeEvery - 1)", "-f", "\(largeScript)@1", "-r", url,
-      ])
-    _ = try shell("psql", [url, "-q", "-c", "DROP TABLE IF EXISTS stasis_pgbench"])
-    let tps =
-      output.split(separator: "\n").first { $0.hasPrefix("tps = ") }.flatMap {
-        Double($0.dropFirst(6).split(separator: " ").first ?? "")
-      } ?? .nan
-    let latency =
-      output.split(separator: "\n").first { $0.hasPrefix("latency average = ") }.flatMap {
-        Double($0.dropFirst(18).split(separator: " ").first ?? "")
-      } ?? .nan
-    let meanBytes = Double(small.count * (largeEvery - 1) + large.count) / Double(largeEvery)
-    let row = Row(
-      label: "pgbench, one bytea INSERT per transaction", perSecond: tps, megabytesPerSecond: tps * meanBytes / 1e6,
-      p50: latency, p99: .nan, stale: "-", errors: 0)
-    print(row.markdown + "   (p50 column: pgbench's mean latency)")
-    return row
+/// One line of the table.
+struct Row {
+  var label: String
+  var perSecond: Double
+  var megabytesPerSecond: Double
+  var p50: Double
+  var p99: Double
+  var stale: String
+  var errors: Int
+  /// Who used the CPU during the measurement, in cores.
+  var cores: String
+
+  static let header =
+    "| what | writes/s | MB/s | p50 ms | p99 ms | 412 as expected | errors | CPU, in cores |\n"
+    + "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+
+  var markdown: String {
+    "| \(label) | \(String(format: "%.0f", perSecond)) | \(String(format: "%.1f", megabytesPerSecond)) | "
+      + "\(p50.isNaN ? "-" : String(format: "%.1f", p50)) | \(p99.isNaN ? "-" : String(format: "%.1f", p99)) | "
+      + "\(stale) | \(errors) | \(cores) |"
   }
+}
 
-  private func shell(_ tool: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [tool] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.standardError
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw ValidationError("\(tool) failed") }
-    return String(decoding: data, as: UTF8.self)
+/// Each player's own sequence (xorshift64*), so which uploads are large or stale does not depend
+/// on the other players, and the two choices are independent of each other.
+struct PlayerRandom {
+  private var state: UInt64
+
+  init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+
+  mutating func next() -> UInt64 {
+    state ^= state >> 12
+    state ^= state << 25
+    state ^= state >> 27
+    return state &* 0x2545_F491_4F6C_DD1D
   }
 }
 
 /// What the players saw, gathered from their tasks.
 final class Tally: Sendable {
   let state = Mutex<(latencies: [Double], bytes: Int, stale: Int, staleExpected: Int, errors: Int)>(([], 0, 0, 0, 0))
+  /// CPU samples at the start and the end of the measurement.
+  let cpu = Mutex<[CPUSample]>([])
 }
