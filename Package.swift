@@ -103,7 +103,9 @@ let package = Package(
     .executableTarget(
       name: "stasis-bench",
       dependencies: [
-        "Stasis", "DemoGame", "StasisSDL", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "Stasis", "DemoGame", "StasisSDL", "StasisCloud", "StasisServer",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
     // Examples/: a second game adopting Stasis through the save coordinator (the README's guide).

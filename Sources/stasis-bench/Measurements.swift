@@ -50,6 +50,13 @@ struct Report: Codable {
   var crc32cHardware: Bool
   var rows: [Row]
   var game: GameReport?
+  var cloud: CloudReport?
+}
+
+/// A benchmark that could not run its set-up.
+struct BenchError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
 }
 
 struct Machine: Codable {

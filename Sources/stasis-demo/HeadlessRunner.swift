@@ -29,6 +29,7 @@ struct HeadlessRunner {
     }
     let game = Game(engine: engine, store: store, slot: options.saveSlot)
     game.autosaveInterval = Int64((options.autosave * 60).rounded())
+    game.autopilot = options.autopilot  // --no-autopilot: the player stands still
     let app = Application(
       delegate: game.coordinator,
       configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))

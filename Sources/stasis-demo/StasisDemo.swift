@@ -79,7 +79,9 @@ struct StasisDemo: ParsableCommand {
   @Flag(help: "Print the summary as one JSON object.")
   var json = false
 
-  @Flag(inversion: .prefixedNo, help: "Let the autopilot play (in the window, --no-autopilot hands you the keys).")
+  @Flag(
+    inversion: .prefixedNo,
+    help: "Let the autopilot play (--no-autopilot: in the window you have the keys; headless, nobody plays).")
   var autopilot = true
 
   @Option(help: "The levels folder (default: Assets/levels, found from here or from the executable).")

@@ -602,8 +602,11 @@ struct CLIGoldenTests {
   @Test("--help gives an example for every command; a bad flag is exit 64")
   func help() throws {
     let fixtures = try Fixtures()
-    for command in ["inspect", "verify", "dump", "diff", "slots", "thumbnail", "recover", "migrate"] {
-      let result = try fixtures.stasis(command, "--help")
+    for command in [
+      "inspect", "verify", "dump", "diff", "merge", "slots", "thumbnail", "recover", "migrate", "cloud", "cloud login",
+      "cloud status", "cloud push", "cloud pull", "cloud log", "cloud resolve", "cloud discard",
+    ] {
+      let result = try fixtures.stasis(environment: [:], command.split(separator: " ").map(String.init) + ["--help"])
       #expect(result.status == 0)
       #expect(result.out.contains("Example:"), "\(command) --help has an example")
       #expect(result.out.contains("USAGE: stasis \(command)"))
@@ -612,5 +615,57 @@ struct CLIGoldenTests {
     #expect(root.out.contains("Exit codes: 0 success or valid; 1 invalid, corrupt or different; 64 usage; 74"))
     #expect(try fixtures.stasis("inspect", "--bogus").status == 64)
     #expect(try fixtures.stasis("frobnicate").status == 64)
+  }
+
+  @Test("merge: fields from each side, conflicts listed and nothing written; --rule and --take settle them")
+  func merge() throws {
+    let fixtures = try Fixtures()
+    let codec = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.1", schemaVersion: 3))
+    let base = Garden(
+      plants: [.init(kind: "tomato", height: 1, watered: false)], weather: ["rain": 1, "sun": 8],
+      sprinklers: (0..<3).map { .init(x: Float($0), y: 1, flow: 5) })
+    var ours = base
+    ours.plants[0].height = 1.5  // ours only
+    ours.sprinklers[1].flow = 7  // both
+    var theirs = base
+    theirs.weather["rain"] = 4  // theirs only
+    theirs.sprinklers[1].flow = 9  // both
+    theirs.sprinklers[2].flow = 6  // theirs only
+    for (name, garden) in [("base", base), ("ours", ours), ("theirs", theirs)] {
+      let document = try codec.document(for: garden, summary: SaveSummary(), createdAt: 1_767_225_600_000)
+      try Data(SaveFileFormat.encode(document)).write(to: URL(fileURLWithPath: fixtures.path("\(name).stasis")))
+    }
+    let conflicting = try fixtures.stasis("merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "out.stasis")
+    #expect(conflicting.status == 1)
+    #expect(
+      conflicting.out == """
+        sprinklers[1]: base {3 fields}, ours {3 fields}, theirs {3 fields} → CONFLICT
+        1 field both changed (0 settled, 1 not); 1 taken from ours, 2 from theirs
+
+        """)
+    #expect(
+      conflicting.err == "nothing written: settle the conflicts with --rule PATH=RULE or --take ours|theirs|base\n")
+    #expect(!FileManager.default.fileExists(atPath: fixtures.path("out.stasis")), "nothing written")
+
+    let taken = try fixtures.stasis(
+      "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "out.stasis", "--take", "theirs")
+    #expect(taken.status == 0, "\(taken.err)")
+    #expect(taken.out.hasSuffix("merged → out.stasis\n"))
+    let merged = try codec.state(
+      from: SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("out.stasis"))))))
+    #expect(merged.plants[0].height == 1.5)
+    #expect(merged.weather == ["rain": 4, "sun": 8])
+    #expect(merged.sprinklers.map(\.flow) == [5, 9, 6])
+
+    let ruled = try fixtures.stasis(
+      "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "ruled.stasis", "--rule", "sprinklers[*]=ours",
+      "--json")
+    #expect(ruled.status == 0)
+    let object = try JSONSerialization.jsonObject(with: Data(ruled.out.utf8)) as? [String: Any]
+    let conflicts = object?["conflicts"] as? [[String: Any]]
+    #expect(conflicts?.first?["path"] as? String == "sprinklers[1]")
+    #expect(conflicts?.first?["settled"] as? String == "rule ours (sprinklers[*])")
+    #expect(try fixtures.stasis("merge", "base.stasis", "ours.stasis", "flipped.stasis", "-o", "x.stasis").status == 1)
+    #expect(try fixtures.stasis("merge", "a", "b", "c", "-o", "x", "--rule", "nonsense").status == 64)
   }
 }

@@ -1,0 +1,163 @@
+import Foundation
+import Stasis
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A built product next to the server (the release one when `scripts/test.sh` made it).
+func product(_ name: String) -> String {
+  let release = packageRoot.appendingPathComponent(".build/release/\(name)").path
+  if ProcessInfo.processInfo.environment["STASIS_USE_RELEASE"] == "1", FileManager.default.fileExists(atPath: release) {
+    return release
+  }
+  return packageRoot.appendingPathComponent(".build/debug/\(name)").path
+}
+
+/// `stasis-demo --headless … --json`: its summary.
+func demo(_ arguments: [String]) throws -> (status: Int32, json: [String: Any], err: String) {
+  let result = try run(product("stasis-demo"), ["--headless", "--json"] + arguments)
+  let json = (try? JSONSerialization.jsonObject(with: Data(result.out.utf8))) as? [String: Any] ?? [:]
+  return (result.status, json, result.err)
+}
+
+@Suite("stasis cloud and stasis-demo --cloud against a real stasis-server", .serialized)
+struct CloudCommandTests {
+  @Test("login, status, push, pull, a refused push, resolve --take merge, log, slots and discard")
+  func commands() async throws {
+    let database = try Database(.sqlite)
+    let player = try database.addPlayer()
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    let tokenFile = root.appendingPathComponent("alice.token").path
+    try Data((player.token + "\n").utf8).write(to: URL(fileURLWithPath: tokenFile))
+    let login = root.appendingPathComponent("config/cloud.json").path
+    func stasis(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
+      try run(product("stasis"), arguments.map { $0 == "$LOGIN" ? login : $0 })
+    }
+
+    let bad = root.appendingPathComponent("bad.token").path
+    try Data("nope".utf8).write(to: URL(fileURLWithPath: bad))
+    let refused = try stasis("cloud", "login", "--server", server.base, "--token-file", bad, "--login", "$LOGIN")
+    #expect(refused.status == 1)
+    #expect(refused.err.contains("the server refused the token"))
+    let loggedIn = try stasis(
+      "cloud", "login", "--server", server.base, "--token-file", tokenFile, "--device", "laptop", "--login", "$LOGIN")
+    #expect(loggedIn.status == 0, "\(loggedIn.err)")
+    #expect(
+      loggedIn.out == "logged in to \(server.base) as device 'laptop' (0 slots there); stored in \(login), mode 600\n")
+    let mode = try FileManager.default.attributesOfItem(atPath: login)[.posixPermissions] as? Int
+    #expect(mode == 0o600, "the token is readable by its owner only")
+    #expect(!loggedIn.out.contains(player.token) && !loggedIn.err.contains(player.token))
+
+    let a = root.appendingPathComponent("A").path
+    let b = root.appendingPathComponent("B").path
+    let storeA = SaveStore(directory: a, device: "A")
+    let storeB = SaveStore(directory: b, device: "B")
+    var state = PlayerState()
+    try storeA.save(state, codec: playerCodec, slot: "autosave").wait().get()
+    let ahead = try stasis("cloud", "status", "--saves", a, "--login", "$LOGIN")
+    #expect(ahead.out.split(separator: "\n").last?.split(separator: " ").prefix(2) == ["autosave", "ahead"])
+    let pushed = try stasis("cloud", "push", "autosave", "--saves", a, "--login", "$LOGIN")
+    #expect(pushed.status == 0, "\(pushed.err)")
+    #expect(pushed.out == "uploaded generation 1 as r1 (base none)\n")
+    let pulled = try stasis("cloud", "pull", "autosave", "--saves", b, "--login", "$LOGIN")
+    #expect(pulled.out == "fast-forwarded to r1 as generation 1\n")
+    let synced = try stasis("cloud", "status", "autosave", "--saves", b, "--login", "$LOGIN", "--json")
+    let status = try JSONSerialization.jsonObject(with: Data(synced.out.utf8)) as? [[String: Any]]
+    #expect(status?.first?["state"] as? String == "synced")
+    #expect(status?.first?["base"] as? Int == 1)
+
+    state.score.highScore = 40
+    state.volume = 0.1
+    try storeA.save(state, codec: playerCodec, slot: "autosave").wait().get()
+    #expect(try stasis("cloud", "push", "autosave", "--saves", a, "--login", "$LOGIN").status == 0)
+    var other = PlayerState()
+    other.score.highScore = 60
+    other.inventory["map"] = 1
+    try storeB.save(other, codec: playerCodec, slot: "autosave").wait().get()
+    let conflicted = try stasis("cloud", "push", "autosave", "--saves", b, "--login", "$LOGIN")
+    #expect(conflicted.status == 1, "a conflict is refused, never forced")
+    #expect(conflicted.err.contains("conflict: the server moved past this slot's base"))
+    let pulledConflict = try stasis("cloud", "pull", "autosave", "--saves", b, "--login", "$LOGIN")
+    #expect(pulledConflict.status == 1)
+    #expect(pulledConflict.err.contains("is in conflict: `stasis cloud resolve autosave"))
+    let conflictStatus = try stasis("cloud", "status", "--saves", b, "--login", "$LOGIN")
+    #expect(conflictStatus.out.contains("conflict"))
+    let resolved = try stasis(
+      "cloud", "resolve", "autosave", "--take", "merge", "--fallback", "recent", "--saves", b, "--login", "$LOGIN")
+    #expect(resolved.status == 0, "\(resolved.out) \(resolved.err)")
+    #expect(resolved.out.contains("merge → merged"))
+    #expect(resolved.out.contains("  score.highScore: policy: "))
+    let merged = try storeB.load(codec: playerCodec, slot: "autosave").state
+    #expect(merged.volume == 0.1 && merged.inventory["map"] == 1, "each side's own change survives")
+
+    let log = try stasis("cloud", "log", "autosave", "--saves", b, "--login", "$LOGIN")
+    let rows = log.out.split(separator: "\n").dropFirst()
+    #expect(rows.map { $0.split(separator: " ").first } == ["r3", "r2", "r1"])
+    #expect(rows.first?.hasSuffix("<- base") == true)
+    let slots = try run(product("stasis"), ["slots", b])
+    #expect(slots.out.contains("kept: lost a cloud conflict to r2"))
+    let kept = storeB.keptGenerations(of: "autosave").first!.generation
+    let discarded = try stasis("cloud", "discard", "autosave", "\(kept)", "--saves", b)
+    #expect(discarded.status == 0)
+    #expect(storeB.keptGenerations(of: "autosave").isEmpty)
+    #expect(
+      try stasis("cloud", "status", "--saves", b, "--login", root.appendingPathComponent("none.json").path).status == 1)
+  }
+
+  @Test("two devices with the demo: offline play, then one uploads, the other merges, the first fast-forwards")
+  func demoDevices() async throws {
+    let database = try Database(.sqlite)
+    let player = try database.addPlayer()
+    let port = try freePort()
+    var server: ServerProcess? = try ServerProcess(database, ["--port", "\(port)"])
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-devices-\(UUID().uuidString)")
+    let tokenFile = root.appendingPathComponent("alice.token")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    try Data(player.token.utf8).write(to: tokenFile)
+    let cloud = ["--cloud", "http://127.0.0.1:\(port)", "--token-file", tokenFile.path, "--autosave", "0"]
+    let a = ["--saves", root.appendingPathComponent("A").path, "--device", "A"] + cloud
+    let b = ["--saves", root.appendingPathComponent("B").path, "--device", "B"] + cloud
+
+    let first = try demo(a + ["--level", "2", "--frames", "300"])
+    #expect(first.status == 0, "\(first.err)")
+    let firstCloud = try #require(first.json["cloud"] as? [String: Any])
+    #expect(Set(firstCloud.keys).isSuperset(of: ["base", "uploaded", "downloaded", "conflicts", "pending"]))
+    #expect(firstCloud["uploaded"] as? [Int] == [1])
+    let joined = try demo(b + ["--resume", "--frames", "300"])
+    #expect((joined.json["cloud"] as? [String: Any])?["downloaded"] as? [Int] == [1])
+    #expect(joined.json["digest"] as? String == first.json["digest"] as? String, "B starts where A stopped")
+
+    server?.stop()
+    server = nil
+    let offlineA = try demo(a + ["--resume", "--frames", "600"])
+    #expect(offlineA.status == 0, "the game plays on offline: \(offlineA.err)")
+    let pendingA = try #require(offlineA.json["cloud"] as? [String: Any])
+    #expect(pendingA["pending"] as? Int == 1)
+    #expect(pendingA["state"] as? String == "offline, 1 waiting")
+    let offlineB = try demo(b + ["--resume", "--frames", "900", "--no-autopilot"])
+    #expect(offlineB.status == 0)
+
+    server = try ServerProcess(database, ["--port", "\(port)"])
+    defer { server?.stop() }
+    let syncA = try demo(a + ["--resume", "--frames", "600"])
+    #expect((syncA.json["cloud"] as? [String: Any])?["uploaded"] as? [Int] == [2], "A's waiting save goes up")
+    let syncB = try demo(b + ["--resume", "--frames", "900", "--conflict-policy", "merge"])
+    let cloudB = try #require(syncB.json["cloud"] as? [String: Any])
+    let conflict = try #require((cloudB["conflicts"] as? [[String: Any]])?.first)
+    #expect(conflict["base"] as? Int == 1)
+    #expect(conflict["theirs"] as? Int == 2)
+    #expect(conflict["ours"] is Int)
+    #expect(conflict["policy"] as? String == "merge")
+    #expect(["merged", "ours", "theirs"].contains(conflict["result"] as? String ?? ""), "\(conflict)")
+    #expect(cloudB["uploaded"] as? [Int] == [3], "base → theirs → merged")
+    let caughtUp = try demo(a + ["--resume", "--frames", "900", "--no-autopilot"])
+    #expect((caughtUp.json["cloud"] as? [String: Any])?["downloaded"] as? [Int] == [3], "A fast-forwards")
+    let log = try await history(Client(base: "http://127.0.0.1:\(port)", token: player.token))
+    #expect(log.map(\.base) == [2, 1, nil])
+  }
+}
