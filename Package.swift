@@ -150,7 +150,7 @@ let package = Package(
     ),
     // The README's Swift blocks, compiled (ReadmeTests checks every block is here).
     .target(
-      name: "ReadmeSnippets", dependencies: ["Stasis", .product(name: "Logging", package: "swift-log")],
+      name: "ReadmeSnippets", dependencies: ["Stasis", "StasisCloud", .product(name: "Logging", package: "swift-log")],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
     .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis", "FuzzDriver"]),

@@ -228,8 +228,11 @@ public final class Application {
   /// none are left, and runs the expiration handlers once the budget is spent. Call it once
   /// per main-loop iteration, on the main actor.
   public func update() {
-    for (_, observer) in observers {
-      if case .updates(let block) = observer { block(self) }
+    // Update observers last: what they report follows the episode's own line.
+    defer {
+      for (_, observer) in observers {
+        if case .updates(let block) = observer { block(self) }
+      }
     }
     for event in tasks.takeUnreported() { report(event) }
     guard let episode else { return }
@@ -302,7 +305,7 @@ public final class Application {
     addObserver(.episodes(block))
   }
 
-  /// Observes every ``update()``, at its start: for work polled once per main-loop iteration
+  /// Observes every ``update()``, at its end: for work polled once per main-loop iteration
   /// whether or not the game steps (the save coordinator waiting for a sync).
   @discardableResult
   public func addUpdateObserver(_ block: @escaping @MainActor (Application) -> Void) -> ObserverToken {

@@ -208,15 +208,16 @@ public struct CloudClient: Sendable {
 
     /// The error a status other than the expected one means, with the server's own message.
     var error: CloudError {
-      let message = json["error"] as? String ?? "HTTP \(status)"
+      let said = json["error"] as? String
+      let message = said ?? "HTTP \(status)"
       switch status {
       case 401: return CloudError(.unauthorized, "the server refused the token: \(message)")
       case 404: return CloudError(.notFound, message)
       case 412:
         return CloudError(
           .conflict, message, head: (json["head"] as? [String: Any]).flatMap(RemoteRevision.init(json:)))
-      case 400, 403, 413, 428, 431: return CloudError(.refused, "HTTP \(status): \(message)")
-      default: return CloudError(.server, "HTTP \(status): \(message)")
+      case 400, 403, 413, 428, 431: return CloudError(.refused, said.map { "HTTP \(status): \($0)" } ?? message)
+      default: return CloudError(.server, said.map { "HTTP \(status): \($0)" } ?? message)
       }
     }
   }

@@ -1,0 +1,34 @@
+// The README's cloud-save Swift, compiled (ReadmeTests checks every block is here).
+import Stasis
+import StasisCloud
+
+/// A game for the snippets: its state is the snippets' `GameState`.
+@MainActor
+final class SnippetGame: SaveableGame {
+  var state = GameState(score: Score(), level: Level(), camera: Camera(), physics: Physics())
+  var isPaused = false
+  func snapshot() -> GameState { state }
+  func restore(_ saved: GameState) throws { state = saved }
+}
+
+@MainActor
+func cloudSaves(coordinator: SaveCoordinator<SnippetGame>, token: String) -> CloudSaveSync {
+  let cloud = CloudSaveSync(
+    coordinator: coordinator,  // becomes coordinator.sync: every save goes up, launch and return catch up
+    server: CloudServer(url: "https://saves.example.com", token: token, device: "steam-deck"),
+    configuration: CloudSyncConfiguration(
+      policy: .merge(rules: ["score.points": .max, "camera": .ours], fallback: .longestPlayTime)))
+  cloud.sync.onEvent { event in print(event) }  // "cloud: uploaded generation 3 as r12 (base r11)"
+  let hud = cloud.sync.status.hud  // "synced r12", "offline, 2 waiting", "conflict"
+  print(hud)
+  return cloud
+}
+
+func manualConflicts() -> CloudSyncConfiguration {
+  var configuration = CloudSyncConfiguration(policy: .manual)
+  configuration.onConflict = { conflict in
+    // Base, ours and theirs, whole and verified: ask the player, or decide here. nil: later.
+    conflict.theirs.summary.playTime > conflict.ours.summary.playTime ? .theirs : .ours
+  }
+  return configuration
+}
