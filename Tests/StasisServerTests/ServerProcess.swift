@@ -14,8 +14,10 @@ import Testing
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
   .deletingLastPathComponent()
 
-/// The built `stasis-server` (`swift build` puts it next to the tests).
+/// The built `stasis-server` (`swift build` puts it next to the tests); `STASIS_SERVER_BINARY`
+/// names another one (a build with its own `--scratch-path`).
 let serverBinary: String = {
+  if let path = ProcessInfo.processInfo.environment["STASIS_SERVER_BINARY"], !path.isEmpty { return path }
   let release = packageRoot.appendingPathComponent(".build/release/stasis-server").path
   if ProcessInfo.processInfo.environment["STASIS_USE_RELEASE"] == "1", FileManager.default.fileExists(atPath: release) {
     return release
