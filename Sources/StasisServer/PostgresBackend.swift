@@ -35,7 +35,7 @@ public final class PostgresBackend: SaveBackend {
   public func migrate() async throws {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
-      for statement in ServerSchema.postgres {
+      for statement in ServerSchema.postgres + [Self.putFunction] {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }
@@ -83,107 +83,129 @@ public final class PostgresBackend: SaveBackend {
     player: Player, precondition: WritePrecondition, metadata: RevisionMetadata, file: [UInt8], keep: Int,
     limits: PlayerLimits
   ) async throws -> PutOutcome {
-    let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
-      // The player's row first: one upload per player at a time, so the limits hold exactly.
-      try await connection.query("SELECT id FROM players WHERE id = \(player.id) FOR UPDATE", logger: logger)
-      if precondition == .create {
-        try await connection.query(
-          """
-          INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (\(player.id), \(metadata.slot), 1, NULL)
-          ON CONFLICT DO NOTHING
-          """, logger: logger)
-      }
-      var next: Int64?
-      var head: Int64?
-      let slotRows = try await connection.query(
-        """
-        SELECT next_revision, head_revision FROM slots WHERE player_id = \(player.id) AND name = \(metadata.slot)
-        FOR UPDATE
-        """, logger: logger)
-      for try await (n, h) in slotRows.decode((Int64, Int64?).self) {
-        next = n
-        head = h
-      }
-      switch precondition {
-      case .create:
-        if let head {
-          return .stale(head: try await Self.metadata(connection, player, metadata.slot, head, logger))
-        }
-      case .head(let expected):
-        guard let head else { return .stale(head: nil) }
-        if head != expected {
-          return .stale(head: try await Self.metadata(connection, player, metadata.slot, head, logger))
-        }
-      }
-      if head == nil {
-        var count = 0
-        let counted = try await connection.query(
-          "SELECT COUNT(*) FROM slots WHERE player_id = \(player.id) AND head_revision IS NOT NULL", logger: logger)
-        for try await value in counted.decode(Int64.self) { count = Int(value) }
-        if count >= limits.slots { return .tooManySlots("the player has \(count) slots; the limit is \(limits.slots)") }
-      }
-      var used: Int64 = 0
-      let sums = try await connection.query(
-        "SELECT COALESCE(SUM(size), 0)::BIGINT FROM revisions WHERE player_id = \(player.id)", logger: logger)
-      for try await value in sums.decode(Int64.self) { used = value }
-      if used + metadata.bytes > limits.totalBytes {
-        return .overLimit(
-          "the player's saves take \(used) bytes; this one would pass the limit of \(limits.totalBytes)")
-      }
-      let revision = next ?? 1
+    // One statement, one round trip: the function (`putFunction`) is the whole transaction.
+    let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
+    let rows = try await client.query(
+      """
+      SELECT outcome, revision, amount FROM stasis_put_v1(\(player.id), \(metadata.slot), \(expected),
+        \(Int64(max(1, keep))), \(Int64(limits.slots)), \(limits.totalBytes), \(metadata.bytes), \(metadata.sha256),
+        \(metadata.uploadedAt), \(metadata.device), \(metadata.game), \(metadata.build), \(metadata.schema),
+        \(metadata.createdAt), \(metadata.playTime), \(metadata.progress), \(metadata.summaryJSON), \(Data(file)))
+      """, logger: logger)
+    var result: (String, Int64?, Int64)?
+    for try await row in rows.decode((String, Int64?, Int64).self) { result = row }
+    guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v1 returned no row") }
+    switch outcome {
+    case "created":
       var stored = metadata
-      stored.revision = revision
-      try await connection.query(
-        """
-        UPDATE slots SET next_revision = \(revision + 1), head_revision = \(revision)
-        WHERE player_id = \(player.id) AND name = \(stored.slot)
-        """, logger: logger)
-      try await connection.query(
-        """
-        INSERT INTO revisions (player_id, slot, revision, base_revision, size, sha256, uploaded_at, device, game,
-          build, schema_version, created_at, play_time, progress, summary, file)
-        VALUES (\(player.id), \(stored.slot), \(revision), \(stored.baseRevision), \(stored.bytes), \(stored.sha256),
-          \(stored.uploadedAt), \(stored.device), \(stored.game), \(stored.build), \(stored.schema), \(stored.createdAt),
-          \(stored.playTime), \(stored.progress), \(stored.summaryJSON), \(Data(file)))
-        """, logger: logger)
-      try await connection.query(
-        """
-        DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(stored.slot)
-          AND revision <= \(revision - Int64(max(1, keep)))
-        """, logger: logger)
+      stored.revision = revision ?? 0
       return .created(stored)
+    case "stale":
+      // The head that made it stale, or the newer one if that was pruned since.
+      guard let revision else { return .stale(head: nil) }
+      let head = try await client.withConnection { connection in
+        try await Self.metadata(connection, player, metadata.slot, revision, self.logger)
+      }
+      if let head { return .stale(head: head) }
+      return .stale(head: try await self.head(player: player, slot: metadata.slot))
+    case "slots":
+      return .tooManySlots("the player has \(amount) slots; the limit is \(limits.slots)")
+    default:
+      return .overLimit(
+        "the player's saves take \(amount) bytes; this one would pass the limit of \(limits.totalBytes)")
     }
   }
 
+  /// An upload as one PL/pgSQL function, so it costs one round trip and plans that PostgreSQL
+  /// caches, instead of nine statements planned each time. It locks the player's row (one
+  /// upload per player at a time, so the limits hold exactly), then the slot's row (of two
+  /// uploads on the same base exactly one commits: the second waits for the lock, then reads the
+  /// new head), checks the precondition and the limits, stores the revision and prunes the slot
+  /// to its newest `keep`. `expected` is null for `If-None-Match: *`. The outcome is `created`
+  /// (with the revision), `stale` (with the head's revision; none when the slot does not exist),
+  /// `slots` or `bytes` (with the count or bytes in use).
+  static let putFunction = """
+    CREATE OR REPLACE FUNCTION stasis_put_v1(
+      p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
+      p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
+      p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
+      p_summary TEXT, p_file BYTEA,
+      OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
+    LANGUAGE plpgsql AS $$
+    #variable_conflict use_column
+    DECLARE
+      v_next BIGINT;
+      v_head BIGINT;
+    BEGIN
+      amount := 0;
+      PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
+      IF p_expected IS NULL THEN
+        INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
+        ON CONFLICT DO NOTHING;
+      END IF;
+      SELECT s.next_revision, s.head_revision INTO v_next, v_head FROM slots s
+      WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
+      IF v_head IS DISTINCT FROM p_expected THEN
+        outcome := 'stale';
+        revision := v_head;
+        RETURN;
+      END IF;
+      IF v_head IS NULL THEN
+        SELECT COUNT(*) INTO amount FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
+        IF amount >= p_max_slots THEN
+          outcome := 'slots';
+          RETURN;
+        END IF;
+      END IF;
+      SELECT COALESCE(SUM(r.size), 0) INTO amount FROM revisions r WHERE r.player_id = p_player;
+      IF amount + p_size > p_max_bytes THEN
+        outcome := 'bytes';
+        RETURN;
+      END IF;
+      amount := 0;
+      UPDATE slots s SET next_revision = v_next + 1, head_revision = v_next
+      WHERE s.player_id = p_player AND s.name = p_slot;
+      INSERT INTO revisions AS r (player_id, slot, revision, base_revision, size, sha256, uploaded_at, device, game,
+        build, schema_version, created_at, play_time, progress, summary, file)
+      VALUES (p_player, p_slot, v_next, p_expected, p_size, p_sha256, p_uploaded_at, p_device, p_game, p_build,
+        p_schema, p_created_at, p_play_time, p_progress, p_summary, p_file);
+      DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision <= v_next - p_keep;
+      outcome := 'created';
+      revision := v_next;
+    END
+    $$
+    """
+
   public func head(player: Player, slot: String) async throws -> RevisionMetadata? {
-    try await client.withConnection { connection in
-      guard let head = try await Self.headRevision(connection, player, slot, self.logger) else { return nil }
-      return try await Self.metadata(connection, player, slot, head, self.logger)
-    }
+    let rows = try await client.query(
+      PostgresQuery(unsafeSQL: "SELECT \(Self.headColumns) \(Self.headJoin)", binds: try Self.binds(player.id, slot)),
+      logger: logger)
+    for try await row in rows { return try Self.metadata(row) }
+    return nil
   }
 
   public func file(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {
-    try await client.withConnection { connection in
-      var wanted = revision
-      if wanted == nil { wanted = try await Self.headRevision(connection, player, slot, self.logger) }
-      guard let wanted else { return nil }
-      let rows = try await connection.query(
+    let query =
+      if let revision {
         PostgresQuery(
           unsafeSQL: "SELECT \(Self.columns), file FROM revisions WHERE player_id = $1 AND slot = $2 AND revision = $3",
-          binds: try Self.binds(player.id, slot, wanted)), logger: self.logger)
-      for try await row in rows {
-        let metadata = try Self.metadata(row)
-        let data = try row.decode(
-          (
-            String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String,
-            Data
-          ).self
-        ).14
-        return (metadata, [UInt8](data))
+          binds: try Self.binds(player.id, slot, revision))
+      } else {
+        PostgresQuery(
+          unsafeSQL: "SELECT \(Self.headColumns), r.file \(Self.headJoin)", binds: try Self.binds(player.id, slot))
       }
-      return nil
+    let rows = try await client.query(query, logger: logger)
+    for try await row in rows {
+      let metadata = try Self.metadata(row)
+      let data = try row.decode(
+        (
+          String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String,
+          Data
+        ).self
+      ).14
+      return (metadata, [UInt8](data))
     }
+    return nil
   }
 
   public func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]? {
@@ -243,6 +265,14 @@ public final class PostgresBackend: SaveBackend {
 
   static let columns =
     "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary"
+  /// The columns, from `revisions r`.
+  static let headColumns = columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }
+    .joined(separator: ", ")
+  /// A slot's head revision, `$1` the player and `$2` the slot.
+  static let headJoin = """
+    FROM slots s JOIN revisions r ON r.player_id = s.player_id AND r.slot = s.name AND r.revision = s.head_revision
+    WHERE s.player_id = $1 AND s.name = $2
+    """
 
   private static func binds(_ values: any PostgresEncodable & Sendable...) throws -> PostgresBindings {
     var bindings = PostgresBindings()

@@ -305,5 +305,15 @@ enum ServerSchema {
       PRIMARY KEY (player_id, slot, revision)
     )
     """,
+    // A save is dense binary already: PostgreSQL's TOAST compression (pglz) gained 0 % on the
+    // demo's 12 KB saves and 2 % on its 380 KB ones, and took over a third of the database's CPU
+    // under load. Stored out of line, uncompressed. Checked first, so a start takes no lock.
+    """
+    DO $$ BEGIN
+      IF (SELECT attstorage FROM pg_attribute WHERE attrelid = 'revisions'::regclass AND attname = 'file') <> 'e' THEN
+        ALTER TABLE revisions ALTER COLUMN file SET STORAGE EXTERNAL;
+      END IF;
+    END $$
+    """,
   ]
 }

@@ -7,6 +7,10 @@ import Metrics
 import NIOCore
 import Stasis
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// How a server runs: where it listens, what it keeps, what it allows.
 public struct ServerOptions: Sendable {
   /// The address to listen on.
@@ -62,7 +66,7 @@ struct APIError: HTTPResponseError {
   }
 
   func response(from request: Request, context: some RequestContext) throws -> Response {
-    var object: [String: Any] = ["error": message]
+    var object: [String: JSON] = ["error": .string(message)]
     if let head { object["head"] = head.json }
     var response = jsonResponse(object, status: status)
     for field in headers { response.headers.append(field) }
@@ -185,7 +189,7 @@ public struct SaveServer: Sendable {
     router.get("health") { _, _ in
       do {
         try await backend.ping()
-        return jsonResponse(["status": "ok"], status: .ok)
+        return jsonResponse(["status": .string("ok")], status: .ok)
       } catch {
         throw APIError(.serviceUnavailable, "the database does not answer")
       }
@@ -200,16 +204,23 @@ public struct SaveServer: Sendable {
     let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(backend: backend))
     v1.get("slots") { _, context in
       let slots = try await backend.slots(player: context.player!)
-      return jsonResponse(["slots": slots.map(\.json)], status: .ok)
+      return jsonResponse(["slots": .array(slots.map(\.json))], status: .ok)
     }
     v1.put("slots/:slot") { request, context in try await put(request, context) }
     v1.get("slots/:slot") { request, context in
       let slot = try slotName(context)
+      // A client that has a revision asks with If-None-Match: the head's metadata answers it
+      // without reading the file's bytes.
+      if let match = request.headers[.ifNoneMatch] {
+        guard let head = try await backend.head(player: context.player!, slot: slot) else {
+          throw APIError(.notFound, "no slot '\(slot)'")
+        }
+        if match == "*" || etags(match).contains(head.revision) {
+          return Response(status: .notModified, headers: [.eTag: etag(head.revision)])
+        }
+      }
       guard let (metadata, file) = try await backend.file(player: context.player!, slot: slot, revision: nil) else {
         throw APIError(.notFound, "no slot '\(slot)'")
-      }
-      if let match = request.headers[.ifNoneMatch], match == "*" || etags(match).contains(metadata.revision) {
-        return Response(status: .notModified, headers: [.eTag: etag(metadata.revision)])
       }
       return fileResponse(metadata, file)
     }
@@ -218,7 +229,7 @@ public struct SaveServer: Sendable {
       guard let list = try await backend.revisions(player: context.player!, slot: slot) else {
         throw APIError(.notFound, "no slot '\(slot)'")
       }
-      return jsonResponse(["revisions": list.map(\.json)], status: .ok)
+      return jsonResponse(["revisions": .array(list.map(\.json))], status: .ok)
     }
     v1.get("slots/:slot/revisions/:revision") { _, context in
       let slot = try slotName(context)
@@ -231,15 +242,15 @@ public struct SaveServer: Sendable {
     }
     v1.delete("slots/:slot") { request, context in
       let slot = try slotName(context)
-      guard let precondition = try parsePrecondition(request), case .head(let head) = precondition else {
+      guard let precondition = try parsePrecondition(request), case .head(let expected) = precondition else {
         throw APIError(.preconditionRequired, "a delete needs If-Match: \"N\", the slot's head revision")
       }
-      switch try await backend.delete(player: context.player!, slot: slot, head: head) {
+      switch try await backend.delete(player: context.player!, slot: slot, head: expected) {
       case .deleted: return Response(status: .noContent)
       case .notFound: throw APIError(.notFound, "no slot '\(slot)'")
       case .stale(let head):
         throw APIError(
-          .preconditionFailed, "the slot's head is revision \(head.revision), not \(precondition)", head: head)
+          .preconditionFailed, "the slot's head is revision \(head.revision), not \(expected)", head: head)
       }
     }
     return router
@@ -267,14 +278,11 @@ public struct SaveServer: Sendable {
     }
     let summary = header.summary
     let device = summary.device.isEmpty ? (request.headers[deviceHeader] ?? "") : summary.device
-    let summaryJSON = String(
-      decoding: (try? JSONSerialization.data(
-        withJSONObject: summary.details.jsonObject, options: [.sortedKeys, .fragmentsAllowed])) ?? Data("null".utf8),
-      as: UTF8.self)
+    let summaryJSON = JSON(summary.details).text
     let baseRevision: Int64? = if case .head(let base) = precondition { base } else { nil }
     let metadata = RevisionMetadata(
       slot: slot, revision: 0, baseRevision: baseRevision, bytes: Int64(bytes.count),
-      sha256: SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(), uploadedAt: clock(),
+      sha256: hex(SHA256.hash(data: bytes)), uploadedAt: clock(),
       device: String(device.prefix(255)), game: header.game.name, build: header.game.build,
       schema: Int64(header.game.schemaVersion), createdAt: header.createdAt, playTime: summary.playTime,
       progress: summary.progress, summaryJSON: summaryJSON)
@@ -286,8 +294,9 @@ public struct SaveServer: Sendable {
       Counter(label: "stasis_uploads_total").increment()
       var response = jsonResponse(
         [
-          "slot": stored.slot, "revision": stored.revision, "baseRevision": stored.baseRevision ?? NSNull(),
-          "bytes": stored.bytes, "sha256": stored.sha256,
+          "slot": .string(stored.slot), "revision": .int(stored.revision),
+          "baseRevision": stored.baseRevision.map(JSON.int) ?? .null, "bytes": .int(stored.bytes),
+          "sha256": .string(stored.sha256),
         ], status: .created)
       response.headers[.eTag] = etag(stored.revision)
       response.headers[.location] = "/v1/slots/\(stored.slot)/revisions/\(stored.revision)"
@@ -402,27 +411,61 @@ private func parsePrecondition(_ request: Request) throws -> WritePrecondition? 
   }
 }
 
-func jsonResponse(_ object: [String: Any], status: HTTPResponse.Status) -> Response {
-  let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-  return Response(
-    status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+func jsonResponse(_ object: [String: JSON], status: HTTPResponse.Status) -> Response {
+  Response(
+    status: status, headers: [.contentType: "application/json"],
+    body: .init(byteBuffer: ByteBuffer(string: JSON.object(object).text)))
 }
 
 extension RevisionMetadata {
   /// The metadata as the API's JSON.
-  var json: [String: Any] {
-    let summary =
-      (try? JSONSerialization.jsonObject(with: Data(summaryJSON.utf8), options: [.fragmentsAllowed])) ?? NSNull()
-    return [
-      "slot": slot, "revision": revision, "baseRevision": baseRevision ?? NSNull(), "bytes": bytes, "sha256": sha256,
-      "uploadedAt": isoDate(uploadedAt), "device": device, "game": game, "build": build, "schema": schema,
-      "createdAt": isoDate(createdAt), "playTime": playTime, "progress": progress ?? NSNull(), "summary": summary,
-    ]
+  /// (The summary is JSON text the server wrote when it stored the revision.)
+  var json: JSON {
+    .object([
+      "slot": .string(slot), "revision": .int(revision), "baseRevision": baseRevision.map(JSON.int) ?? .null,
+      "bytes": .int(bytes), "sha256": .string(sha256), "uploadedAt": .string(isoDate(uploadedAt)),
+      "device": .string(device), "game": .string(game), "build": .string(build), "schema": .int(schema),
+      "createdAt": .string(isoDate(createdAt)), "playTime": .double(playTime),
+      "progress": progress.map(JSON.double) ?? .null, "summary": summaryJSON.isEmpty ? .null : .raw(summaryJSON),
+    ])
   }
 }
 
-private func isoDate(_ milliseconds: Int64) -> String {
-  let formatter = ISO8601DateFormatter()
-  formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-  return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+/// `2026-11-22T20:06:43.123Z` (RFC 3339, UTC, milliseconds), formatted directly: creating an
+/// `ISO8601DateFormatter` for each date cost more than the rest of a listing.
+func isoDate(_ milliseconds: Int64) -> String {
+  var seconds = time_t(milliseconds.quotient(dividingBy: 1000))
+  let millis = Int(milliseconds.modulo(1000))
+  var parts = tm()
+  gmtime_r(&seconds, &parts)
+  func digits(_ value: Int, _ count: Int) -> String {
+    let text = String(value)
+    return String(repeating: "0", count: max(0, count - text.count)) + text
+  }
+  return "\(digits(Int(parts.tm_year) + 1900, 4))-\(digits(Int(parts.tm_mon) + 1, 2))-\(digits(Int(parts.tm_mday), 2))T"
+    + "\(digits(Int(parts.tm_hour), 2)):\(digits(Int(parts.tm_min), 2)):\(digits(Int(parts.tm_sec), 2)).\(digits(millis, 3))Z"
+}
+
+extension Int64 {
+  /// Division rounding towards minus infinity, so dates before 1970 format right too.
+  fileprivate func quotient(dividingBy divisor: Int64) -> Int64 {
+    let (q, r) = quotientAndRemainder(dividingBy: divisor)
+    return r < 0 ? q - 1 : q
+  }
+
+  fileprivate func modulo(_ divisor: Int64) -> Int64 {
+    let r = self % divisor
+    return r < 0 ? r + divisor : r
+  }
+}
+
+/// Lowercase hex of a digest.
+func hex(_ digest: some Sequence<UInt8>) -> String {
+  let digits = Array("0123456789abcdef".utf8)
+  var text: [UInt8] = []
+  for byte in digest {
+    text.append(digits[Int(byte >> 4)])
+    text.append(digits[Int(byte & 15)])
+  }
+  return String(decoding: text, as: UTF8.self)
 }

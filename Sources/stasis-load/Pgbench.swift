@@ -10,6 +10,9 @@ struct Pgbench {
   var clients: Int
   var seconds: Double
   var largeEvery: Int
+  /// The bytea's storage: `EXTERNAL` (uncompressed, as the server's `revisions.file`) or
+  /// `EXTENDED` (PostgreSQL's default: pglz is tried on every value).
+  var storage: String
 
   func run(small: [UInt8], large: [UInt8]) async throws -> Row {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-pgbench-\(getpid())")
@@ -34,7 +37,8 @@ struct Pgbench {
       "psql",
       [
         url, "-q", "-c",
-        "DROP TABLE IF EXISTS stasis_pgbench; CREATE TABLE stasis_pgbench (id BIGSERIAL PRIMARY KEY, data BYTEA NOT NULL)",
+        "DROP TABLE IF EXISTS stasis_pgbench; CREATE TABLE stasis_pgbench (id BIGSERIAL PRIMARY KEY, data BYTEA NOT NULL); "
+          + "ALTER TABLE stasis_pgbench ALTER COLUMN data SET STORAGE \(storage)",
       ])
     defer { _ = try? ChildProcess.run("psql", [url, "-q", "-c", "DROP TABLE IF EXISTS stasis_pgbench"]) }
     let duration = max(3, Int(seconds.rounded()))
@@ -72,7 +76,8 @@ struct Pgbench {
     latencies.sort()
     let meanBytes = Double(small.count * (largeEvery - 1) + large.count) / Double(largeEvery)
     return Row(
-      label: "pgbench, one bytea INSERT per transaction", perSecond: tps, megabytesPerSecond: tps * meanBytes / 1e6,
+      label: "pgbench, one bytea INSERT per transaction (\(storage.lowercased()) storage)", perSecond: tps,
+      megabytesPerSecond: tps * meanBytes / 1e6,
       p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), stale: "-", errors: failed,
       cores: after.cores(since: before, parts: ["pgbench", "postgres"]))
   }

@@ -50,6 +50,12 @@ struct StasisLoad: AsyncParsableCommand {
   @Option(help: "The server's pooled PostgreSQL connections (its --connections).")
   var serverConnections = 20
 
+  @Option(
+    help: ArgumentHelp(
+      "pgbench's bytea storage: EXTERNAL, as the server stores saves, or EXTENDED (compressed), PostgreSQL's default.",
+      valueName: "storage"))
+  var pgbenchStorage = "EXTERNAL"
+
   @Flag(help: "Leave out the SQLite row.")
   var skipSqlite = false
 
@@ -57,6 +63,9 @@ struct StasisLoad: AsyncParsableCommand {
   var server: String?
 
   func validate() throws {
+    guard ["EXTERNAL", "EXTENDED"].contains(pgbenchStorage) else {
+      throw ValidationError("--pgbench-storage is EXTERNAL or EXTENDED")
+    }
     guard clients >= 1, seconds >= 3, warmup >= 0, largeEvery >= 1, staleEvery >= 2, serverConnections >= 1 else {
       throw ValidationError("--clients ≥ 1, --seconds ≥ 3, --warmup ≥ 0, --large-every ≥ 1, --stale-every ≥ 2")
     }
@@ -97,7 +106,8 @@ struct StasisLoad: AsyncParsableCommand {
           small: small, large: large)
       }
       rows.append(row)
-      let pgbench = Pgbench(url: postgres, clients: clients, seconds: seconds, largeEvery: largeEvery)
+      let pgbench = Pgbench(
+        url: postgres, clients: clients, seconds: seconds, largeEvery: largeEvery, storage: pgbenchStorage)
       rows.append(try await pgbench.run(small: small, large: large))
       print(rows[rows.count - 1].markdown)
     }
