@@ -195,6 +195,16 @@ public struct CloudClient: Sendable {
 
   // MARK: Transport
 
+  /// A transport failure in a few words: NIO's descriptions nest the errno in two layers.
+  static func reason(_ error: any Error) -> String {
+    let text = "\(error)"
+    if text.contains("Connection refused") { return "connection refused" }
+    if text.contains("Connection reset") { return "connection reset" }
+    if text.lowercased().contains("timeout") || text.contains("timed out") { return "timed out" }
+    if let error = error as? HTTPClientError, error == .remoteConnectionClosed { return "the connection closed" }
+    return text
+  }
+
   private func path(_ slot: SaveSlot) -> String {
     "/v1/slots/" + (slot.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? slot.name)
   }
@@ -242,7 +252,7 @@ public struct CloudClient: Sendable {
     } catch {
       if Task.isCancelled { throw CloudError(.cancelled, "\(method) \(path) was cancelled") }
       // Refused, reset, timed out, unresolvable: the server is not there for now.
-      throw CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(error)")
+      throw CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(Self.reason(error))")
     }
   }
 }

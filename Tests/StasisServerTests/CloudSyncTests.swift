@@ -392,6 +392,37 @@ struct CloudSyncTests {
     #expect(log[0].sha == (try fileSHA(device, device.generations[0])))
   }
 
+  @Test("retries back off: 0.5 s, 1 s, 2 s, … up to the longest wait, and stop when told")
+  func backoff() async throws {
+    let port = try freePort()  // nothing listens there
+    let waits = Mutex<[Duration]>([])
+    let stopped = AsyncStream<Void>.makeStream()
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-backoff-\(UUID().uuidString)")
+    let store = SaveStore(directory: folder.path)
+    let sync = CloudSync(
+      client: CloudClient(server: CloudServer(url: "http://127.0.0.1:\(port)", token: "t")), store: store,
+      slot: "autosave",
+      configuration: CloudSyncConfiguration(
+        firstRetry: .milliseconds(500), longestRetry: .seconds(4),
+        sleep: { duration in
+          let count = waits.withLock {
+            $0.append(duration)
+            return $0.count
+          }
+          if count == 6 {  // enough: stop retrying (as a cancelled wait does)
+            stopped.continuation.yield()
+            throw CancellationError()
+          }
+        }))
+    let handle = store.save(PlayerState(), codec: playerCodec, slot: "autosave")
+    sync.upload(after: handle)
+    for await _ in stopped.stream { break }
+    await sync.settle()
+    #expect(waits.withLock { $0 } == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(4), .seconds(4)])
+    #expect(sync.status.pending == 1, "still queued: nothing dropped")
+    #expect(sync.status.phase == .offline)
+  }
+
   @Test("the server is killed mid-upload: the client retries; no partial and no duplicate revision")
   func killedMidUpload() async throws {
     let database = try Database(.sqlite)

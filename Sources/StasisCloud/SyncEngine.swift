@@ -1,0 +1,286 @@
+import Crypto
+import Foundation
+import Logging
+import Stasis
+import Synchronization
+
+/// The worker: every command runs to its end before the next starts, so no two requests of
+/// one slot ever race each other.
+final class SyncEngine: Sendable {
+  enum Command: Sendable {
+    case upload(SaveHandle, epoch: Int, done: (@Sendable () -> Void)?)
+    case catchUp(Int?, CatchUp)
+    case flush
+    case synchronize(uploading: Bool, CheckedContinuation<SyncReport, Never>)
+    case push(CheckedContinuation<SyncReport, Never>)
+    case resolve(ConflictPolicy, String, CheckedContinuation<SyncReport, Never>)
+    case barrier(CheckedContinuation<Void, Never>)
+  }
+
+  let client: CloudClient
+  let store: SaveStore
+  let slot: SaveSlot
+  let configuration: CloudSyncConfiguration
+  let logger: Logger
+  let commands: AsyncStream<Command>.Continuation
+  let status = Mutex(CloudStatus())
+  let eventHandlers = Mutex<[@Sendable (CloudEvent) -> Void]>([])
+  /// Bumped by `cancelUploads`: uploads handed over before it are dropped.
+  let epoch = Atomic<Int>(0)
+  /// Cancels the upload in flight, for `cancelUploads`.
+  let inFlight = Mutex<(@Sendable () -> Void)?>(nil)
+  /// The retry waiting for its backoff.
+  let retry = Mutex<Task<Void, Never>?>(nil)
+  private let failures = Mutex(0)
+
+  init(
+    client: CloudClient, store: SaveStore, slot: SaveSlot, configuration: CloudSyncConfiguration, logger: Logger,
+    commands: AsyncStream<Command>.Continuation
+  ) {
+    self.client = client
+    self.store = store
+    self.slot = slot
+    self.configuration = configuration
+    self.logger = logger
+    self.commands = commands
+    let record = SyncRecord.load(store: store, slot: slot, server: client.server.url)
+    status.withLock {
+      $0.base = record.base
+      $0.pending = record.queued.count
+      if record.conflict != nil { $0.phase = .conflict }
+    }
+  }
+
+  func run(_ command: Command) async {
+    switch command {
+    case .upload(let handle, let epoch, let done):
+      defer { done?() }
+      guard case .success(let receipt) = await handle.value else { return }
+      var record = load()
+      if !record.queued.contains(receipt.generation) {
+        record.queued.append(receipt.generation)
+        store(&record)
+      }
+      guard epoch == self.epoch.load(ordering: .relaxed) else {
+        emit(.uploadCancelled(generation: receipt.generation))
+        return
+      }
+      _ = await cancellable { await self.flush(epoch: epoch) }
+    case .flush:
+      _ = await flush(epoch: epoch.load(ordering: .relaxed))
+    case .catchUp(let stateGeneration, let progress):
+      let report = await synchronize(stateGeneration: stateGeneration, mayWrite: { progress.mayWrite() })
+      progress.finish(report.restore.map { .restore(generation: $0, reason: "synced with the cloud") } ?? .unchanged)
+    case .synchronize(let uploading, let continuation):
+      continuation.resume(returning: await synchronize(stateGeneration: nil, uploading: uploading, mayWrite: { true }))
+    case .push(let continuation):
+      let error = await flush(epoch: epoch.load(ordering: .relaxed))
+      continuation.resume(returning: SyncReport(state: nil, restore: nil, error: error))
+    case .resolve(let policy, let name, let continuation):
+      continuation.resume(returning: await resolveNow(policy: policy, name: name))
+    case .barrier(let continuation):
+      continuation.resume()
+    }
+  }
+
+  /// Runs `body` as a task `cancelUploads` can cancel.
+  func cancellable<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T {
+    let task = Task { await body() }
+    inFlight.withLock { $0 = { task.cancel() } }
+    defer { inFlight.withLock { $0 = nil } }
+    return await task.value
+  }
+
+  // MARK: Record and events
+
+  func load() -> SyncRecord { SyncRecord.load(store: store, slot: slot, server: client.server.url) }
+
+  func store(_ record: inout SyncRecord) {
+    do {
+      try record.save(store: store, slot: slot)
+    } catch {
+      logger.warning("the sync record of slot '\(slot)' could not be written: \(error)")
+    }
+    let base = record.base
+    let pending = record.queued.count
+    status.withLock {
+      $0.base = base
+      $0.pending = pending
+    }
+  }
+
+  func emit(_ event: CloudEvent) {
+    status.withLock { status in
+      status.events.append(event)
+      switch event {
+      case .uploaded(_, let revision, _):
+        status.uploaded.append(revision)
+        status.phase = .synced
+      case .fastForwarded(let revision, _):
+        status.downloaded.append(revision)
+        status.phase = .synced
+      case .conflict(let report):
+        status.conflicts.append(report)
+        status.phase = report.result == "pending" ? .conflict : .synced
+      case .offline: status.phase = .offline
+      case .unauthorized: status.phase = .unauthorized
+      case .uploadCancelled, .refused: break
+      }
+    }
+    switch event {
+    case .offline, .refused, .unauthorized, .uploadCancelled: logger.notice("\(event.description)")
+    default: logger.debug("\(event.description)")
+    }
+    for handler in eventHandlers.withLock({ $0 }) { handler(event) }
+  }
+
+  func phase(_ phase: CloudStatus.Phase) { status.withLock { $0.phase = phase } }
+
+  // MARK: Local saves
+
+  /// The newest local generation whose bytes pass every check, with its bytes and document.
+  func newestLocal() -> (generation: Int, bytes: [UInt8], document: SaveDocument)? {
+    for generation in (try? store.generations(of: slot)) ?? [] {
+      guard let bytes = try? store.readBytes(at: store.path(of: slot, generation: generation)),
+        let document = try? SaveFileFormat.decode(bytes, signing: store.signing)
+      else { continue }
+      return (generation, bytes, document)
+    }
+    return nil
+  }
+
+  /// Checks a download before anything local changes: every checksum, the signature under the
+  /// store's policy, and the game's own load and validation.
+  func verify(_ bytes: [UInt8], revision: Int) -> Result<SaveDocument, CloudError> {
+    do {
+      let document = try SaveFileFormat.decode(bytes, path: "r\(revision)", signing: store.signing)
+      try configuration.validate?(document)
+      return .success(document)
+    } catch {
+      return .failure(CloudError(.refused, "revision \(revision) of slot '\(slot)' failed verification: \(error)"))
+    }
+  }
+
+  /// Writes `bytes` as the slot's next generation, durably.
+  func writeLocal(_ bytes: [UInt8]) async -> Result<Int, SaveFileError> {
+    await store.save(fileBytes: bytes, slot: slot).value.map(\.generation)
+  }
+
+  // MARK: Uploading
+
+  /// Uploads the newest unsynced generation, if any, on the base. Returns the failure, if one.
+  @discardableResult
+  func flush(epoch: Int) async -> CloudError? {
+    var record = load()
+    guard record.conflict == nil else { return nil }  // nothing goes up over an unsettled conflict
+    guard let local = newestLocal(), local.generation > (record.baseGeneration ?? 0),
+      local.generation != record.refusedGeneration
+    else {
+      if !record.queued.isEmpty {
+        record.queued = []
+        store(&record)
+      }
+      return nil
+    }
+    if let agreed = record.baseGeneration, agreed != local.generation,
+      let bytes = try? store.readBytes(at: store.path(of: slot, generation: agreed)),
+      let document = try? SaveFileFormat.decode(bytes, signing: store.signing),
+      document.sections == local.document.sections
+    {
+      // The state is the base's (a quit right after a restore): the server has it already.
+      record.baseGeneration = local.generation
+      record.queued.removeAll { $0 <= local.generation }
+      store(&record)
+      phase(.synced)
+      return nil
+    }
+    guard epoch == self.epoch.load(ordering: .relaxed), !Task.isCancelled else {
+      emit(.uploadCancelled(generation: local.generation))
+      return CloudError(.cancelled, "cancelled before it started")
+    }
+    phase(.syncing)
+    do {
+      let created = try await client.upload(slot: slot, bytes: local.bytes, base: record.base)
+      failures.withLock { $0 = 0 }
+      record = load()
+      record.base = created.revision
+      record.baseGeneration = local.generation
+      record.queued.removeAll { $0 <= local.generation }
+      store(&record)
+      emit(.uploaded(generation: local.generation, revision: created.revision, base: created.baseRevision))
+      return nil
+    } catch {
+      if error.kind == .conflict, let head = error.head, head.sha256 == sha256Hex(local.bytes) {
+        // Our own upload committed but its answer was lost (the server died, the line
+        // dropped): the head is these very bytes. Adopt it; uploading again would fork.
+        adopt(revision: head.revision, generation: local.generation)
+        return nil
+      }
+      return failed(error, generation: local.generation)
+    }
+  }
+
+  /// Records that the server's `revision` is exactly local `generation`.
+  func adopt(revision: Int, generation: Int) {
+    var record = load()
+    record.base = revision
+    record.baseGeneration = generation
+    record.queued.removeAll { $0 <= generation }
+    store(&record)
+    emit(.uploaded(generation: generation, revision: revision, base: nil))
+  }
+
+  /// Records a failed request; schedules a retry when the server was unreachable.
+  func failed(_ error: CloudError, generation: Int?) -> CloudError {
+    let waiting = load().queued.count
+    switch error.kind {
+    case .offline, .server:
+      emit(.offline(message: error.message, waiting: waiting))
+      scheduleRetry()
+    case .cancelled:
+      emit(.uploadCancelled(generation: generation ?? 0))
+    case .unauthorized:
+      emit(.unauthorized(error.message))
+    case .refused:
+      if let generation {
+        var record = load()
+        record.refusedGeneration = generation
+        record.queued.removeAll { $0 <= generation }
+        store(&record)
+      }
+      emit(.refused(error.message))
+    case .conflict, .notFound:
+      phase(.conflict)
+    }
+    return error
+  }
+
+  /// Retries after the backoff: 0.5 s, 1 s, 2 s, … up to the longest wait.
+  func scheduleRetry() {
+    let count = failures.withLock {
+      $0 += 1
+      return $0
+    }
+    let first = configuration.firstRetry
+    let delay = min(configuration.longestRetry, first * Int(pow(2, Double(min(count - 1, 20)))))
+    let sleep = configuration.sleep
+    let commands = self.commands
+    retry.withLock { task in
+      guard task == nil else { return }
+      task = Task {
+        do {
+          try await sleep(delay)
+        } catch {
+          return  // retryNow() or shut down
+        }
+        self.retry.withLock { $0 = nil }
+        commands.yield(.flush)
+      }
+    }
+  }
+
+}
+
+func sha256Hex(_ bytes: [UInt8]) -> String {
+  SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+}
