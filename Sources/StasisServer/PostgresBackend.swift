@@ -70,11 +70,8 @@ public final class PostgresBackend: SaveBackend {
   }
 
   public func player(tokenHash: [UInt8]) async throws -> Player? {
-    let rows = try await client.query(
-      "SELECT id, name, created_at FROM players WHERE token_hash = \(Data(tokenHash)) AND NOT revoked",
-      logger: logger)
-    for try await (id, name, createdAt) in rows.decode((Int64, String, Int64).self) {
-      return Player(id: id, name: name, createdAt: createdAt, revoked: false)
+    for try await player in try await client.execute(PlayerByTokenStatement(tokenHash: tokenHash), logger: logger) {
+      return player
     }
     return nil
   }
@@ -85,15 +82,12 @@ public final class PostgresBackend: SaveBackend {
   ) async throws -> PutOutcome {
     // One statement, one round trip: the function (`putFunction`) is the whole transaction.
     let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
-    let rows = try await client.query(
-      """
-      SELECT outcome, revision, amount FROM stasis_put_v1(\(player.id), \(metadata.slot), \(expected),
-        \(Int64(max(1, keep))), \(Int64(limits.slots)), \(limits.totalBytes), \(metadata.bytes), \(metadata.sha256),
-        \(metadata.uploadedAt), \(metadata.device), \(metadata.game), \(metadata.build), \(metadata.schema),
-        \(metadata.createdAt), \(metadata.playTime), \(metadata.progress), \(metadata.summaryJSON), \(Data(file)))
-      """, logger: logger)
+    let statement = PutStatement(
+      player: player.id, metadata: metadata, expected: expected, keep: Int64(max(1, keep)),
+      maxSlots: Int64(limits.slots), maxBytes: limits.totalBytes, file: file)
+    let rows = try await client.execute(statement, logger: logger)
     var result: (String, Int64?, Int64)?
-    for try await row in rows.decode((String, Int64?, Int64).self) { result = row }
+    for try await row in rows { result = row }
     guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v1 returned no row") }
     switch outcome {
     case "created":
@@ -177,10 +171,9 @@ public final class PostgresBackend: SaveBackend {
     """
 
   public func head(player: Player, slot: String) async throws -> RevisionMetadata? {
-    let rows = try await client.query(
-      PostgresQuery(unsafeSQL: "SELECT \(Self.headColumns) \(Self.headJoin)", binds: try Self.binds(player.id, slot)),
-      logger: logger)
-    for try await row in rows { return try Self.metadata(row) }
+    for try await head in try await client.execute(HeadStatement(player: player.id, slot: slot), logger: logger) {
+      return head
+    }
     return nil
   }
 
@@ -301,7 +294,7 @@ public final class PostgresBackend: SaveBackend {
     return nil
   }
 
-  private static func metadata(_ row: PostgresRow) throws -> RevisionMetadata {
+  static func metadata(_ row: PostgresRow) throws -> RevisionMetadata {
     let (slot, revision, base, size, sha, uploaded, device, game, build, schema, created, playTime, progress, summary) =
       try row.decode(
         (String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String)

@@ -2,8 +2,7 @@ import Foundation
 
 /// pgbench on the same database: one `INSERT` of a `bytea` per transaction, the same byte mix
 /// as the players' uploads (`largeEvery - 1` small for one large), as many clients, the same
-/// duration. The query text carries the bytes as hex, so every transaction sends them over the
-/// connection as an upload does (`-M simple`, pgbench's default). Latencies come from pgbench's
+/// duration. The query text carries the bytes as hex (see ``mode``). Latencies come from pgbench's
 /// per-transaction log, so the row has a p50 and a p99 like the others.
 struct Pgbench {
   var url: String
@@ -13,6 +12,10 @@ struct Pgbench {
   /// The bytea's storage: `EXTERNAL` (uncompressed, as the server's `revisions.file`) or
   /// `EXTENDED` (PostgreSQL's default: pglz is tried on every value).
   var storage: String
+  /// pgbench's `-M`: `simple` sends each INSERT's text, the bytes as hex, which PostgreSQL parses
+  /// and decodes every time; `prepared` parses it once per connection, and then each transaction
+  /// inserts the same constant without sending the bytes again (a bound no server can reach).
+  var mode: String
 
   func run(small: [UInt8], large: [UInt8]) async throws -> Row {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-pgbench-\(getpid())")
@@ -45,7 +48,7 @@ struct Pgbench {
     let child = try ChildProcess(
       "pgbench",
       [
-        "-n", "-c", "\(clients)", "-j", "2", "-T", "\(duration)", "-f", "\(smallScript)@\(largeEvery - 1)",
+        "-n", "-M", mode, "-c", "\(clients)", "-j", "2", "-T", "\(duration)", "-f", "\(smallScript)@\(largeEvery - 1)",
         "-f", "\(largeScript)@1", "-l", "--log-prefix", folder.appendingPathComponent("log").path, url,
       ])
     // CPU is sampled inside the run, while pgbench's connections are alive.
@@ -76,7 +79,7 @@ struct Pgbench {
     latencies.sort()
     let meanBytes = Double(small.count * (largeEvery - 1) + large.count) / Double(largeEvery)
     return Row(
-      label: "pgbench, one bytea INSERT per transaction (\(storage.lowercased()) storage)", perSecond: tps,
+      label: "pgbench, one bytea INSERT per transaction (-M \(mode), \(storage.lowercased()) storage)", perSecond: tps,
       megabytesPerSecond: tps * meanBytes / 1e6,
       p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), stale: "-", errors: failed,
       cores: after.cores(since: before, parts: ["pgbench", "postgres"]))

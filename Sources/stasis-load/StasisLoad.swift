@@ -56,6 +56,13 @@ struct StasisLoad: AsyncParsableCommand {
       valueName: "storage"))
   var pgbenchStorage = "EXTERNAL"
 
+  @Option(
+    parsing: .upToNextOption,
+    help: ArgumentHelp(
+      "pgbench's -M, one row each: simple (the bytes sent as hex text and parsed each time) or prepared "
+        + "(parsed once per connection: the bytes are not sent again).", valueName: "mode"))
+  var pgbenchMode = ["simple", "prepared"]
+
   @Flag(help: "Leave out the SQLite row.")
   var skipSqlite = false
 
@@ -63,6 +70,9 @@ struct StasisLoad: AsyncParsableCommand {
   var server: String?
 
   func validate() throws {
+    guard pgbenchMode.allSatisfy({ ["simple", "extended", "prepared"].contains($0) }) else {
+      throw ValidationError("--pgbench-mode takes simple, extended or prepared")
+    }
     guard ["EXTERNAL", "EXTENDED"].contains(pgbenchStorage) else {
       throw ValidationError("--pgbench-storage is EXTERNAL or EXTENDED")
     }
@@ -106,19 +116,24 @@ struct StasisLoad: AsyncParsableCommand {
           small: small, large: large)
       }
       rows.append(row)
-      let pgbench = Pgbench(
-        url: postgres, clients: clients, seconds: seconds, largeEvery: largeEvery, storage: pgbenchStorage)
-      rows.append(try await pgbench.run(small: small, large: large))
-      print(rows[rows.count - 1].markdown)
+      for mode in pgbenchMode {
+        let pgbench = Pgbench(
+          url: postgres, clients: clients, seconds: seconds, largeEvery: largeEvery, storage: pgbenchStorage,
+          mode: mode)
+        rows.append(try await pgbench.run(small: small, large: large))
+        print(rows[rows.count - 1].markdown)
+      }
     }
     print("")
     print(Row.header)
     for row in rows { print(row.markdown) }
-    if postgres != nil, rows.count >= 2 {
-      let (server, pgbench) = (rows[rows.count - 2], rows[rows.count - 1])
-      print(
-        "\nPostgreSQL: \(String(format: "%.2f", server.perSecond / pgbench.perSecond))× pgbench's transactions/s "
-          + "(target ≥ 0.5×); p99 \(String(format: "%.1f", server.p99)) ms (target < 100 ms)")
+    if postgres != nil, let server = rows.first(where: { $0.label.contains("PostgreSQL") }) {
+      print("\nPostgreSQL: p99 \(String(format: "%.1f", server.p99)) ms (target < 100 ms)")
+      for (mode, pgbench) in zip(pgbenchMode, rows.suffix(pgbenchMode.count)) {
+        print(
+          "  \(String(format: "%.2f", server.perSecond / pgbench.perSecond))× pgbench -M \(mode)'s transactions/s "
+            + "(target ≥ 0.5×)")
+      }
     }
   }
 
