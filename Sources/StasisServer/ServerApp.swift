@@ -88,8 +88,8 @@ public enum BearerToken {
   public static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Data(token.utf8))) }
 }
 
-/// One log line per request, when it is answered: method, path, status, time taken and the
-/// player (never the token).
+/// One log line per request, when it is answered: method, path, status and time taken (never
+/// the token; the player is not known yet at this layer, which runs before authentication).
 struct RequestLogMiddleware: RouterMiddleware {
   typealias Context = ServerContext
 
@@ -149,7 +149,6 @@ struct BearerAuthMiddleware: RouterMiddleware {
     }
     var context = context
     context.player = player
-    context.logger[metadataKey: "player"] = "\(player.name)"
     return try await next(request, context)
   }
 
