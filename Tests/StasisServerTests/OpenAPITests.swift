@@ -32,6 +32,8 @@ struct OpenAPITests {
         "--max-examples", "40", "--seed", "1", "--no-color",
       ])
     #expect(result.status == 0, "\(result.out.suffix(3000))")
+    // The summary docs/RELIABILITY.md quotes.
+    print("schemathesis (\(backend)):\n\(result.out.suffix(1500))")
     #expect(result.out.contains(" passed"), "schemathesis ran test cases")
     #expect(!result.out.contains(player.token), "the token is filtered from its report")
   }
