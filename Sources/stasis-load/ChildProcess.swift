@@ -84,6 +84,10 @@ struct CPUSample {
   var machineBusy: Double
   var machineTotal: Double
   var processes: [String: Double]
+  /// Each PostgreSQL process's time, by pid: a delta sums the processes alive at the end (from 0
+  /// for one that started in between), so one that exits between the samples never counts
+  /// negative (its time is lost instead, and lands in "other").
+  var postgres: [pid_t: Double]
 
   /// Reads `/proc` now: the machine, and the named processes (`postgres` sums every process
   /// whose name is `postgres`).
@@ -101,16 +105,15 @@ struct CPUSample {
     }
     var processes: [String: Double] = [:]
     for (name, pid) in pids { processes[name] = processTime(pid, ticks) }
-    var postgres = 0.0
+    var postgres: [pid_t: Double] = [:]
     for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
       guard let pid = pid_t(entry),
         let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
         comm.hasPrefix("postgres")
       else { continue }
-      postgres += processTime(pid, ticks)
+      postgres[pid] = processTime(pid, ticks)
     }
-    processes["postgres"] = postgres
-    return CPUSample(machineBusy: busy, machineTotal: total, processes: processes)
+    return CPUSample(machineBusy: busy, machineTotal: total, processes: processes, postgres: postgres)
   }
 
   /// utime + stime of a process (0 once it is gone).
@@ -132,7 +135,10 @@ struct CPUSample {
     var named = 0.0
     var text: [String] = []
     for part in parts {
-      let used = (processes[part] ?? 0) - (start.processes[part] ?? 0)
+      let used =
+        part == "postgres"
+        ? postgres.reduce(0) { $0 + $1.value - (start.postgres[$1.key] ?? 0) }
+        : (processes[part] ?? 0) - (start.processes[part] ?? 0)
       named += used
       text.append("\(part) \(String(format: "%.2f", used / wall))")
     }
