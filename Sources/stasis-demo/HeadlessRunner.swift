@@ -20,7 +20,7 @@ struct HeadlessRunner {
     }
     let fileSystem: any FileSystem =
       options.ioThrottle.map { ThrottledFileSystem(bytesPerSecond: $0) } ?? PosixFileSystem()
-    let store = SaveStore(directory: options.saves, fileSystem: fileSystem)
+    let store = SaveStore(directory: options.saves, fileSystem: fileSystem, device: options.device)
     let engine: Engine
     do {
       engine = try Engine(library: library, level: options.level, seed: options.seed)

@@ -101,7 +101,7 @@ struct StasisDemo: ParsableCommand {
   @Option(help: "A file holding the player's bearer token (default: $STASIS_TOKEN).")
   var tokenFile: String?
 
-  @Option(help: "This device's name on the server (default: the host name).")
+  @Option(help: "This device's name, in its saves and on the server (default: the host name).")
   var device: String?
 
   @Option(help: "How a cloud conflict is resolved: manual, recent, playtime, progress, last-known-good or merge.")
@@ -136,9 +136,7 @@ struct StasisDemo: ParsableCommand {
     guard DemoSaveFormat.conflictPolicy(named: conflictPolicy) != nil else {
       throw ValidationError("--conflict-policy is one of \(ConflictPolicy.names.joined(separator: ", "))")
     }
-    if cloud == nil, tokenFile != nil || device != nil {
-      throw ValidationError("--token-file and --device go with --cloud URL")
-    }
+    if cloud == nil, tokenFile != nil { throw ValidationError("--token-file goes with --cloud URL") }
   }
 
   func run() throws {

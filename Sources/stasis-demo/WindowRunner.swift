@@ -56,7 +56,7 @@ final class WindowRunner {
     do {
       font = try BitmapFont(path: library.folder + "/../font.bmp", renderer: renderer)
       let engine = try Engine(library: library, level: options.level, seed: options.seed)
-      let store = SaveStore(directory: options.saves)
+      let store = SaveStore(directory: options.saves, device: options.device)
       game = Game(engine: engine, store: store, slot: options.saveSlot)
     } catch {
       FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))

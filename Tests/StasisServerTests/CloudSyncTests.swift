@@ -418,7 +418,8 @@ struct CloudSyncTests {
     sync.upload(after: handle)
     for await _ in stopped.stream { break }
     await sync.settle()
-    #expect(waits.withLock { $0 } == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(4), .seconds(4)])
+    #expect(
+      waits.withLock { $0 } == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(4), .seconds(4)])
     #expect(sync.status.pending == 1, "still queued: nothing dropped")
     #expect(sync.status.phase == .offline)
   }
