@@ -38,7 +38,7 @@ extension SaveStore {
   /// data may be gone — and the write is redone once from the same bytes into a new file.
   func writeDurably(
     _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool = true
+    pruning: Bool = true, ifNewestIs expected: Int? = nil
   ) throws(SaveFileError) -> (generation: Int, path: String) {
     let folder = folder(of: slot)
     try makeSlotFolder(slot)
@@ -55,6 +55,11 @@ extension SaveStore {
     }
     defer { fileSystem.unlock(lock) }
     removeStaleTemporaryFiles(slot: slot)
+    if let expected, case let newest = try generations(of: slot).first ?? 0, newest != expected {
+      throw SaveFileError(
+        .newerSaveInSlot, "generation \(newest) appeared after generation \(expected) was read; nothing was written",
+        context: .init(file: folder), suggestion: "read the slot again")
+    }
     if unreadableNewest == .refuse { try refuseOverUnreadable(slot: slot, writer: writer) }
 
     var lastError: SaveFileError?
@@ -135,9 +140,9 @@ extension SaveStore {
     }
   }
 
-  /// Creates `path` exclusively, writes every byte (partial writes looped, cancellation
-  /// checked between chunks), flushes and closes it. On failure the file is removed.
-  private func writeFile(_ bytes: [UInt8], to path: String, handle: SaveHandle) throws(SaveFileError) {
+  /// Creates `path` exclusively, writes every byte (partial writes looped, a save's
+  /// cancellation checked between chunks), flushes and closes it. On failure the file is removed.
+  func writeFile(_ bytes: [UInt8], to path: String, handle: SaveHandle?) throws(SaveFileError) {
     let descriptor: Int32
     do {
       descriptor = try fileSystem.createExclusive(path)
@@ -152,7 +157,7 @@ extension SaveStore {
       let chunk = 1 << 20
       var written = 0
       while written < bytes.count {
-        guard !handle.isCancelled else {
+        guard handle?.isCancelled != true else {
           try? fileSystem.unlink(path)
           throw SaveFileError(.cancelled, "the save was cancelled after \(written) of \(bytes.count) bytes")
         }
@@ -191,7 +196,11 @@ extension SaveStore {
   /// Nothing newer than the oldest kept loadable one goes.
   private func prune(slot: SaveSlot, writer: GameIdentity) {
     guard let all = try? generations(of: slot), all.count > generationsToKeep else { return }
-    let kept = Set(keptGenerationsLocked(slot).map(\.generation))
+    guard let keptList = keptGenerationsLocked(slot) else {
+      logger.warning("slot '\(slot)': its kept list cannot be read; nothing pruned until it can")
+      return
+    }
+    let kept = Set(keptList.map(\.generation))
     var loadable = 0
     var removed = false
     for generation in all {

@@ -125,38 +125,20 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// True while the game is held for ``sync`` to catch up.
   public var isCatchingUp: Bool { catchUp != nil }
 
-  /// Blocks the main thread until ``sync`` has caught up or ``syncPatience`` has passed, then
-  /// restores what arrived. For headless loops with nothing to draw meanwhile (as
-  /// ``Application/waitForBackgroundWork()`` is); a window keeps drawing and lets
-  /// ``Application/update()`` see to it.
-  public func waitForCatchUp() {
-    guard let (progress, since) = catchUp, let application else { return }
-    let left = syncPatience - (application.configuration.clock.now() - since)
-    _ = progress.wait(timeout: max(.zero, left))
-    update()
-    if catchUp != nil, progress.outcome == nil, progress.stopWaiting() {  // out of patience
-      logger.notice("sync did not catch up within \(syncPatience); playing on from the local save")
-      finishCatchUp(.unchanged, application)
-    } else if catchUp != nil {
-      _ = progress.wait(timeout: .seconds(3600))  // a write is under way: its outcome follows it
-      update()
-    }
-  }
-
-  private var pending: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle, step: UInt64)] = []
+  var pending: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle, step: UInt64)] = []
   /// How the state in play reached this schema (migrations, defaults, declared drops), carried
   /// into every later save of it as a `load-report` section, for `stasis inspect`.
   private var lineage: LoadReport?
   private var backgroundSave: SaveHandle?
-  private let logger: Logger
+  let logger: Logger
   /// The generation the game's state is: the one restored, or the one a save of an unstepped
   /// snapshot wrote; 0 for a fresh game over an empty slot; nil once the game has stepped past
   /// every generation (unsaved progress). A sync writes on top of exactly this one.
-  private var stateGeneration: Int?
-  /// Steps so far: a save's snapshot is the state only while no step came after it.
-  private var steps: UInt64 = 0
-  private var catchUp: (progress: CatchUp, since: Duration)?
-  private weak var application: Application?
+  var stateGeneration: Int?
+  /// Steps and restores so far: a save's snapshot is the state only while none came after it.
+  var steps: UInt64 = 0
+  var catchUp: (progress: CatchUp, since: Duration)?
+  weak var application: Application?
   private var updateObserver: ObserverToken?
 
   /// Creates a coordinator for `game`'s saves in `slot` of `store`.
@@ -184,7 +166,10 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
 
   /// Saves now on a worker (a save key, a checkpoint).
   @discardableResult
-  public func saveNow(_ reason: SaveReason = .manual) -> SaveHandle { startSave(reason) }
+  public func saveNow(_ reason: SaveReason = .manual) -> SaveHandle {
+    settleCatchUp()
+    return startSave(reason)
+  }
 
   /// True while some save has not finished.
   public var hasPendingSaves: Bool { pending.contains { $0.handle.result == nil } }
@@ -214,13 +199,19 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Restores a state loaded elsewhere (a slot picker), recording it like a load.
   public func restore(_ loaded: LoadedSave<Game.State>) throws {
     try game.restore(loaded.state)
+    adopt(loaded, skipped: loaded.skippedDescriptions)
+  }
+
+  /// Makes a restored save the game's state: its lineage, its generation (a save started
+  /// before it no longer is the state), and the event.
+  private func adopt(_ loaded: LoadedSave<Game.State>, skipped: [String]) {
     remember(loaded)
+    steps &+= 1
     stateGeneration = loaded.generation
     record(
       .restored(
         generation: loaded.generation, summary: (try? game.summary(of: loaded.state)) ?? loaded.document.summary,
-        skipped: loaded.skippedDescriptions,
-        report: loaded.report))
+        skipped: skipped, report: loaded.report))
   }
 
   // MARK: The delegate's side
@@ -234,6 +225,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       restoreSlot()  // the cold start, before the first step
       if stateGeneration == nil, (try? store.generations(of: slot))?.isEmpty ?? true { stateGeneration = 0 }
       beginCatchUp(application)
+    } else {
+      sync?.resumeUploads(application: application)  // a new game: what waited from the last one goes up
     }
     delegate?.applicationDidFinishLaunching(application, options: options)
   }
@@ -282,47 +275,10 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// background task that the budget's expiry cancels.
   @discardableResult
   private func pauseAndSave(_ reason: SaveReason, named name: String, _ application: Application) -> SaveHandle {
+    settleCatchUp()  // what a catch-up wrote is restored first: the save is of the state the game has
     game.isPaused = true
     let snapshot = game.snapshot()
     return application.saveInBackground(named: name) { startSave(reason, snapshot: snapshot, application: application) }
-  }
-
-  // MARK: Sync
-
-  /// Called by the application at every ``Application/update()``: records finished saves
-  /// and, while the game is held, sees whether ``sync`` has caught up.
-  private func update() {
-    collectFinishedSaves()
-    guard let (progress, since) = catchUp, let application else { return }
-    if let outcome = progress.outcome {
-      finishCatchUp(outcome, application)
-    } else if application.configuration.clock.now() - since >= syncPatience, progress.stopWaiting() {
-      logger.notice("sync did not catch up within \(syncPatience); playing on from the local save")
-      finishCatchUp(.unchanged, application)
-    }
-  }
-
-  /// Holds the game and asks ``sync`` to catch up, when the state is a generation it may
-  /// write on top of (never over unsaved progress).
-  private func beginCatchUp(_ application: Application) {
-    guard let sync, let generation = stateGeneration else { return }
-    let progress = sync.catchUp(stateGeneration: generation, application: application)
-    catchUp = (progress, application.configuration.clock.now())
-    game.isPaused = true
-    if let outcome = progress.outcome { finishCatchUp(outcome, application) }
-  }
-
-  private func finishCatchUp(_ outcome: CatchUpOutcome, _ application: Application) {
-    catchUp = nil
-    if case .restore(let generation, let reason) = outcome {
-      do {
-        let loaded = try store.load(codec: codec, slot: slot, generation: generation)
-        try restore(loaded)
-      } catch {
-        record(.keptMemory(reason: "\(reason), but generation \(generation) did not load: \(error)"))
-      }
-    }
-    if application.state == .active { game.isPaused = false }
   }
 
   /// Back from the background in the same process: restore the generation just written, or
@@ -340,12 +296,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         return
       }
       try game.restore(loaded.state)
-      remember(loaded)
-      stateGeneration = loaded.generation
-      record(
-        .restored(
-          generation: loaded.generation, summary: (try? game.summary(of: loaded.state)) ?? loaded.document.summary,
-          skipped: [], report: loaded.report))
+      adopt(loaded, skipped: [])
     } catch {
       record(.keptMemory(reason: "the save did not load back: \(error)"))
     }
@@ -364,7 +315,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   @discardableResult
-  private func startSave(_ reason: SaveReason, snapshot: Game.State? = nil, application: Application? = nil)
+  func startSave(_ reason: SaveReason, snapshot: Game.State? = nil, application: Application? = nil)
     -> SaveHandle
   {
     let state = snapshot ?? game.snapshot()
@@ -403,7 +354,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
 
   /// The one place a save problem or a fallback is logged. A load failure is the asker's to
   /// report (a runner's one line, a HUD), so it is only recorded.
-  private func record(_ event: SaveEvent) {
+  func record(_ event: SaveEvent) {
     events.append(event)
     switch event {
     case .saveFailed: logger.warning("\(event.description)")

@@ -290,10 +290,15 @@ public final class SaveStore: Sendable {
   }
 
   /// Saves a whole file's bytes, exactly, as the slot's next generation on a worker: for
-  /// `stasis recover`, so a signed save stays signed. Refuses bytes that fail any check.
-  public func save(fileBytes bytes: [UInt8], slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse)
-    -> SaveHandle
-  {
+  /// `stasis recover`, so a signed save stays signed, and for a cloud download. Refuses bytes
+  /// that fail any check.
+  ///
+  /// With `ifNewestIs`, the write happens only when the slot's newest generation is still that
+  /// one (0: the slot has none), checked under the slot's lock; otherwise it is refused with
+  /// ``SaveFileError/Kind/newerSaveInSlot``: a sync never writes over a save it has not seen.
+  public func save(
+    fileBytes bytes: [UInt8], slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse, ifNewestIs: Int? = nil
+  ) -> SaveHandle {
     let handle = SaveHandle(slot: slot)
     DispatchQueue.global(qos: .userInitiated).async {
       let start = SystemClock().now()
@@ -301,7 +306,8 @@ public final class SaveStore: Sendable {
         let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signing: self.signing) }
         if let error = verification.error { throw error }
         let written = try self.writeDurably(
-          bytes, slot: slot, writer: verification.header!.game, unreadableNewest: unreadableNewest, handle: handle)
+          bytes, slot: slot, writer: verification.header!.game, unreadableNewest: unreadableNewest, handle: handle,
+          ifNewestIs: ifNewestIs)
         handle.finish(
           .success(
             SaveReceipt(

@@ -37,11 +37,11 @@ public final class CatchUp: Sendable {
   }
 
   /// The synchronizer, before it writes a generation into the slot: true when the game is
-  /// still held (the write may go ahead and the outcome must follow), false when it has
-  /// played on (write nothing).
+  /// still held (the write may go ahead, and its outcome must follow at once), false when it
+  /// has played on or an outcome was already given (write nothing).
   public func mayWrite() -> Bool {
     state.withLock { state in
-      guard !state.abandoned else { return false }
+      guard !state.abandoned, state.outcome == nil else { return false }  // one write per catch-up
       state.writing = true
       return true
     }
@@ -101,4 +101,13 @@ public protocol SaveSyncing: AnyObject {
   /// now (0 when the slot has none and the game starts afresh); a synchronizer writes a
   /// newer generation for the game to restore only on top of exactly that one.
   func catchUp(stateGeneration: Int, application: Application) -> CatchUp
+
+  /// The game cannot be caught up now (a new game, or a state newer than every generation):
+  /// only let uploads that were waiting go.
+  func resumeUploads(application: Application)
+}
+
+extension SaveSyncing {
+  /// Nothing waits by default.
+  public func resumeUploads(application: Application) {}
 }

@@ -61,7 +61,8 @@ extension SaveStore {
   /// Keeps `generation` of `slot` out of pruning until ``release(generation:slot:)``.
   public func keep(generation: Int, slot: SaveSlot, reason: String) throws(SaveFileError) {
     try withSlotLock(slot, creating: false) { () throws(SaveFileError) in
-      var kept = keptGenerationsLocked(slot).filter { $0.generation != generation }
+      guard var kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
+      kept.removeAll { $0.generation == generation }
       kept.append(KeptGeneration(generation: generation, reason: reason))
       try writeKept(kept.sorted { $0.generation > $1.generation }, slot: slot)
     }
@@ -71,28 +72,35 @@ extension SaveStore {
   /// save when it is past the newest N.
   public func release(generation: Int, slot: SaveSlot) throws(SaveFileError) {
     try withSlotLock(slot, creating: false) { () throws(SaveFileError) in
-      let kept = keptGenerationsLocked(slot)
+      guard let kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
       guard kept.contains(where: { $0.generation == generation }) else { return }
       try writeKept(kept.filter { $0.generation != generation }, slot: slot)
     }
   }
 
-  /// The generations of `slot` kept out of pruning, newest first.
+  /// The generations of `slot` kept out of pruning, newest first (none when the list cannot
+  /// be read; pruning then keeps every generation until it can).
   public func keptGenerations(of slot: SaveSlot) -> [KeptGeneration] {
-    keptGenerationsLocked(slot)
+    keptGenerationsLocked(slot) ?? []
   }
 
   // MARK: Internal
 
   static let keptRecord = "kept"
 
-  /// Reads the kept list; a missing or unreadable record keeps nothing extra (pruning then
-  /// behaves as before), and `stasis slots` shows what it can.
-  func keptGenerationsLocked(_ slot: SaveSlot) -> [KeptGeneration] {
-    guard let bytes = try? readRecord(named: Self.keptRecord, slot: slot),
-      let kept = try? JSONDecoder().decode([KeptGeneration].self, from: Data(bytes))
-    else { return [] }
-    return kept
+  /// Reads the kept list: empty when there is none, nil when it exists but cannot be read —
+  /// then nothing may be pruned, since any generation might be one it keeps.
+  func keptGenerationsLocked(_ slot: SaveSlot) -> [KeptGeneration]? {
+    guard let bytes = try? readRecord(named: Self.keptRecord, slot: slot) else {
+      return fileSystem.kind(of: "\(folder(of: slot))/.\(Self.keptRecord)") == .missing ? [] : nil
+    }
+    return try? JSONDecoder().decode([KeptGeneration].self, from: Data(bytes))
+  }
+
+  private func unreadableKeptList(_ slot: SaveSlot) -> SaveFileError {
+    SaveFileError(
+      .io, "the slot's kept list cannot be read", context: .init(file: "\(folder(of: slot))/.\(Self.keptRecord)"),
+      suggestion: "nothing is pruned until it can; `stasis slots` lists the generations")
   }
 
   private func writeKept(_ kept: [KeptGeneration], slot: SaveSlot) throws(SaveFileError) {
@@ -113,32 +121,14 @@ extension SaveStore {
     let folder = folder(of: slot)
     let final = "\(folder)/.\(name)"
     let temporary = "\(folder)/.\(name).tmp-\(getpid())-record"
-    do {
-      try? fileSystem.unlink(temporary)
-      let descriptor = try fileSystem.createExclusive(temporary)
-      do {
-        var written = 0
-        while written < bytes.count {
-          let count = try bytes.withUnsafeBytes { raw throws(FileSystemError) in
-            try fileSystem.write(descriptor, UnsafeRawBufferPointer(rebasing: raw[written...]), path: temporary)
-          }
-          guard count > 0 else { throw FileSystemError(.write, temporary, .ioError) }
-          written += count
-        }
-        try fileSystem.fsync(descriptor, path: temporary)
-        try fileSystem.close(descriptor, path: temporary)
-      } catch {
-        try? fileSystem.close(descriptor, path: temporary)
-        throw error
-      }
+    try? fileSystem.unlink(temporary)
+    try writeFile(bytes, to: temporary, handle: nil)
+    do throws(FileSystemError) {
       try fileSystem.rename(temporary, final)
       try fileSystem.fsyncDirectory(folder)
     } catch {
       try? fileSystem.unlink(temporary)
-      guard let error = error as? FileSystemError else {
-        throw SaveFileError(.io, "record '\(name)' could not be written: \(error)", context: .init(file: final))
-      }
-      throw SaveFileError("record '\(name)' could not be written", cause: error)
+      throw SaveFileError("record '\(name)' could not be put in place", cause: error)
     }
   }
 

@@ -1,37 +1,55 @@
 import Foundation
 import Stasis
 
+/// Who may write into the slot while catching up, and who hears what was written: the game
+/// held at `stateGeneration` (through its ``CatchUp``), or a tool (no game, no limit).
+struct WriteGate: Sendable {
+  /// The generation the game's state is (0: none); nil for a tool.
+  var stateGeneration: Int?
+  /// The game's hold.
+  var progress: CatchUp?
+
+  /// May a generation be written on top of `newest` now? Only on top of the game's own state,
+  /// only while the game is held, and only once per catch-up.
+  func mayWrite(over newest: Int) -> Bool {
+    if let stateGeneration, stateGeneration != newest { return false }
+    return progress?.mayWrite() ?? true
+  }
+
+  /// A generation was written: the game restores it now, without waiting for the upload.
+  func wrote(_ generation: Int, _ reason: String) {
+    progress?.finish(.restore(generation: generation, reason: reason))
+  }
+}
+
 /// Catching up with the server: fast-forward, or a conflict settled by the policy (whole saves
 /// by their headers, or a three-way merge against the base revision), the loser kept.
 extension SyncEngine {
-  // MARK: Catching up
-
   /// Fetch the head; fast-forward, resolve or upload; repeat while the server moved meanwhile.
-  func synchronize(stateGeneration: Int?, uploading: Bool = true, mayWrite: @Sendable () -> Bool) async
-    -> SyncReport
-  {
+  func synchronize(gate: WriteGate, uploading: Bool = true) async -> SyncReport {
     var restore: Int?
     for _ in 0..<4 {
       var record = load()
       let local = newestLocal()
-      let ahead =
-        (local?.generation ?? 0) > (record.baseGeneration ?? 0) && local?.generation != record.refusedGeneration
+      // A generation the server refused is still this device's progress: not to be passed over.
+      let ahead = local != nil && record.isUnsynced(local?.generation)
       phase(.syncing)
       let head: HeadFetch
       do {
         head = try await client.head(slot: slot, ifNoneMatch: record.base)
+        answered()
       } catch {
         _ = failed(error, generation: nil)
         return SyncReport(state: nil, restore: restore, error: error)
       }
       switch head {
+      case .missing where record.base != nil:
+        // The slot went from the server (deleted there): ours goes up as a new slot.
+        record.base = nil
+        record.baseGeneration = nil
+        store(&record)
+        continue
       case .unchanged, .missing:
-        if case .missing = head, record.base != nil {
-          // The slot went from the server (deleted there): ours goes up as a new slot.
-          record.base = nil
-          record.baseGeneration = min(record.baseGeneration ?? 0, (local?.generation ?? 1) - 1)
-          store(&record)
-        }
         guard ahead, record.conflict == nil else {
           if record.conflict == nil { phase(.synced) }
           return SyncReport(state: record.conflict == nil ? .synced : .conflict, restore: restore, error: nil)
@@ -40,36 +58,27 @@ extension SyncEngine {
         guard let error = await flush(epoch: epoch.load(ordering: .relaxed)) else {
           return SyncReport(state: .synced, restore: restore, error: nil)
         }
-        if error.kind == .conflict { continue }  // someone uploaded since: look again
+        if error.kind == .conflict, record.conflict == nil { continue }  // someone uploaded since: look again
         return SyncReport(state: .ahead, restore: restore, error: error)
       case .changed(let revision, let bytes):
-        if let local, ahead, bytes == local.bytes {
-          adopt(revision: revision, generation: local.generation)  // our own upload, answer lost
-          continue
-        }
-        if !ahead || local == nil {
-          switch await fastForward(
-            revision: revision, bytes: bytes, record: &record, stateGeneration: stateGeneration, mayWrite: mayWrite)
-          {
-          case .success(let generation?):
-            return SyncReport(state: .synced, restore: generation, error: nil)
-          case .success(nil):
-            return SyncReport(state: .behind, restore: restore, error: nil)
-          case .failure(let error):
-            return SyncReport(state: .behind, restore: restore, error: error)
+        guard let local, ahead else {
+          switch await fastForward(revision: revision, bytes: bytes, gate: gate) {
+          case .success(let generation?): return SyncReport(state: .synced, restore: generation, error: nil)
+          case .success(nil): return SyncReport(state: .behind, restore: restore, error: nil)
+          case .failure(let error): return SyncReport(state: .behind, restore: restore, error: error)
           }
         }
-        let outcome = await resolve(
-          record: &record, ours: local!, theirs: (revision, bytes), policy: configuration.policy,
-          policyName: configuration.policy.name, stateGeneration: stateGeneration, mayWrite: mayWrite)
-        switch outcome {
-        case .restore(let generation, let uploaded):
-          restore = generation
-          if uploaded { return SyncReport(state: .synced, restore: restore, error: nil) }
-          continue  // the upload met yet another revision, or waits: look again
-        case .keptOurs(let uploaded):
-          if uploaded { return SyncReport(state: .synced, restore: restore, error: nil) }
-          continue
+        if await adoptOwnUpload(local.generation, bytes: local.bytes, base: record.base) { continue }
+        switch await resolve(
+          ours: local, theirs: (revision, bytes), policy: configuration.policy, policyName: configuration.policy.name,
+          gate: gate)
+        {
+        case .settled(let written, nil):
+          return SyncReport(state: .synced, restore: written ?? restore, error: nil)
+        case .settled(let written, let error?):
+          restore = written ?? restore
+          if error.kind == .conflict { continue }  // yet another revision: look again
+          return SyncReport(state: .ahead, restore: restore, error: error)
         case .stopped(let state, let error):
           return SyncReport(state: state, restore: restore, error: error)
         }
@@ -80,51 +89,44 @@ extension SyncEngine {
 
   /// The server moved and nothing local is unsynced: verify its head and write it as the
   /// slot's next generation. `.success(nil)` when the game's state may not be written under.
-  func fastForward(
-    revision: Int, bytes: [UInt8], record: inout SyncRecord, stateGeneration: Int?, mayWrite: @Sendable () -> Bool
-  ) async -> Result<Int?, CloudError> {
-    let newest = (try? store.generations(of: slot).first) ?? nil
-    switch verify(bytes, revision: revision) {
-    case .failure(let error):
+  func fastForward(revision: Int, bytes: [UInt8], gate: WriteGate) async -> Result<Int?, CloudError> {
+    if case .failure(let error) = verify(bytes, revision: revision) {
       emit(.refused(error.message))
       return .failure(error)
-    case .success:
-      break
     }
-    if let stateGeneration, stateGeneration != (newest ?? 0) { return .success(nil) }
-    guard mayWrite() else { return .success(nil) }
-    switch await writeLocal(bytes) {
+    let newest = ((try? store.generations(of: slot).first) ?? nil) ?? 0
+    guard gate.mayWrite(over: newest) else { return .success(nil) }
+    switch await writeLocal(bytes, ifNewestIs: newest) {
     case .failure(let error):
       let refusal = CloudError(.refused, "revision \(revision) could not be written locally: \(error)")
       emit(.refused(refusal.message))
       return .failure(refusal)
     case .success(let generation):
-      record = load()
-      record.base = revision
-      record.baseGeneration = generation
-      record.queued = []
-      record.conflict = nil
+      var record = load()
+      record.agree(revision: revision, generation: generation)
       store(&record)
+      gate.wrote(generation, "fast-forwarded to r\(revision)")
       emit(.fastForwarded(revision: revision, generation: generation))
       return .success(generation)
     }
   }
 
   enum Resolution {
-    /// A result was written locally as `generation` (restore it); `uploaded` when it went up.
-    case restore(Int, uploaded: Bool)
-    /// Ours won: nothing local changed; `uploaded` when it went up on top of theirs.
-    case keptOurs(uploaded: Bool)
-    /// Left unsettled, refused or failed.
+    /// Settled: `written` is the local generation the result was written as (nil: ours won,
+    /// nothing local changed); `uploadError` says why the result has not gone up yet (it
+    /// waits in the record, on theirs).
+    case settled(written: Int?, uploadError: CloudError?)
+    /// Left unsettled, refused or failed; nothing local changed.
     case stopped(SyncState, CloudError?)
   }
 
-  /// Both sides moved past the base: decide by `policy`, keep the loser, write and upload.
+  /// Both sides moved past the base: decide by `policy`, keep the loser first, write the
+  /// result (not ours) as a new generation for the game to restore, and upload it on theirs.
   func resolve(
-    record: inout SyncRecord, ours: (generation: Int, bytes: [UInt8], document: SaveDocument),
-    theirs: (revision: Int, bytes: [UInt8]), policy: ConflictPolicy, policyName: String, stateGeneration: Int?,
-    mayWrite: @Sendable () -> Bool
+    ours: (generation: Int, bytes: [UInt8], document: SaveDocument), theirs: (revision: Int, bytes: [UInt8]),
+    policy: ConflictPolicy, policyName: String, gate: WriteGate
   ) async -> Resolution {
+    var record = load()
     let theirsDocument: SaveDocument
     switch verify(theirs.bytes, revision: theirs.revision) {
     case .failure(let error):
@@ -135,21 +137,26 @@ extension SyncEngine {
     var report = ConflictReport(
       base: record.base, ours: ours.generation, theirs: theirs.revision, policy: policyName, result: "pending",
       fields: [], takenFromOurs: 0, takenFromTheirs: 0)
-    var baseBytes: [UInt8]?
-    var baseDocument: SaveDocument?
-    if let base = record.base {
+    var base: (bytes: [UInt8], document: SaveDocument)?
+    if let revision = record.base {
+      let bytes: [UInt8]?
       do {
-        baseBytes = try await client.download(slot: slot, revision: base)
+        bytes = try await client.download(slot: slot, revision: revision)
       } catch {
         return .stopped(.conflict, failed(error, generation: nil))
       }
-      if let bytes = baseBytes, case .success(let document) = verify(bytes, revision: base) {
-        baseDocument = document
+      if let bytes {
+        switch verify(bytes, revision: revision) {
+        case .success(let document): base = (bytes, document)
+        case .failure(let error):
+          emit(.refused(error.message))  // a damaged base is no base: never written, never merged
+          report.note = "base r\(revision) failed verification"
+        }
       }
     }
     let decision = await decide(
-      policy: policy, base: baseDocument, baseBytes: baseBytes, ours: ours, theirs: theirsDocument,
-      theirsRevision: theirs.revision, report: &report)
+      policy: policy, base: base, ours: ours, theirs: theirsDocument, theirsRevision: theirs.revision,
+      report: &report)
     guard let decision else {
       record = load()
       let pending = PendingConflict(
@@ -162,74 +169,67 @@ extension SyncEngine {
       phase(.conflict)
       return .stopped(.conflict, nil)
     }
-    // What goes up on top of theirs, and what the game must restore (nil: ours, unchanged).
-    let upload: [UInt8]
+    // What is written locally (nil: ours, already there) and what goes up on theirs (nil: nothing).
+    let local: [UInt8]?
+    let upload: [UInt8]?
     switch decision {
     case .ours:
-      report.result = "ours"
-      upload = ours.bytes
+      (report.result, local, upload) = ("ours", nil, ours.bytes)
     case .theirs:
-      report.result = "theirs"
-      upload = []
+      (report.result, local, upload) = ("theirs", theirs.bytes, nil)
     case .base(let bytes):
-      report.result = "base"
-      upload = bytes
+      (report.result, local, upload) = ("base", bytes, bytes)
     case .document(let document, let result):
-      report.result = result
-      upload = SaveFileFormat.encode(document, signingKey: store.signing.current)
+      let bytes = SaveFileFormat.encode(document, signingKey: store.signing.current)
+      (report.result, local, upload) = (result, bytes, bytes)
     }
     var written: Int?
-    if report.result != "ours" {
-      let newest = (try? store.generations(of: slot).first) ?? nil
-      if let stateGeneration, stateGeneration != (newest ?? 0) { return .stopped(.conflict, nil) }
-      guard mayWrite() else { return .stopped(.conflict, nil) }
-      switch await writeLocal(report.result == "theirs" ? theirs.bytes : upload) {
-      case .failure(let error):
-        emit(.refused("the resolved save could not be written locally: \(error)"))
-        return .stopped(.conflict, nil)
-      case .success(let generation): written = generation
-      }
+    if let local {
+      let newest = ((try? store.generations(of: slot).first) ?? nil) ?? 0
+      guard newest == ours.generation, gate.mayWrite(over: newest) else { return .stopped(.conflict, nil) }
+      // The loser is kept before anything is written: the write may prune.
       do {
         try store.keep(
           generation: ours.generation, slot: slot,
           reason:
             "lost a cloud conflict to r\(theirs.revision) (\(policyName) → \(report.result)); discard to let it go")
-        report.keptGeneration = ours.generation
       } catch {
-        logger.warning("generation \(ours.generation) could not be kept: \(error)")
+        emit(.refused("generation \(ours.generation) could not be kept, so nothing was written: \(error)"))
+        return .stopped(.conflict, nil)
+      }
+      report.keptGeneration = ours.generation
+      switch await writeLocal(local, ifNewestIs: newest) {
+      case .failure(let error):
+        emit(.refused("the resolved save could not be written locally: \(error)"))
+        return .stopped(.conflict, nil)
+      case .success(let generation):
+        written = generation
+        gate.wrote(generation, "resolved a cloud conflict (\(report.result))")
       }
     }
     record = load()
-    record.conflict = nil
-    if report.result == "theirs" {
-      record.base = theirs.revision
-      record.baseGeneration = written
-      record.queued = []
+    guard let upload else {  // theirs won: it is the head already
+      record.agree(revision: theirs.revision, generation: written!)
       store(&record)
       emit(.conflict(report))
-      return .restore(written!, uploaded: true)
+      return .settled(written: written, uploadError: nil)
     }
     // Ours, the base or the merge goes up on theirs: history reads base → theirs → result.
-    record.base = theirs.revision
-    record.baseGeneration = ours.generation
-    if let written { record.queued = [written] }
+    let result = written ?? ours.generation
+    record.resolving(onto: theirs.revision, upload: result)
     store(&record)
     do {
       let created = try await client.upload(slot: slot, bytes: upload, base: theirs.revision)
       report.revision = created.revision
       record = load()
-      record.base = created.revision
-      record.baseGeneration = written ?? ours.generation
-      record.queued = []
+      record.agree(revision: created.revision, generation: result)
       store(&record)
       emit(.conflict(report))
-      emit(.uploaded(generation: written ?? ours.generation, revision: created.revision, base: theirs.revision))
-      return written.map { .restore($0, uploaded: true) } ?? .keptOurs(uploaded: true)
+      emit(.uploaded(generation: result, revision: created.revision, base: theirs.revision))
+      return .settled(written: written, uploadError: nil)
     } catch {
       emit(.conflict(report))
-      let error = failed(error, generation: nil)
-      if error.kind == .conflict { return written.map { .restore($0, uploaded: false) } ?? .keptOurs(uploaded: false) }
-      return written.map { .restore($0, uploaded: true) } ?? .stopped(.ahead, error)
+      return .settled(written: written, uploadError: failed(error, generation: nil))
     }
   }
 
@@ -242,7 +242,7 @@ extension SyncEngine {
 
   /// The policy's decision; nil leaves the conflict for the game or the player.
   func decide(
-    policy: ConflictPolicy, base: SaveDocument?, baseBytes: [UInt8]?,
+    policy: ConflictPolicy, base: (bytes: [UInt8], document: SaveDocument)?,
     ours: (generation: Int, bytes: [UInt8], document: SaveDocument), theirs: SaveDocument, theirsRevision: Int,
     report: inout ConflictReport
   ) async -> Decision? {
@@ -250,26 +250,26 @@ extension SyncEngine {
     case .manual:
       guard let onConflict = configuration.onConflict else { return nil }
       let conflict = SyncConflict(
-        slot: slot, base: base, baseRevision: report.base, ours: ours.document, oursGeneration: ours.generation,
-        theirs: theirs, theirsRevision: theirsRevision)
+        slot: slot, base: base?.document, baseRevision: report.base, ours: ours.document,
+        oursGeneration: ours.generation, theirs: theirs, theirsRevision: theirsRevision)
       switch await onConflict(conflict) {
       case nil: return nil
       case .ours?: return .ours
       case .theirs?: return .theirs
-      case .base?: return baseBytes.map { .base($0) }
+      case .base?: return base.map { .base($0.bytes) }
       case .document(let document)?: return .document(document, result: "game's")
       }
     case .merge(let rules, let fallback):
       guard let base else {
         report.note =
-          report.base.map { "base r\($0) is no longer on the server: fell back to \(fallback.name)" }
+          report.note.map { "\($0): fell back to \(fallback.name)" }
+          ?? report.base.map { "base r\($0) is no longer on the server: fell back to \(fallback.name)" }
           ?? "the two never agreed on a base: fell back to \(fallback.name)"
         return await decide(
-          policy: fallback, base: nil, baseBytes: nil, ours: ours, theirs: theirs, theirsRevision: theirsRevision,
-          report: &report)
+          policy: fallback, base: nil, ours: ours, theirs: theirs, theirsRevision: theirsRevision, report: &report)
       }
       let merged = ThreeWayMerge.merge(
-        base: base, ours: ours.document, theirs: theirs, rules: rules,
+        base: base.document, ours: ours.document, theirs: theirs, rules: rules,
         fallback: fallback.side(ours: ours.document, theirs: theirs),
         createdAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
       report.fields = merged.conflicts.map { "\($0.path): \($0.resolution ?? "unsettled")" }
@@ -288,18 +288,17 @@ extension SyncEngine {
         report.note = "\(merged.unsettled.count) fields both changed and no rule settles them"
       }
       return await decide(
-        policy: fallback, base: base, baseBytes: baseBytes, ours: ours, theirs: theirs,
-        theirsRevision: theirsRevision, report: &report)
+        policy: fallback, base: base, ours: ours, theirs: theirs, theirsRevision: theirsRevision, report: &report)
     default:
       switch policy.side(ours: ours.document, theirs: theirs) {
       case .ours?: return .ours
       case .theirs?: return .theirs
       case .base?:
-        guard let baseBytes else {
-          report.note = "the base is no longer on the server: kept both for the player"
+        guard let base else {
+          report.note = (report.note ?? "the base is no longer on the server") + ": kept both for the player"
           return nil
         }
-        return .base(baseBytes)
+        return .base(base.bytes)
       case nil: return nil
       }
     }
@@ -325,14 +324,10 @@ extension SyncEngine {
     }
     record.conflict = nil
     store(&record)
-    switch await resolve(
-      record: &record, ours: local, theirs: (revision, bytes), policy: policy, policyName: name,
-      stateGeneration: nil, mayWrite: { true })
-    {
-    case .restore(let generation, _): return SyncReport(state: .synced, restore: generation, error: nil)
-    case .keptOurs: return SyncReport(state: .synced, restore: nil, error: nil)
+    switch await resolve(ours: local, theirs: (revision, bytes), policy: policy, policyName: name, gate: WriteGate()) {
+    case .settled(let written, let error):
+      return SyncReport(state: error == nil ? .synced : .ahead, restore: written, error: error)
     case .stopped(let state, let error): return SyncReport(state: state, restore: nil, error: error)
     }
   }
-
 }

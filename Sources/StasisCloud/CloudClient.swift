@@ -195,6 +195,21 @@ public struct CloudClient: Sendable {
 
   // MARK: Transport
 
+  /// A failure no retry mends: a URL without a host or with another scheme than http(s), a
+  /// TLS handshake refused, an answer larger than any save.
+  static func configurationMistake(_ error: any Error) -> String? {
+    if let error = error as? HTTPClientError {
+      switch error {
+      case .invalidURL, .emptyHost, .emptyScheme: return "not a server URL (http://HOST:PORT)"
+      default:
+        if "\(error)".contains("unsupportedScheme") { return "the URL's scheme is not http or https" }
+      }
+    }
+    if error is NIOTooManyBytesError { return "the answer is larger than any save" }
+    if String(reflecting: type(of: error)).contains("NIOSSL") { return "TLS failed: \(error)" }
+    return nil
+  }
+
   /// A transport failure in a few words: NIO's descriptions nest the errno in two layers.
   static func reason(_ error: any Error) -> String {
     let text = "\(error)"
@@ -251,6 +266,10 @@ public struct CloudClient: Sendable {
       throw CloudError(.cancelled, "\(method) \(path) was cancelled")
     } catch {
       if Task.isCancelled { throw CloudError(.cancelled, "\(method) \(path) was cancelled") }
+      if let mistake = Self.configurationMistake(error) {
+        // Retrying cannot help: the URL, the scheme or the answer itself is wrong.
+        throw CloudError(.refused, "\(server.url): \(mistake)")
+      }
       // Refused, reset, timed out, unresolvable: the server is not there for now.
       throw CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(Self.reason(error))")
     }

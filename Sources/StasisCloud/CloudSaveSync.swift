@@ -69,6 +69,10 @@ public final class CloudSaveSync: SaveSyncing {
     }
   }
 
+  public func resumeUploads(application: Application) {
+    sync.retryNow()
+  }
+
   public func catchUp(stateGeneration: Int, application: Application) -> CatchUp {
     let progress = CatchUp()
     sync.catchUp(stateGeneration: stateGeneration, progress: progress)

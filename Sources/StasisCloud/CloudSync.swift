@@ -126,8 +126,8 @@ public final class CloudSync: Sendable {
   /// Retries waiting uploads now instead of at the next backoff step.
   public func retryNow() {
     engine.retry.withLock {
-      $0?.cancel()
-      $0 = nil
+      $0.task?.cancel()
+      $0.task = nil
     }
     commands.yield(.flush)
   }
@@ -165,7 +165,7 @@ public final class CloudSync: Sendable {
 
   /// How the slot stands with the server, from one request (`stasis cloud status`).
   public func state() async throws(CloudError) -> (state: SyncState, record: SyncRecord, head: RemoteRevision?) {
-    let record = SyncRecord.load(store: store, slot: slot, server: client.server.url)
+    let record = SyncRecord.load(store: store, slot: slot, server: client.server)
     let heads = try await client.slots()
     let head = heads.first { $0.slot == slot.name }
     let local = (try? store.generations(of: slot).first) ?? nil

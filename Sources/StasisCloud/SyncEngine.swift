@@ -29,9 +29,10 @@ final class SyncEngine: Sendable {
   let epoch = Atomic<Int>(0)
   /// Cancels the upload in flight, for `cancelUploads`.
   let inFlight = Mutex<(@Sendable () -> Void)?>(nil)
-  /// The retry waiting for its backoff.
-  let retry = Mutex<Task<Void, Never>?>(nil)
-  private let failures = Mutex(0)
+  /// The retry waiting for its backoff, and a number telling one scheduled retry from the next.
+  let retry = Mutex<(task: Task<Void, Never>?, number: UInt64)>((nil, 0))
+  /// Requests failed in a row, for the backoff; any answer from the server resets it.
+  let failures = Mutex(0)
 
   init(
     client: CloudClient, store: SaveStore, slot: SaveSlot, configuration: CloudSyncConfiguration, logger: Logger,
@@ -43,7 +44,7 @@ final class SyncEngine: Sendable {
     self.configuration = configuration
     self.logger = logger
     self.commands = commands
-    let record = SyncRecord.load(store: store, slot: slot, server: client.server.url)
+    let record = SyncRecord.load(store: store, slot: slot, server: client.server)
     status.withLock {
       $0.base = record.base
       $0.pending = record.queued.count
@@ -65,14 +66,16 @@ final class SyncEngine: Sendable {
         emit(.uploadCancelled(generation: receipt.generation))
         return
       }
-      _ = await cancellable { await self.flush(epoch: epoch) }
+      _ = await cancellable(epoch: epoch) { await self.flush(epoch: epoch) }
     case .flush:
       _ = await flush(epoch: epoch.load(ordering: .relaxed))
     case .catchUp(let stateGeneration, let progress):
-      let report = await synchronize(stateGeneration: stateGeneration, mayWrite: { progress.mayWrite() })
-      progress.finish(report.restore.map { .restore(generation: $0, reason: "synced with the cloud") } ?? .unchanged)
+      // The progress is finished as soon as something is written (the game restores it while
+      // the upload goes on), or here when nothing was.
+      _ = await synchronize(gate: WriteGate(stateGeneration: stateGeneration, progress: progress))
+      progress.finish(.unchanged)
     case .synchronize(let uploading, let continuation):
-      continuation.resume(returning: await synchronize(stateGeneration: nil, uploading: uploading, mayWrite: { true }))
+      continuation.resume(returning: await synchronize(gate: WriteGate(), uploading: uploading))
     case .push(let continuation):
       let error = await flush(epoch: epoch.load(ordering: .relaxed))
       continuation.resume(returning: SyncReport(state: nil, restore: nil, error: error))
@@ -83,17 +86,19 @@ final class SyncEngine: Sendable {
     }
   }
 
-  /// Runs `body` as a task `cancelUploads` can cancel.
-  func cancellable<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T {
+  /// Runs `body` as a task `cancelUploads` can cancel: a cancel that came after `epoch` was
+  /// read but before the task was registered is caught by reading it again.
+  func cancellable<T: Sendable>(epoch: Int, _ body: @escaping @Sendable () async -> T) async -> T {
     let task = Task { await body() }
     inFlight.withLock { $0 = { task.cancel() } }
+    if self.epoch.load(ordering: .relaxed) != epoch { task.cancel() }
     defer { inFlight.withLock { $0 = nil } }
     return await task.value
   }
 
   // MARK: Record and events
 
-  func load() -> SyncRecord { SyncRecord.load(store: store, slot: slot, server: client.server.url) }
+  func load() -> SyncRecord { SyncRecord.load(store: store, slot: slot, server: client.server) }
 
   func store(_ record: inout SyncRecord) {
     do {
@@ -161,9 +166,10 @@ final class SyncEngine: Sendable {
     }
   }
 
-  /// Writes `bytes` as the slot's next generation, durably.
-  func writeLocal(_ bytes: [UInt8]) async -> Result<Int, SaveFileError> {
-    await store.save(fileBytes: bytes, slot: slot).value.map(\.generation)
+  /// Writes `bytes` as the slot's next generation, durably, only if the newest generation is
+  /// still `expected` (checked under the slot's lock): nothing is written over a save unseen.
+  func writeLocal(_ bytes: [UInt8], ifNewestIs expected: Int) async -> Result<Int, SaveFileError> {
+    await store.save(fileBytes: bytes, slot: slot, ifNewestIs: expected).value.map(\.generation)
   }
 
   // MARK: Uploading
@@ -172,9 +178,10 @@ final class SyncEngine: Sendable {
   @discardableResult
   func flush(epoch: Int) async -> CloudError? {
     var record = load()
-    guard record.conflict == nil else { return nil }  // nothing goes up over an unsettled conflict
-    guard let local = newestLocal(), local.generation > (record.baseGeneration ?? 0),
-      local.generation != record.refusedGeneration
+    guard record.conflict == nil else {  // nothing goes up over an unsettled conflict
+      return CloudError(.conflict, "slot '\(slot)' has an unsettled conflict: resolve it first")
+    }
+    guard let local = newestLocal(), record.isUnsynced(local.generation), local.generation != record.refusedGeneration
     else {
       if !record.queued.isEmpty {
         record.queued = []
@@ -182,7 +189,7 @@ final class SyncEngine: Sendable {
       }
       return nil
     }
-    if let agreed = record.baseGeneration, agreed != local.generation,
+    if record.base != nil, let agreed = record.baseGeneration, agreed != local.generation,
       let bytes = try? store.readBytes(at: store.path(of: slot, generation: agreed)),
       let document = try? SaveFileFormat.decode(bytes, signing: store.signing),
       document.sections == local.document.sections
@@ -201,34 +208,46 @@ final class SyncEngine: Sendable {
     phase(.syncing)
     do {
       let created = try await client.upload(slot: slot, bytes: local.bytes, base: record.base)
-      failures.withLock { $0 = 0 }
+      answered()
       record = load()
-      record.base = created.revision
-      record.baseGeneration = local.generation
-      record.queued.removeAll { $0 <= local.generation }
+      record.agree(revision: created.revision, generation: local.generation)
       store(&record)
       emit(.uploaded(generation: local.generation, revision: created.revision, base: created.baseRevision))
       return nil
     } catch {
-      if error.kind == .conflict, let head = error.head, head.sha256 == sha256Hex(local.bytes) {
-        // Our own upload committed but its answer was lost (the server died, the line
-        // dropped): the head is these very bytes. Adopt it; uploading again would fork.
-        adopt(revision: head.revision, generation: local.generation)
+      if error.kind != .offline { answered() }
+      if error.kind == .conflict, await adoptOwnUpload(local.generation, bytes: local.bytes, base: record.base) {
         return nil
+      }
+      if error.kind == .notFound, record.base != nil {
+        // The slot went from the server (deleted there): ours goes up as a new slot.
+        record = load()
+        record.base = nil
+        record.baseGeneration = nil
+        store(&record)
+        return await flush(epoch: epoch)
       }
       return failed(error, generation: local.generation)
     }
   }
 
-  /// Records that the server's `revision` is exactly local `generation`.
-  func adopt(revision: Int, generation: Int) {
+  /// After a `412`: when one of the server's revisions on our base is these very bytes, our
+  /// own upload committed but its answer was lost (the server died, the line dropped) — and
+  /// another device may have built on it since. Adopt it: uploading again would fork.
+  func adoptOwnUpload(_ generation: Int, bytes: [UInt8], base: Int?) async -> Bool {
+    let sha = sha256Hex(bytes)
+    guard let history = try? await client.revisions(slot: slot),
+      let mine = history.first(where: { $0.sha256 == sha && $0.baseRevision == base })
+    else { return false }
     var record = load()
-    record.base = revision
-    record.baseGeneration = generation
-    record.queued.removeAll { $0 <= generation }
+    record.agree(revision: mine.revision, generation: generation)
     store(&record)
-    emit(.uploaded(generation: generation, revision: revision, base: nil))
+    emit(.uploaded(generation: generation, revision: mine.revision, base: base))
+    return true
   }
+
+  /// The server answered: the backoff starts again from its first step.
+  func answered() { failures.withLock { $0 = 0 } }
 
   /// Records a failed request; schedules a retry when the server was unreachable.
   func failed(_ error: CloudError, generation: Int?) -> CloudError {
@@ -249,8 +268,11 @@ final class SyncEngine: Sendable {
         store(&record)
       }
       emit(.refused(error.message))
-    case .conflict, .notFound:
+    case .conflict:
+      // Another device saved first: settled at the next catch-up (a launch, a return, `pull`).
       phase(.conflict)
+    case .notFound:
+      emit(.refused(error.message))
     }
     return error
   }
@@ -265,16 +287,16 @@ final class SyncEngine: Sendable {
     let delay = min(configuration.longestRetry, first * Int(pow(2, Double(min(count - 1, 20)))))
     let sleep = configuration.sleep
     let commands = self.commands
-    retry.withLock { task in
-      guard task == nil else { return }
-      task = Task {
-        do {
-          try await sleep(delay)
-        } catch {
-          return  // retryNow() or shut down
-        }
-        self.retry.withLock { $0 = nil }
-        commands.yield(.flush)
+    retry.withLock { retry in
+      guard retry.task == nil else { return }
+      retry.number &+= 1
+      let number = retry.number
+      retry.task = Task {
+        let slept = (try? await sleep(delay)) != nil
+        // Done waiting, either way: the next failure may schedule again (unless a newer retry
+        // took this one's place meanwhile).
+        self.retry.withLock { if $0.number == number { $0.task = nil } }
+        if slept { commands.yield(.flush) }  // cancelled: retryNow() flushes itself
       }
     }
   }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Stasis
 
@@ -8,9 +9,17 @@ import Stasis
 public struct SyncRecord: Codable, Sendable, Equatable {
   /// The server the base belongs to: a record made against another server starts afresh.
   public var server: String?
-  /// The revision both sides last agreed on; nil before the first sync.
+  /// Whose it is: the first 16 hex digits of the SHA-256 of the player's token. Another
+  /// player on the same server starts afresh.
+  public var player: String?
+  /// The slot it was made for: a slot renamed or copied with its record starts afresh.
+  public var slot: String?
+  /// The revision both sides last agreed on (or, after a resolved conflict, the revision the
+  /// resolution goes up on); nil before the first sync.
   public var base: Int?
-  /// The local generation that agreed with it; a newer local generation is unsynced.
+  /// The local generation whose content is the base's; a newer local generation is
+  /// unsynced. Nil when no local generation is (nothing synced yet, or a resolution waits to
+  /// go up): then every local generation is unsynced.
   public var baseGeneration: Int?
   /// Local generations waiting to be uploaded, oldest first (only the newest goes up: it
   /// holds everything the older ones do).
@@ -21,20 +30,49 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   public var refusedGeneration: Int?
 
   /// An empty record: nothing synced yet.
-  public init(server: String? = nil) {
+  public init(server: String? = nil, player: String? = nil, slot: String? = nil) {
     self.server = server
+    self.player = player
+    self.slot = slot
     queued = []
   }
+
+  /// Both sides hold `revision`, which is local `generation`: what waited up to it is synced.
+  mutating func agree(revision: Int, generation: Int) {
+    base = revision
+    baseGeneration = generation
+    queued.removeAll { $0 <= generation }
+    conflict = nil
+  }
+
+  /// A resolution of a conflict goes up on `theirs`: no local generation is the base until
+  /// it has, so `flush` uploads the newest one (the result) with `If-Match` on theirs.
+  mutating func resolving(onto theirs: Int, upload generation: Int) {
+    base = theirs
+    baseGeneration = nil
+    queued = [generation]
+    conflict = nil
+  }
+
+  /// True when local `generation` is not on the server yet.
+  func isUnsynced(_ generation: Int?) -> Bool { (generation ?? 0) > (baseGeneration ?? 0) }
 
   /// The record's name in the slot's folder.
   public static let recordName = "cloud"
 
-  /// The slot's record, or an empty one; a record of another server starts afresh.
-  public static func load(store: SaveStore, slot: SaveSlot, server: String) -> SyncRecord {
+  /// The slot's record, or an empty one; a record of another server, player or slot starts afresh.
+  public static func load(store: SaveStore, slot: SaveSlot, server: CloudServer) -> SyncRecord {
+    let player = playerTag(server.token)
     guard let bytes = try? store.readRecord(named: recordName, slot: slot),
-      let record = try? JSONDecoder().decode(SyncRecord.self, from: Data(bytes)), record.server == server
-    else { return SyncRecord(server: server) }
+      let record = try? JSONDecoder().decode(SyncRecord.self, from: Data(bytes)), record.server == server.url,
+      record.player == player, record.slot == slot.name
+    else { return SyncRecord(server: server.url, player: player, slot: slot.name) }
     return record
+  }
+
+  /// A token's tag in a record: enough to tell players apart, never enough to use.
+  static func playerTag(_ token: String) -> String {
+    String(SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16))
   }
 
   /// Writes the record atomically into the slot's folder.
@@ -75,7 +113,7 @@ public enum SyncState: String, Sendable, Equatable {
 
   /// How a slot stands, from its record, its newest local generation and the server's head.
   public static func classify(record: SyncRecord, newestLocal: Int?, head: Int?) -> SyncState {
-    let ahead = (newestLocal ?? 0) > (record.baseGeneration ?? 0)
+    let ahead = record.isUnsynced(newestLocal)
     let moved = head != record.base
     if record.conflict != nil || (ahead && moved && head != nil) { return .conflict }
     if ahead { return .ahead }

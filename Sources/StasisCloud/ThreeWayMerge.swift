@@ -23,7 +23,8 @@ public enum MergeRule: Sendable {
   case ours
   /// The server's value.
   case theirs
-  /// The game decides; nil leaves the field to the slot's policy.
+  /// The game decides; nil leaves the field to the slot's policy. (For an element of a bulk
+  /// array, which is merged whole, only `ours` and `theirs` apply; the others fall back.)
   case custom(@Sendable (MergeField) -> SaveValue?)
 
   /// Its name in reports: `max`, `min`, `ours`, `theirs`, `custom`.
@@ -225,14 +226,7 @@ private struct Merger {
       return merge(b, o, t, path: path).map { SectionValue(.tree($0)) }
     }
     // A raw section (a thumbnail) or a section that changed encoding: as a whole.
-    return pick(base, ours, theirs, path: path) { $0.map(Self.describe) }
-  }
-
-  private static func describe(_ value: SectionValue) -> SaveValue {
-    switch value.content {
-    case .tree(let tree): return tree
-    case .raw(let bytes): return .bytes(bytes)
-    }
+    return pick(base, ours, theirs, path: path)
   }
 
   /// The three-way rule for one value, descending into objects, arrays and bulk arrays.
@@ -361,22 +355,19 @@ private struct Merger {
     return ("policy: \(fallback.rawValue)", fallback)
   }
 
-  /// For values merged only as a whole (raw sections).
+  /// A raw section (a thumbnail, a load report): derived from the state, so when both sides
+  /// changed it, the fallback side's is taken (ours without one) and no conflict is counted;
+  /// an `ours` or `theirs` rule for its name still decides.
   private mutating func pick(
-    _ base: SectionValue?, _ ours: SectionValue?, _ theirs: SectionValue?, path: String,
-    describe: (SectionValue?) -> SaveValue?
+    _ base: SectionValue?, _ ours: SectionValue?, _ theirs: SectionValue?, path: String
   ) -> SectionValue? {
     if ours == theirs { return ours }
     if ours == base { return theirs }
     if theirs == base { return ours }
-    let field = MergeField(path: path, base: describe(base), ours: describe(ours), theirs: describe(theirs))
-    if let (pattern, rule) = rules.rule(for: path), let side = Self.wholeSide(rule) {
-      conflicts.append(MergeConflict(field: field, resolution: "rule \(rule.name) (\(pattern))"))
+    if let (_, rule) = rules.rule(for: path), let side = Self.wholeSide(rule) {
       return side == .ours ? ours : theirs
     }
-    let (resolution, side) = settleSide(field)
-    conflicts.append(MergeConflict(field: field, resolution: resolution))
-    switch side {
+    switch fallback {
     case .theirs?: return theirs
     case .base?: return base
     default: return ours

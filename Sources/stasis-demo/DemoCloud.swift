@@ -19,6 +19,10 @@ enum DemoCloud {
         return nil
       }
       token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      guard !token.isEmpty else {
+        FileHandle.standardError.write(Data("stasis-demo: \(file) holds no token\n".utf8))
+        return nil
+      }
     } else {
       token = ProcessInfo.processInfo.environment["STASIS_TOKEN"] ?? ""
     }
@@ -26,6 +30,7 @@ enum DemoCloud {
     let cloud = CloudSaveSync(
       coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: device),
       configuration: CloudSyncConfiguration(policy: DemoSaveFormat.conflictPolicy(named: options.conflictPolicy)!))
+    game.coordinator.syncPatience = .milliseconds(Int64((options.syncPatience * 1000).rounded()))
     if let onEvent { cloud.sync.onEvent(onEvent) }
     return cloud
   }

@@ -107,6 +107,9 @@ struct StasisDemo: ParsableCommand {
   @Option(help: "How a cloud conflict is resolved: manual, recent, playtime, progress, last-known-good or merge.")
   var conflictPolicy = "merge"
 
+  @Option(help: "Seconds the game waits, on launch and on return, for the cloud to catch up before it plays on.")
+  var syncPatience: Double = 5
+
   func validate() throws {
     if renderThumbnail != nil, output == nil { throw ValidationError("--render-thumbnail needs --output FILE.png") }
     guard frames >= 0 else { throw ValidationError("--frames must be 0 or more") }
@@ -137,6 +140,10 @@ struct StasisDemo: ParsableCommand {
       throw ValidationError("--conflict-policy is one of \(ConflictPolicy.names.joined(separator: ", "))")
     }
     if cloud == nil, tokenFile != nil { throw ValidationError("--token-file goes with --cloud URL") }
+    if cloud != nil, tokenFile == nil, (ProcessInfo.processInfo.environment["STASIS_TOKEN"] ?? "").isEmpty {
+      throw ValidationError("--cloud needs the player's token: --token-file FILE, or STASIS_TOKEN")
+    }
+    guard syncPatience > 0 else { throw ValidationError("--sync-patience must be more than 0 seconds") }
   }
 
   func run() throws {

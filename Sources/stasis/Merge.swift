@@ -16,7 +16,9 @@ struct Merge: ParsableCommand {
         stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis
         stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis --rule score.highScore=max --take theirs
 
-      Exit codes: 0 merged (written), 1 fields conflict (nothing written) or a save is invalid, 64 usage, 74 I/O.
+      Exit codes: 0 merged cleanly (rules count as clean) and written; 1 fields conflict: nothing is
+      written, unless --take settled them (then written, and still 1, so a script knows), or a save
+      is invalid; 64 usage; 74 I/O.
       """
   )
 
@@ -32,7 +34,8 @@ struct Merge: ParsableCommand {
   @Option(name: .shortAndLong, help: "Where the merged save goes.")
   var output: String
 
-  @Option(help: "Settle every conflict no rule settles by taking this side: ours, theirs or base.")
+  @Option(
+    help: "Settle every conflict no rule settles by taking this side: ours, theirs or base (exit 1 all the same).")
   var take: String?
 
   @Option(
@@ -116,6 +119,12 @@ struct Merge: ParsableCommand {
     } catch {
       throw fail(SaveFileError(.io, "could not be written: \(error)", context: .init(file: output)))
     }
-    if !json { out.line("merged → \(output)") }
+    let taken = outcome.conflicts.filter { $0.resolution?.hasPrefix("policy") == true }.count
+    if !json {
+      out.line(
+        "merged → \(output)"
+          + (taken == 0 ? "" : " (\(taken) conflicting field\(taken == 1 ? "" : "s") settled by --take \(take ?? ""))"))
+    }
+    if taken > 0 { throw Exit.invalid }  // written, but not clean: the script should know
   }
 }

@@ -649,8 +649,8 @@ struct CLIGoldenTests {
 
     let taken = try fixtures.stasis(
       "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "out.stasis", "--take", "theirs")
-    #expect(taken.status == 0, "\(taken.err)")
-    #expect(taken.out.hasSuffix("merged → out.stasis\n"))
+    #expect(taken.status == 1, "written, but a field conflicted: \(taken.err)")
+    #expect(taken.out.hasSuffix("merged → out.stasis (1 conflicting field settled by --take theirs)\n"))
     let merged = try codec.state(
       from: SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("out.stasis"))))))
     #expect(merged.plants[0].height == 1.5)

@@ -10,82 +10,6 @@ import Testing
   import Glibc
 #endif
 
-/// A player's state for the sync tests: a score with a high score, settings, an inventory and
-/// a bulk array, so every kind of merge shows.
-struct Shard: BulkStorable, Equatable {
-  var x: Float = 0
-  var y: Float = 0
-  static let bulkLayout = BulkLayout(of: Shard.self, [.field("x", \.x), .field("y", \.y)])
-}
-
-struct PlayerState: Codable, Sendable, Equatable {
-  struct Score: Codable, Sendable, Equatable {
-    var points: Int64 = 0
-    var highScore: Int64 = 0
-  }
-  var score = Score()
-  var volume = 0.5
-  var inventory: [String: Int] = ["potion": 1]
-  var shards: [Shard] = (0..<8).map { Shard(x: Float($0)) }
-}
-
-let playerCodec = SaveCodec<PlayerState>(game: GameIdentity(name: "sync-test", build: "1", schemaVersion: 1))
-
-/// One device: its own save folder, wall clock and cloud sync of slot `autosave`.
-final class Device: Sendable {
-  let store: SaveStore
-  let sync: CloudSync
-  let clock = SettableTime()
-
-  init(
-    server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
-    onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none
-  ) {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
-    let clock = self.clock
-    store = SaveStore(directory: folder.path, signing: signing, wallClock: { clock.now }, device: name)
-    sync = CloudSync(
-      client: CloudClient(server: CloudServer(url: url, token: token, device: name)), store: store, slot: "autosave",
-      configuration: CloudSyncConfiguration(
-        policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
-        // Retries only when told (retryNow): a test never waits on a backoff.
-        sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
-  }
-
-  /// Saves `state` as the slot's next generation at wall-clock time `at`.
-  @discardableResult
-  func save(_ state: PlayerState, playTime: Double = 0, progress: Double? = nil, at time: Int64? = nil) throws -> Int {
-    if let time { clock.now = time }
-    let summary = SaveSummary(playTime: playTime, progress: progress)
-    return try store.save(state, codec: playerCodec, slot: "autosave", summary: summary).wait().get().generation
-  }
-
-  /// The newest generation's state.
-  func newest() throws -> PlayerState { try store.load(codec: playerCodec, slot: "autosave").state }
-
-  var generations: [Int] { (try? store.generations(of: "autosave")) ?? [] }
-  var kept: [Int] { store.keptGenerations(of: "autosave").map(\.generation) }
-}
-
-/// A wall clock the test sets: the saves' creation times.
-final class SettableTime: Sendable {
-  private let value = Mutex<Int64>(1_000)
-  var now: Int64 {
-    get { value.withLock { $0 } }
-    set { value.withLock { $0 = newValue } }
-  }
-}
-
-/// The server's history of slot `autosave`, newest first: (revision, base, sha256).
-func history(_ client: Client) async throws -> [(revision: Int, base: Int?, sha: String)] {
-  let list = try await client.send(.GET, "/v1/slots/autosave/revisions").json["revisions"] as? [[String: Any]] ?? []
-  return list.map { ($0["revision"] as? Int ?? 0, $0["baseRevision"] as? Int, $0["sha256"] as? String ?? "") }
-}
-
-func fileSHA(_ device: Device, _ generation: Int) throws -> String {
-  sha256(try device.store.readBytes(at: device.store.path(of: "autosave", generation: generation)))
-}
-
 @Suite("Cloud sync against a real stasis-server", .serialized)
 struct CloudSyncTests {
   /// A server, one player, and two devices that start from one revision (`base`, r1).
@@ -131,7 +55,9 @@ struct CloudSyncTests {
       game.autosaveInterval = 0
       let cloud = CloudSaveSync(
         coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: folder))
-      let app = Application(delegate: game.coordinator)
+      game.coordinator.syncPatience = .seconds(120)  // a busy machine never makes it play on early
+      // What is tested is the fast-forward, not the budget: a loaded machine gets all the time it needs.
+      let app = Application(delegate: game.coordinator, configuration: .init(backgroundBudget: .seconds(300)))
       app.launch(options: resume ? LaunchOptions(restoreSlot: "autosave") : .none)
       game.coordinator.waitForCatchUp()
       return (game, app, cloud)
@@ -255,7 +181,7 @@ struct CloudSyncTests {
     #expect(try world.b.newest() == ours, "nothing local changed")
     #expect(try await world.b.sync.state().state == .conflict)
     try world.b.save(PlayerState(score: .init(points: 71)))
-    #expect(await world.b.sync.push().error == nil)
+    #expect(await world.b.sync.push().error?.kind == .conflict, "a push says why nothing goes up")
     #expect(try await history(world.raw).map(\.revision) == [2, 1], "no upload over an unsettled conflict")
     let resolved = await world.b.sync.resolve(with: .merge(rules: [:], fallback: .mostRecent), named: "merge")
     #expect(resolved.error == nil)
@@ -332,34 +258,120 @@ struct CloudSyncTests {
 
   @Test("two devices sync at once: exactly one conflict, resolved, both sides kept", arguments: Backend.allCases)
   func together(backend: Backend) async throws {
-    let world = try await World(backend, policy: .merge(rules: ["score.highScore": .max], fallback: .mostRecent))
-    defer { world.server.stop() }
-    var fromA = world.base
+    let database = try Database(backend)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    // Both devices go through a proxy that holds their uploads until both are in flight.
+    let proxy = try FaultProxy(upstream: server.port)
+    let policy = ConflictPolicy.merge(rules: ["score.highScore": .max], fallback: .mostRecent)
+    let a = Device(server: proxy.url, token: token, name: "A", policy: policy)
+    let b = Device(server: proxy.url, token: token, name: "B", policy: policy)
+    let base = PlayerState()
+    try a.save(base, at: 100)
+    #expect(await a.sync.synchronize().error == nil)
+    #expect(await b.sync.synchronize().restore == 1)
+    var fromA = base
     fromA.score.highScore = 10
     fromA.volume = 0.1
-    try world.a.save(fromA, at: 200)
-    var fromB = world.base
+    try a.save(fromA, at: 200)
+    var fromB = base
     fromB.score.highScore = 20
     fromB.inventory["bow"] = 1
-    try world.b.save(fromB, at: 300)
-    async let first = world.a.sync.synchronize()
-    async let second = world.b.sync.synchronize()
+    try b.save(fromB, at: 300)
+    proxy.setRule(.holdUploads)
+    async let first = a.sync.synchronize()
+    async let second = b.sync.synchronize()
+    let bothInFlight = proxy.waitUntilHolding() && proxy.waitUntilHolding()
+    #expect(bothInFlight, "both uploads on r1 are in flight at once")
+    proxy.release()
     let reports = await [first, second]
     #expect(reports.allSatisfy { $0.error == nil }, "\(reports)")
-    let conflicts = world.a.sync.status.conflicts + world.b.sync.status.conflicts
+    let conflicts = a.sync.status.conflicts + b.sync.status.conflicts
     #expect(conflicts.count == 1, "exactly one conflict: \(conflicts.map(\.summary))")
-    let loser = conflicts.first!.ours
-    let keptBy = world.a.kept + world.b.kept
-    #expect(keptBy == [loser], "the resolving device keeps its own side")
-    let log = try await history(world.raw)
+    let loser = try #require(conflicts.first).ours
+    #expect(a.kept + b.kept == [loser], "the resolving device keeps its own side")
+    let raw = Client(base: server.base, token: token)
+    let log = try await history(raw)
     #expect(log.map(\.revision) == [3, 2, 1])
     #expect(log.map(\.base) == [2, 1, nil], "one chain: the other side is r2, in the history")
     // Both end on the merge.
-    _ = await world.a.sync.synchronize()
-    _ = await world.b.sync.synchronize()
-    #expect(try world.a.newest() == (try world.b.newest()))
-    #expect(try world.a.newest().score.highScore == 20)
-    #expect(try world.a.newest().volume == 0.1 && world.a.newest().inventory["bow"] == 1)
+    _ = await a.sync.synchronize()
+    _ = await b.sync.synchronize()
+    #expect(try a.newest() == b.newest())
+    #expect(try a.newest().score.highScore == 20)
+    #expect(try a.newest().volume == 0.1 && a.newest().inventory["bow"] == 1)
+  }
+
+  @Test("ours wins but its upload fails: it waits on theirs, and is never fast-forwarded over")
+  func resolutionUploadFails() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let proxy = try FaultProxy(upstream: server.port)
+    let a = Device(server: server.base, token: token, name: "A")
+    let b = Device(server: proxy.url, token: token, name: "B", policy: .mostRecent)
+    try a.save(PlayerState(), at: 100)
+    _ = await a.sync.synchronize()
+    _ = await b.sync.synchronize()
+    try a.save(PlayerState(score: .init(points: 1)), at: 200)
+    _ = await a.sync.synchronize()  // r2
+    let oursGeneration = try b.save(PlayerState(score: .init(points: 2)), at: 300)  // newer: ours wins
+    proxy.setRule(.cutUploadMidway(fraction: 0.5) {})
+    let failed = await b.sync.synchronize()
+    #expect(failed.error?.kind == .offline, "\(String(describing: failed.error))")
+    #expect(b.sync.status.conflicts.first?.result == "ours")
+    #expect(b.sync.status.pending == 1, "ours waits to go up on r2")
+    #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [2, 1])
+
+    // Meanwhile A saves again. B must not fast-forward over its winning save.
+    try a.save(PlayerState(score: .init(points: 3)), at: 400)
+    _ = await a.sync.synchronize()  // r3
+    proxy.setRule(.pass)
+    _ = await b.sync.synchronize()
+    let second = try #require(b.sync.status.conflicts.last)
+    #expect(second.base == 2 && second.theirs == 3, "a conflict on r2, not a fast-forward")
+    #expect(second.result == "theirs", "the newer save wins by the policy")
+    #expect(b.kept.contains(oursGeneration), "and ours is kept, not lost")
+  }
+
+  @Test("with one generation kept, the losing side still survives the write of the winner")
+  func keptBeforeTheWrite() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let a = Device(server: server.base, token: token, name: "A")
+    let b = Device(server: server.base, token: token, name: "B", policy: .longestPlayTime, generationsToKeep: 1)
+    try a.save(PlayerState(), at: 100)
+    _ = await a.sync.synchronize()
+    _ = await b.sync.synchronize()
+    try a.save(PlayerState(score: .init(points: 1)), playTime: 900, at: 200)
+    _ = await a.sync.synchronize()
+    let ours = try b.save(PlayerState(score: .init(points: 2)), playTime: 10, at: 300)
+    _ = await b.sync.synchronize()
+    #expect(b.sync.status.conflicts.first?.result == "theirs")
+    #expect(b.generations.contains(ours), "kept before the write that prunes")
+    #expect(b.kept == [ours])
+  }
+
+  @Test("an upload to a slot deleted on the server makes it anew (a new revision number)")
+  func deletedOnTheServer() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let a = Device(server: server.base, token: token, name: "A")
+    try a.save(PlayerState(), at: 100)
+    _ = await a.sync.synchronize()
+    let raw = Client(base: server.base, token: token)
+    #expect(try await raw.send(.DELETE, "/v1/slots/autosave", headers: [("If-Match", "\"1\"")]).status == 204)
+    try a.save(PlayerState(score: .init(points: 5)), at: 200)
+    #expect(await a.sync.push().error == nil)
+    #expect(a.sync.status.uploaded == [1, 2])
+    #expect(try await history(raw).map(\.revision) == [2])
+    #expect(try await history(raw).first?.base == nil, "made anew")
   }
 
   // MARK: Faults
@@ -488,6 +500,7 @@ struct CloudSyncTests {
     let store = SaveStore(directory: folder)
     let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
     let cloud = CloudSaveSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "A"))
+    coordinator.syncPatience = .seconds(3600)  // on the manual clock, which only the test moves
     let clock = ManualClock()
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
@@ -500,7 +513,7 @@ struct CloudSyncTests {
     game.count = 2
     proxy.setRule(.holdUploads)
     app.enterBackground()  // the save, then its upload, held at the proxy: in flight
-    proxy.waitUntilHolding()
+    #expect(proxy.waitUntilHolding())
     #expect(app.runningBackgroundTasks == ["upload autosave"], "the save is done; the upload is not")
     clock.advance(by: .seconds(11))
     app.update()  // the budget is spent: the expiration handler cancels the upload
@@ -586,19 +599,4 @@ struct CloudSyncTests {
     #expect(message.first?.contains("the server refused the token") == true)
     #expect(!cloud.sync.status.events.description.contains("not-a-token"), "the token never appears")
   }
-}
-
-/// The smallest game: a counter.
-struct CounterState: Codable, Sendable, Equatable {
-  var count: Int64 = 0
-}
-
-let counterCodec = SaveCodec<CounterState>(game: GameIdentity(name: "counter", build: "1", schemaVersion: 1))
-
-@MainActor
-final class Counter: SaveableGame {
-  var count: Int64 = 0
-  var isPaused = false
-  func snapshot() -> CounterState { CounterState(count: count) }
-  func restore(_ state: CounterState) throws { count = state.count }
 }

@@ -84,8 +84,9 @@ final class FaultProxy: Sendable {
     for _ in 0..<max(count, 1) { held.signal() }
   }
 
-  /// Blocks until an upload is being held (it is in flight, stuck at the proxy).
-  func waitUntilHolding() { heldSignal.wait() }
+  /// Blocks until an upload is being held (it is in flight, stuck at the proxy); false when
+  /// none came within a minute (a regression fails the test instead of hanging it).
+  func waitUntilHolding() -> Bool { heldSignal.wait(timeout: .now() + 60) == .success }
 
   private func serve(_ client: Int32) {
     let upstreamPort = state.withLock { $0.upstream }

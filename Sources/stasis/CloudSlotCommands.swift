@@ -1,0 +1,220 @@
+import ArgumentParser
+import Foundation
+import Stasis
+import StasisCloud
+
+/// The cloud commands on one slot: push, pull, log, resolve, discard.
+extension Cloud {
+  struct Push: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Upload a slot's newest local save on its base (If-Match); a conflict is refused, never forced.",
+      discussion: "Example:\n  stasis cloud push autosave")
+
+    @Argument(help: "The slot.")
+    var slot: String
+
+    @OptionGroup var options: CloudOptions
+
+    func run() async throws {
+      let (_, _, sync) = try options.open(try checkedSlot(slot))
+      let report = await sync!.push()
+      let uploaded = sync!.status.events.compactMap { event -> String? in
+        if case .uploaded = event { return event.description }
+        return nil
+      }
+      if let error = report.error {
+        if error.kind == .conflict {
+          Terminal.standardError.line(
+            Terminal.standardError.paint("error: ", .red)
+              + "conflict: \(error.message); `stasis cloud pull \(slot)`, or `stasis cloud resolve \(slot) --take ours|theirs|merge`"
+          )
+          throw Exit.invalid
+        }
+        throw fail(error)
+      }
+      Terminal.standardOutput.line(
+        uploaded.first.map { String($0.dropFirst(7)) } ?? "nothing to push: \(slot) has no unsynced save")
+    }
+  }
+
+  struct Pull: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Fast-forward a slot to the server's head when nothing local is unsynced; report a conflict otherwise.",
+      discussion: """
+        The download is verified (every checksum, the signature with --key-file, the header) before
+        it becomes the slot's next generation; a conflict is left for `stasis cloud resolve`.
+
+        Example:
+          stasis cloud pull autosave
+        """)
+
+    @Argument(help: "The slot.")
+    var slot: String
+
+    @OptionGroup var options: CloudOptions
+
+    func run() async throws {
+      let (_, _, sync) = try options.open(try checkedSlot(slot), configuration: .init(policy: .manual))
+      let report = await sync!.pull()
+      let events = sync!.status.events.map { String($0.description.dropFirst(7)) }
+      if let error = report.error {
+        for event in events { Terminal.standardOutput.line(event) }
+        throw fail(error)
+      }
+      switch report.state {
+      case .conflict?:
+        for event in events { Terminal.standardOutput.line(event) }
+        Terminal.standardError.line(
+          Terminal.standardError.paint("error: ", .red)
+            + "slot '\(slot)' is in conflict: `stasis cloud resolve \(slot) --take ours|theirs|merge`")
+        throw Exit.invalid
+      case .ahead?:
+        Terminal.standardOutput.line("\(slot) is ahead of the server: `stasis cloud push \(slot)`")
+      default:
+        Terminal.standardOutput.line(events.last ?? "\(slot) is up to date")
+      }
+    }
+  }
+
+  struct Log: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "A slot's revision history on the server, newest first.",
+      discussion: "Example:\n  stasis cloud log autosave")
+
+    @Argument(help: "The slot.")
+    var slot: String
+
+    @Flag(help: "Print the revisions as JSON.")
+    var json = false
+
+    @OptionGroup var options: CloudOptions
+
+    func run() async throws {
+      let name = try checkedSlot(slot)
+      let (store, client, _) = try options.open(nil)
+      let revisions: [RemoteRevision]?
+      do {
+        revisions = try await client.revisions(slot: name)
+      } catch {
+        throw fail(error)
+      }
+      guard let revisions else {
+        throw fail(CloudError(.notFound, "slot '\(slot)' is not on \(client.server.url)"))
+      }
+      let base = SyncRecord.load(store: store, slot: name, server: client.server).base
+      if json {
+        print(
+          jsonText(
+            revisions.map {
+              [
+                "revision": $0.revision, "baseRevision": $0.baseRevision ?? NSNull(), "bytes": $0.bytes,
+                "sha256": $0.sha256, "uploadedAt": $0.uploadedAt, "device": $0.device, "playTime": $0.playTime,
+                "progress": $0.progress ?? NSNull(), "localBase": $0.revision == base,
+              ] as [String: Any]
+            }))
+        return
+      }
+      let rows = revisions.map { revision in
+        [
+          "r\(revision.revision)", revision.baseRevision.map { "r\($0)" } ?? "-", revision.uploadedAt,
+          revision.device, "\(revision.bytes)", String(format: "%.1f s", revision.playTime),
+          progressText(revision.progress), String(revision.sha256.prefix(12)),
+          revision.revision == base ? "<- base" : "",
+        ]
+      }
+      Terminal.standardOutput.table(
+        ["revision", "base", "uploaded at", "device", "bytes", "play time", "progress", "sha256", ""], rows,
+        rightAligned: [4, 5, 6])
+    }
+  }
+
+  struct Resolve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Settle a slot's conflict: take ours, theirs, or a three-way merge against the base.",
+      discussion: """
+        The loser is kept: theirs stays in the server's history; ours stays a local generation,
+        kept out of pruning until `stasis cloud discard`. The result is uploaded on top of theirs.
+        A merge whose fields both sides changed needs --fallback to settle them.
+
+        Example:
+          stasis cloud resolve autosave --take theirs
+          stasis cloud resolve autosave --take merge --fallback recent
+        """)
+
+    @Argument(help: "The slot.")
+    var slot: String
+
+    @Option(help: "ours, theirs or merge.")
+    var take: String
+
+    @Option(help: "For merge: the policy for fields both sides changed (recent, playtime, progress, last-known-good).")
+    var fallback: String?
+
+    @OptionGroup var options: CloudOptions
+
+    func validate() throws {
+      guard ["ours", "theirs", "merge"].contains(take) else { throw ValidationError("--take is ours, theirs or merge") }
+      if let fallback {
+        guard take == "merge", let policy = ConflictPolicy(name: fallback), policy.name != "merge" else {
+          throw ValidationError("--fallback goes with --take merge: recent, playtime, progress or last-known-good")
+        }
+      }
+    }
+
+    func run() async throws {
+      let taken: ConflictDecision? = take == "ours" ? .ours : take == "theirs" ? .theirs : nil
+      let configuration = CloudSyncConfiguration(policy: .manual, onConflict: { _ in taken })
+      let (_, _, sync) = try options.open(try checkedSlot(slot), configuration: configuration)
+      let policy: ConflictPolicy =
+        take == "merge"
+        ? .merge(rules: MergeRules(), fallback: fallback.flatMap { ConflictPolicy(name: $0) } ?? .manual)
+        : .manual
+      let report = await sync!.resolve(with: policy, named: take == "merge" ? "merge" : "take \(take)")
+      for event in sync!.status.events { Terminal.standardOutput.line(String(event.description.dropFirst(7))) }
+      if let conflict = sync!.status.conflicts.last {
+        for field in conflict.fields.prefix(50) { Terminal.standardOutput.line("  \(field)") }
+        if conflict.fields.count > 50 { Terminal.standardOutput.line("  … and \(conflict.fields.count - 50) more") }
+      }
+      if let error = report.error { throw fail(error) }
+      if report.state == .conflict {
+        Terminal.standardError.line(
+          Terminal.standardError.paint("error: ", .red)
+            + "still in conflict: fields both sides changed need --fallback recent|playtime|progress, or --take ours|theirs"
+        )
+        throw Exit.invalid
+      }
+    }
+  }
+
+  struct Discard: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Let a generation kept after a lost conflict be pruned again.",
+      discussion: "Example:\n  stasis cloud discard autosave 4")
+
+    @Argument(help: "The slot.")
+    var slot: String
+
+    @Argument(help: "The kept generation.")
+    var generation: Int
+
+    @Option(help: "The save folder.")
+    var saves = "Saves"
+
+    func run() async throws {
+      let name = try checkedSlot(slot)
+      let store = SaveStore(directory: saves)
+      guard store.keptGenerations(of: name).contains(where: { $0.generation == generation }) else {
+        throw fail(
+          SaveFileError(
+            .notFound, "slot '\(slot)' keeps no generation \(generation)", context: .init(file: store.folder(of: name)))
+        )
+      }
+      do {
+        try store.release(generation: generation, slot: name)
+      } catch {
+        throw fail(error)
+      }
+      Terminal.standardOutput.line("generation \(generation) of \(slot) is no longer kept: the next save may prune it")
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Stasis
+import StasisCloud
+import Synchronization
+
+/// A player's state for the sync tests: a score with a high score, settings, an inventory and
+/// a bulk array, so every kind of merge shows.
+struct Shard: BulkStorable, Equatable {
+  var x: Float = 0
+  var y: Float = 0
+  static let bulkLayout = BulkLayout(of: Shard.self, [.field("x", \.x), .field("y", \.y)])
+}
+
+struct PlayerState: Codable, Sendable, Equatable {
+  struct Score: Codable, Sendable, Equatable {
+    var points: Int64 = 0
+    var highScore: Int64 = 0
+  }
+  var score = Score()
+  var volume = 0.5
+  var inventory: [String: Int] = ["potion": 1]
+  var shards: [Shard] = (0..<8).map { Shard(x: Float($0)) }
+}
+
+let playerCodec = SaveCodec<PlayerState>(game: GameIdentity(name: "sync-test", build: "1", schemaVersion: 1))
+
+/// One device: its own save folder, wall clock and cloud sync of slot `autosave`.
+final class Device: Sendable {
+  let store: SaveStore
+  let sync: CloudSync
+  let clock = SettableTime()
+
+  init(
+    server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
+    onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none,
+    generationsToKeep: Int = 3
+  ) {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
+    let clock = self.clock
+    store = SaveStore(
+      directory: folder.path, generationsToKeep: generationsToKeep, signing: signing, wallClock: { clock.now },
+      device: name)
+    sync = CloudSync(
+      client: CloudClient(server: CloudServer(url: url, token: token, device: name)), store: store, slot: "autosave",
+      configuration: CloudSyncConfiguration(
+        policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
+        // Retries only when told (retryNow): a test never waits on a backoff.
+        sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+  }
+
+  /// Saves `state` as the slot's next generation at wall-clock time `at`.
+  @discardableResult
+  func save(_ state: PlayerState, playTime: Double = 0, progress: Double? = nil, at time: Int64? = nil) throws -> Int {
+    if let time { clock.now = time }
+    let summary = SaveSummary(playTime: playTime, progress: progress)
+    return try store.save(state, codec: playerCodec, slot: "autosave", summary: summary).wait().get().generation
+  }
+
+  /// The newest generation's state.
+  func newest() throws -> PlayerState { try store.load(codec: playerCodec, slot: "autosave").state }
+
+  var generations: [Int] { (try? store.generations(of: "autosave")) ?? [] }
+  var kept: [Int] { store.keptGenerations(of: "autosave").map(\.generation) }
+}
+
+/// A wall clock the test sets: the saves' creation times.
+final class SettableTime: Sendable {
+  private let value = Mutex<Int64>(1_000)
+  var now: Int64 {
+    get { value.withLock { $0 } }
+    set { value.withLock { $0 = newValue } }
+  }
+}
+
+/// The server's history of slot `autosave`, newest first: (revision, base, sha256).
+func history(_ client: Client) async throws -> [(revision: Int, base: Int?, sha: String)] {
+  let list = try await client.send(.GET, "/v1/slots/autosave/revisions").json["revisions"] as? [[String: Any]] ?? []
+  return list.map { ($0["revision"] as? Int ?? 0, $0["baseRevision"] as? Int, $0["sha256"] as? String ?? "") }
+}
+
+func fileSHA(_ device: Device, _ generation: Int) throws -> String {
+  sha256(try device.store.readBytes(at: device.store.path(of: "autosave", generation: generation)))
+}
+
+/// The smallest game: a counter.
+struct CounterState: Codable, Sendable, Equatable {
+  var count: Int64 = 0
+}
+
+let counterCodec = SaveCodec<CounterState>(game: GameIdentity(name: "counter", build: "1", schemaVersion: 1))
+
+@MainActor
+final class Counter: SaveableGame {
+  var count: Int64 = 0
+  var isPaused = false
+  func snapshot() -> CounterState { CounterState(count: count) }
+  func restore(_ state: CounterState) throws { count = state.count }
+}

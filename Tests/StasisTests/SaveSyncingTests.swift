@@ -1,0 +1,145 @@
+import Foundation
+import Stasis
+import StasisTesting
+import Testing
+
+/// A sync the test drives by hand: it records what the coordinator tells it and hands out
+/// catch-ups the test finishes (or writes under) itself.
+@MainActor
+final class ScriptedSync: SaveSyncing {
+  var started: [SaveReason] = []
+  var catchUps: [(stateGeneration: Int, progress: CatchUp)] = []
+  var resumed = 0
+
+  func saveStarted(_ handle: SaveHandle, reason: SaveReason, application: Application) { started.append(reason) }
+
+  func catchUp(stateGeneration: Int, application: Application) -> CatchUp {
+    let progress = CatchUp()
+    catchUps.append((stateGeneration, progress))
+    return progress
+  }
+
+  func resumeUploads(application: Application) { resumed += 1 }
+}
+
+@Suite("CatchUp: one write, only while the game is held")
+struct CatchUpTests {
+  @Test("the coordinator's stopWaiting and the sync's mayWrite exclude each other; one write per catch-up")
+  func exclusive() {
+    let abandoned = CatchUp()
+    #expect(abandoned.stopWaiting())
+    #expect(!abandoned.mayWrite(), "the game played on: nothing may be written")
+
+    let writing = CatchUp()
+    #expect(writing.mayWrite())
+    #expect(!writing.stopWaiting(), "a write under way: its outcome must be awaited")
+    writing.finish(.restore(generation: 4, reason: "test"))
+    #expect(writing.outcome == .restore(generation: 4, reason: "test"))
+    #expect(!writing.mayWrite(), "an outcome was given: no second write")
+    writing.finish(.unchanged)
+    #expect(writing.outcome == .restore(generation: 4, reason: "test"), "the first outcome counts")
+    #expect(writing.wait(timeout: .zero))
+  }
+}
+
+@MainActor
+@Suite("The coordinator and a sync")
+struct SaveSyncingTests {
+  private func make() -> (CountingGame, SaveCoordinator<CountingGame>, Application, ManualClock, ScriptedSync) {
+    let game = CountingGame()
+    let coordinator = SaveCoordinator(
+      game: game, store: SaveStore(directory: makeTemporaryDirectory()), codec: testCodec, slot: "autosave")
+    let sync = ScriptedSync()
+    coordinator.sync = sync
+    let clock = ManualClock()
+    let app = Application(delegate: coordinator, configuration: .init(clock: clock))
+    return (game, coordinator, app, clock, sync)
+  }
+
+  /// Writes `state` as the slot's next generation, as a sync does after `mayWrite()`.
+  private func write(_ state: TestGameState, _ coordinator: SaveCoordinator<CountingGame>) throws -> Int {
+    try coordinator.store.save(state, codec: testCodec, slot: "autosave").wait().get().generation
+  }
+
+  @Test("launch: the game is held while the sync catches up, and what it wrote is restored before the first step")
+  func launchRestoresFirst() throws {
+    let (game, coordinator, app, _, sync) = make()
+    var theirs = TestGameState.sample()
+    theirs.score.points = 777
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    #expect(sync.catchUps.map(\.stateGeneration) == [0], "an empty slot: the game starts afresh")
+    #expect(game.isPaused && coordinator.isCatchingUp, "held")
+    let progress = sync.catchUps[0].progress
+    #expect(progress.mayWrite())
+    let generation = try write(theirs, coordinator)
+    progress.finish(.restore(generation: generation, reason: "fast-forward"))
+    app.update()
+    #expect(!coordinator.isCatchingUp && !game.isPaused)
+    #expect(game.state.score.points == 777, "restored before the first step")
+    #expect(game.restores == 1)
+  }
+
+  @Test("out of patience before any write: the game plays on, and the sync may no longer write")
+  func patience() {
+    let (game, coordinator, app, clock, sync) = make()
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    clock.advance(by: coordinator.syncPatience)
+    app.update()
+    #expect(!coordinator.isCatchingUp && !game.isPaused)
+    #expect(!sync.catchUps[0].progress.mayWrite(), "a late answer never writes under a game that played on")
+  }
+
+  @Test("a save during the hold waits for a write under way, restores it, then saves that state")
+  func saveDuringHold() throws {
+    let (game, coordinator, app, _, sync) = make()
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    let progress = sync.catchUps[0].progress
+    #expect(progress.mayWrite())  // the sync began to write…
+    var theirs = TestGameState.sample()
+    theirs.score.points = 555
+    let generation = try write(theirs, coordinator)
+    progress.finish(.restore(generation: generation, reason: "fast-forward"))  // …and finished
+    app.enterBackground()  // the background save settles the catch-up first
+    while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
+    coordinator.waitForSaves()
+    #expect(game.state.score.points == 555)
+    let saved = try coordinator.store.load(codec: testCodec, slot: "autosave")
+    #expect(saved.generation == generation + 1)
+    #expect(saved.state.score.points == 555, "the save is of the state the sync wrote, not of the one before")
+  }
+
+  @Test("a save during the hold before any write abandons the catch-up: nothing lands after it")
+  func saveAbandons() throws {
+    let (_, coordinator, app, _, sync) = make()
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    coordinator.saveNow().wait()
+    #expect(!coordinator.isCatchingUp)
+    #expect(!sync.catchUps[0].progress.mayWrite())
+    #expect(sync.started == [.manual])
+  }
+
+  @Test("a return after a background save that failed lets only waiting uploads go: no catch-up over memory")
+  func returnWithoutAGeneration() {
+    let disk = FaultInjectingFileSystem()
+    let game = CountingGame()
+    let coordinator = SaveCoordinator(
+      game: game, store: SaveStore(directory: makeTemporaryDirectory(), fileSystem: disk), codec: testCodec,
+      slot: "autosave")
+    let sync = ScriptedSync()
+    coordinator.sync = sync
+    let app = Application(delegate: coordinator)
+    app.launch()
+    #expect(sync.resumed == 1, "a new game: the last one's waiting uploads go")
+    for _ in 0..<5 {
+      game.step()
+      coordinator.didStep(frame: Int64(game.state.level.progress))
+    }
+    disk.fail(.write, times: 2, with: .noSpace)
+    app.enterBackground()
+    while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
+    app.enterForeground()  // the save failed: memory is newer than every generation
+    #expect(coordinator.events.contains { if case .keptMemory = $0 { true } else { false } })
+    #expect(sync.catchUps.isEmpty, "nothing may be written under unsaved progress")
+    #expect(sync.resumed == 2)
+  }
+}
