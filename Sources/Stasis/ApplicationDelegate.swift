@@ -7,9 +7,11 @@
 /// ```swift
 /// final class Game: ApplicationDelegate {
 ///   func applicationDidEnterBackground(_ application: Application) {
-///     engine.pause()
-///     let task = application.beginBackgroundTask(named: "save") { store.cancelSaves() }
-///     store.save(engine.snapshot()) { _ in application.endBackgroundTask(task) }
+///     engine.isPaused = true
+///     let snapshot = engine.snapshot()
+///     application.saveInBackground(named: "save autosave") {
+///       store.save(snapshot, codec: codec, slot: "autosave")
+///     }
 ///   }
 /// }
 /// ```

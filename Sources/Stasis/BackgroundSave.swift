@@ -15,16 +15,33 @@ extension Application {
   /// ```
   @discardableResult
   public func saveInBackground(named name: String, _ start: () -> SaveHandle) -> SaveHandle {
-    let taskID = Mutex(BackgroundTaskID.invalid)
     let started = Mutex<SaveHandle?>(nil)
-    let id = beginBackgroundTask(named: name) { [weak self] in
-      started.withLock { $0 }?.cancel()
-      self?.endBackgroundTask(taskID.withLock { $0 })
-    }
-    taskID.withLock { $0 = id }
+    let id = beginCancellableBackgroundTask(named: name, cancel: { started.withLock { $0 }?.cancel() })
     let handle = start()
     started.withLock { $0 = handle }
     handle.onCompletion { [weak self] _ in self?.endBackgroundTask(id) }
     return handle
+  }
+
+  /// Begins a background task for work that `cancel` stops: when the budget runs out first,
+  /// the expiration handler calls `cancel` and ends the task, so the watchdog never has a
+  /// reason to act. End it with ``endBackgroundTask(_:)`` when the work is done.
+  ///
+  /// ```swift
+  /// let id = application.beginCancellableBackgroundTask(named: "upload") { upload.cancel() }
+  /// upload.onCompletion { application.endBackgroundTask(id) }
+  /// ```
+  public func beginCancellableBackgroundTask(
+    named name: String, cancel: @escaping @MainActor @Sendable () -> Void
+  ) -> BackgroundTaskID {
+    let taskID = Mutex(BackgroundTaskID.invalid)
+    let id = beginBackgroundTask(
+      named: name,
+      expirationHandler: { [weak self] in
+        cancel()
+        self?.endBackgroundTask(taskID.withLock { $0 })
+      })
+    taskID.withLock { $0 = id }
+    return id
   }
 }

@@ -98,8 +98,7 @@ final class BackgroundTaskRegistry: Sendable {
 
   /// Blocks the calling thread until some task ends or `timeout` passes.
   func waitForEnd(timeout: Duration) {
-    let nanoseconds = max(0, min(timeout.inSeconds, 3600)) * 1e9
-    _ = endSignal.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+    _ = endSignal.wait(timeout: timeout.deadlineFromNow)
   }
 }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,4 +39,9 @@ extension Duration {
 
   /// The duration as floating-point milliseconds, for logs and summaries.
   public var inMilliseconds: Double { inSeconds * 1000 }
+
+  /// The moment this long from now, for a semaphore's wait: never negative, at most an hour.
+  var deadlineFromNow: DispatchTime {
+    .now() + .nanoseconds(Int(max(0, min(inSeconds, 3600)) * 1e9))
+  }
 }

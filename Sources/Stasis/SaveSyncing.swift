@@ -61,9 +61,7 @@ public final class CatchUp: Sendable {
   /// finished. For headless runners and tools, not a game loop that draws.
   public func wait(timeout: Duration) -> Bool {
     guard outcome == nil else { return true }
-    let nanoseconds = max(
-      0, timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
-    guard finished.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return outcome != nil }
+    guard finished.wait(timeout: timeout.deadlineFromNow) == .success else { return outcome != nil }
     finished.signal()  // let other waiters through too
     return true
   }

@@ -105,8 +105,8 @@ extension SyncEngine {
       var record = load()
       record.agree(revision: revision, generation: generation)
       store(&record)
+      emit(.fastForwarded(revision: revision, generation: generation))  // told before the game wakes
       gate.wrote(generation, "fast-forwarded to r\(revision)")
-      emit(.fastForwarded(revision: revision, generation: generation))
       return .success(generation)
     }
   }

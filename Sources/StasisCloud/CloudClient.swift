@@ -256,7 +256,7 @@ public struct CloudClient: Sendable {
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
     do {
-      let response = try await http.execute(request, timeout: .nanoseconds(server.timeout.nanoseconds))
+      let response = try await http.execute(request, timeout: .nanoseconds(Int64(server.timeout.inSeconds * 1e9)))
       let collected = try await response.body.collect(upTo: FormatLimits.maxFileSize + (1 << 16))
       let tag = response.headers.first(name: "ETag").flatMap { Int($0.trimmingCharacters(in: ["\"", " "])) }
       return Reply(status: Int(response.status.code), etagRevision: tag, body: [UInt8](buffer: collected))
@@ -273,12 +273,5 @@ public struct CloudClient: Sendable {
       // Refused, reset, timed out, unresolvable: the server is not there for now.
       throw CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(Self.reason(error))")
     }
-  }
-}
-
-extension Duration {
-  var nanoseconds: Int64 {
-    let (seconds, attoseconds) = components
-    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
   }
 }

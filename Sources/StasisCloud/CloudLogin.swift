@@ -24,6 +24,20 @@ public struct CloudLogin: Codable, Sendable, Equatable {
     self.device = device
   }
 
+  /// The bearer token in the file at `path`: the line `stasis-server players add` printed,
+  /// surrounding white space (a trailing newline) removed. Refuses a file it cannot read and
+  /// one that holds no token; never says what the file holds.
+  public static func token(fromFile path: String) throws(LoginError) -> String {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw LoginError("\(path): the token file could not be read", unreadable: true)
+    }
+    let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {
+      throw LoginError("\(path) does not hold a token (one line, no spaces)")
+    }
+    return token
+  }
+
   /// Where the login lives for `environment`.
   public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
     if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return "\(config)/stasis/cloud.json" }
@@ -70,5 +84,10 @@ public struct CloudLogin: Codable, Sendable, Equatable {
 public struct LoginError: Error, CustomStringConvertible {
   /// What went wrong.
   public var description: String
-  init(_ description: String) { self.description = description }
+  /// True when a file could not be read at all (rather than read and found wrong).
+  public var isUnreadable: Bool
+  init(_ description: String, unreadable: Bool = false) {
+    self.description = description
+    isUnreadable = unreadable
+  }
 }

@@ -1,6 +1,5 @@
 import Logging
 import Stasis
-import Synchronization
 
 /// Cloud saves through the ``SaveCoordinator``: every durable save of its slot goes up (an
 /// autosave at most once per interval), in the background as a background task of its own
@@ -58,13 +57,8 @@ public final class CloudSaveSync: SaveSyncing {
     case .background, .terminate:
       // Its own background task: the app stays up until the upload ends, and the budget's
       // expiry cancels it (the save is already whole on disk; the upload waits for next time).
-      let task = Mutex(BackgroundTaskID.invalid)
       let sync = self.sync
-      let id = application.beginBackgroundTask(named: "upload \(handle.slot)") {
-        sync.cancelUploads()
-        application.endBackgroundTask(task.withLock { $0 })
-      }
-      task.withLock { $0 = id }
+      let id = application.beginCancellableBackgroundTask(named: "upload \(handle.slot)") { sync.cancelUploads() }
       sync.upload(after: handle) { application.endBackgroundTask(id) }
     }
   }

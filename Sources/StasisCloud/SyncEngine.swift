@@ -33,6 +33,9 @@ final class SyncEngine: Sendable {
   let retry = Mutex<(task: Task<Void, Never>?, number: UInt64)>((nil, 0))
   /// Requests failed in a row, for the backoff; any answer from the server resets it.
   let failures = Mutex(0)
+  /// The slot's record as last written: read from disk once, then kept here, since this
+  /// worker is the only one that writes it while the game runs.
+  private let record: Mutex<SyncRecord>
 
   init(
     client: CloudClient, store: SaveStore, slot: SaveSlot, configuration: CloudSyncConfiguration, logger: Logger,
@@ -45,6 +48,7 @@ final class SyncEngine: Sendable {
     self.logger = logger
     self.commands = commands
     let record = SyncRecord.load(store: store, slot: slot, server: client.server)
+    self.record = Mutex(record)
     status.withLock {
       $0.base = record.base
       $0.pending = record.queued.count
@@ -98,14 +102,18 @@ final class SyncEngine: Sendable {
 
   // MARK: Record and events
 
-  func load() -> SyncRecord { SyncRecord.load(store: store, slot: slot, server: client.server) }
+  /// The slot's record.
+  func load() -> SyncRecord { record.withLock { $0 } }
 
+  /// Writes the slot's record, atomically, and keeps it for the next `load()`.
   func store(_ record: inout SyncRecord) {
     do {
       try record.save(store: store, slot: slot)
     } catch {
       logger.warning("the sync record of slot '\(slot)' could not be written: \(error)")
     }
+    let written = record
+    self.record.withLock { $0 = written }
     let base = record.base
     let pending = record.queued.count
     status.withLock {

@@ -14,13 +14,10 @@ enum DemoCloud {
     guard let url = options.cloud else { return nil }
     let token: String
     if let file = options.tokenFile {
-      guard let data = FileManager.default.contents(atPath: file) else {
-        FileHandle.standardError.write(Data("stasis-demo: \(file): the token file could not be read\n".utf8))
-        return nil
-      }
-      token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-      guard !token.isEmpty else {
-        FileHandle.standardError.write(Data("stasis-demo: \(file) holds no token\n".utf8))
+      do {
+        token = try CloudLogin.token(fromFile: file)
+      } catch {
+        FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
         return nil
       }
     } else {

@@ -90,14 +90,12 @@ extension Cloud {
     var login: String?
 
     func run() async throws {
-      guard let data = FileManager.default.contents(atPath: tokenFile) else {
-        Terminal.standardError.line(
-          Terminal.standardError.paint("error: ", .red) + "\(tokenFile): the token file could not be read")
-        throw Exit.io
-      }
-      let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-      guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {
-        throw ValidationError("\(tokenFile) does not hold a token (one line, no spaces)")
+      let token: String
+      do {
+        token = try CloudLogin.token(fromFile: tokenFile)
+      } catch {
+        Terminal.standardError.line(Terminal.standardError.paint("error: ", .red) + error.description)
+        throw error.isUnreadable ? Exit.io : Exit.invalid
       }
       let client = CloudClient(server: CloudServer(url: server, token: token, device: device))
       let slots: [RemoteRevision]
