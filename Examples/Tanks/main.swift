@@ -1,7 +1,8 @@
 // A headless tank game adopting Stasis: plays, goes to the background and back, quits, and
 // on `--resume` continues exactly where the last session stopped.
 //
-//   stasis-example-tanks --saves DIR [--frames N] [--background-at F] [--resume] [--write-v1]
+//   stasis-example-tanks --saves DIR [--frames N] [--background-at F] [--resume [--start-over|--play-older]]
+//                        [--write-v1]
 import Foundation
 import Stasis
 
@@ -25,6 +26,16 @@ MainActor.assumeIsolated {
   coordinator.onEvent = { print($0) }
   let app = Application(delegate: coordinator)
   app.launch(options: arguments.contains("--resume") ? LaunchOptions(restoreSlot: "slot-1") : .none)
+  if let failure = coordinator.restoreFailure {  // the save cannot be read: say so, let the player choose
+    print("cannot restore: \(failure.error)")
+    if arguments.contains("--start-over") {
+      try? coordinator.resolveRestoreFailure(.startOver)  // the unreadable save stays, kept until discarded
+    } else if let older = failure.olderGeneration, arguments.contains("--play-older") {
+      try? coordinator.resolveRestoreFailure(.loadGeneration(older))
+    } else {
+      exit(1)  // nothing saved: the next build with the migration finds the save as it was
+    }
+  }
 
   while game.state.frame < frames {
     if game.state.frame == backgroundAt, app.state == .active { app.roundTripToBackground() }

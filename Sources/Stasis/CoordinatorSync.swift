@@ -66,6 +66,6 @@ extension SaveCoordinator {
         record(.keptMemory(reason: "\(reason), but generation \(generation) did not load: \(error)"))
       }
     }
-    if application.state == .active { game.isPaused = false }
+    if application.state == .active, restoreFailure == nil { game.isPaused = false }
   }
 }

@@ -23,12 +23,14 @@ extension SaveStore {
       SaveFileFormat.encode(document, signingKey: signing.current, into: &bytes)
       let encoded = clock.now()
       let receipt = try writeDurably(
-        bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle)
+        bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
+        sections: document.sections)
       handle.finish(
         .success(
           SaveReceipt(
-            slot: slot, generation: receipt.generation, path: receipt.path, bytes: bytes.count,
-            encodeDuration: encodeTime + (encoded - start), writeDuration: clock.now() - encoded)))
+            slot: slot, generation: receipt.generation, path: receipt.path,
+            bytes: receipt.unchanged ? 0 : bytes.count, encodeDuration: encodeTime + (encoded - start),
+            writeDuration: clock.now() - encoded, outcome: receipt.unchanged ? .unchanged : .written)))
     } catch {
       handle.finish(.failure(error))
     }
@@ -36,35 +38,53 @@ extension SaveStore {
 
   /// The durable write, under the slot's lock. A failed `fsync` fails the attempt — the
   /// data may be gone — and the write is redone once from the same bytes into a new file.
+  ///
+  /// With `sections`, a slot whose newest generation holds exactly those sections (as this
+  /// store last wrote or read it) is left as it is: `unchanged` is true and nothing is written.
   func writeDurably(
     _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool = true, ifNewestIs expected: Int? = nil
-  ) throws(SaveFileError) -> (generation: Int, path: String) {
-    let folder = folder(of: slot)
+    pruning: Bool = true, ifNewestIs expected: Int? = nil, sections: [SaveSection]? = nil
+  ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     try makeSlotFolder(slot)
-    let lock: Int32
-    do {
-      lock = try fileSystem.lock("\(folder)/.lock", timeout: lockTimeout)
-    } catch {
-      if error.errno == .wouldBlock {
-        throw SaveFileError(
-          .locked, "another save of slot '\(slot)' held the lock for more than \(lockTimeout)",
-          context: .init(file: folder))
-      }
-      throw SaveFileError("the slot could not be locked", cause: error)
+    return try withSlotLock(slot) { () throws(SaveFileError) in
+      try writeLocked(
+        bytes, slot: slot, writer: writer, unreadableNewest: unreadableNewest, handle: handle, pruning: pruning,
+        ifNewestIs: expected, sections: sections)
     }
-    defer { fileSystem.unlock(lock) }
-    removeStaleTemporaryFiles(slot: slot)
-    if let expected, case let newest = try generations(of: slot).first ?? 0, newest != expected {
+  }
+
+  private func writeLocked(
+    _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
+    pruning: Bool, ifNewestIs expected: Int?, sections: [SaveSection]?
+  ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
+    let folder = folder(of: slot)
+    // One listing serves the whole write: under the lock, only this writer changes the folder.
+    let names: [String]
+    do {
+      names = try fileSystem.contents(ofDirectory: folder)
+    } catch {
+      throw SaveFileError("the slot's folder could not be listed", cause: error)
+    }
+    removeStaleTemporaryFiles(names, slot: slot)
+    var existing = names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
+    let newest = existing.first ?? 0
+    if let expected, newest != expected {
       throw SaveFileError(
         .newerSaveInSlot, "generation \(newest) appeared after generation \(expected) was read; nothing was written",
         context: .init(file: folder), suggestion: "read the slot again")
     }
-    if unreadableNewest == .refuse { try refuseOverUnreadable(slot: slot, writer: writer) }
+    if let sections, let known = writers.newestState(slot: slot.name), known.generation == newest,
+      known.game == writer, case .file(let size) = fileSystem.kind(of: known.path), size == known.size,
+      known.sections == sections
+    {
+      return (known.generation, known.path, true)
+    }
+    if unreadableNewest == .refuse { try refuseOverUnreadable(existing, slot: slot, writer: writer) }
 
     var lastError: SaveFileError?
+    var generation = newest
     for attempt in 1...2 {
-      let generation = (try generations(of: slot).first ?? 0) + 1
+      generation += 1
       let final = path(of: slot, generation: generation)
       let temporary = "\(folder)/.\(generation).tmp-\(getpid())-\(attempt)"
       do throws(SaveFileError) {
@@ -80,14 +100,21 @@ extension SaveStore {
           try? fileSystem.unlink(temporary)
           throw SaveFileError("the new generation could not be put in place", cause: error)
         }
+        writers.setNewest(
+          sections.map {
+            SlotWriters.NewestState(
+              generation: generation, path: final, size: bytes.count, game: writer, sections: $0)
+          }, slot: slot.name)
         if pruning {
           remember(final, game: writer)
-          prune(slot: slot, writer: writer)
+          prune([generation] + existing, slot: slot, writer: writer)
         }
-        return (generation, final)
+        return (generation, final, false)
       } catch {
         // A failed fsync may have lost the data: redo from the snapshot's bytes, into a new file.
         guard error.cause?.operation == .fsync else { throw error }
+        existing = try generations(of: slot)
+        generation = existing.first ?? 0
         lastError = error
         logger.warning("fsync failed for slot '\(slot)'; writing the save again: \(error)")
       }
@@ -124,8 +151,8 @@ extension SaveStore {
   }
 
   /// Throws when a generation newer than the newest loadable one is one `writer` cannot read.
-  private func refuseOverUnreadable(slot: SaveSlot, writer: GameIdentity) throws(SaveFileError) {
-    for generation in try generations(of: slot) {
+  private func refuseOverUnreadable(_ generations: [Int], slot: SaveSlot, writer: GameIdentity) throws(SaveFileError) {
+    for generation in generations {
       switch verdict(slot: slot, generation: generation, reader: writer) {
       case .loadable: return
       case .damaged: continue
@@ -184,8 +211,7 @@ extension SaveStore {
 
   /// Removes temporary files a killed save left behind. Only the lock's holder writes them,
   /// so under the lock every one is stale.
-  private func removeStaleTemporaryFiles(slot: SaveSlot) {
-    guard let names = try? fileSystem.contents(ofDirectory: folder(of: slot)) else { return }
+  private func removeStaleTemporaryFiles(_ names: [String], slot: SaveSlot) {
     for name in names where name.hasPrefix(".") && name.contains(".tmp-") {
       try? fileSystem.unlink("\(folder(of: slot))/\(name)")
     }
@@ -194,15 +220,16 @@ extension SaveStore {
   /// Removes the generations older than the newest `generationsToKeep` loadable ones, except
   /// those this build cannot read and those kept on purpose (``keep(generation:slot:reason:)``).
   /// Nothing newer than the oldest kept loadable one goes.
-  private func prune(slot: SaveSlot, writer: GameIdentity) {
-    guard let all = try? generations(of: slot), all.count > generationsToKeep else { return }
+  private func prune(_ all: [Int], slot: SaveSlot, writer: GameIdentity) {
+    guard all.count > generationsToKeep else { return }
     guard let keptList = keptGenerationsLocked(slot) else {
       logger.warning("slot '\(slot)': its kept list cannot be read; nothing pruned until it can")
       return
     }
     let kept = Set(keptList.map(\.generation))
     var loadable = 0
-    var removed = false
+    // No folder flush for the removals: a crash may bring an old generation back, which the
+    // next save prunes again; the new generation itself was flushed before any of this.
     for generation in all {
       let verdict = verdict(slot: slot, generation: generation, reader: writer)
       if loadable < generationsToKeep {
@@ -219,9 +246,7 @@ extension SaveStore {
       }
       if (try? fileSystem.unlink(path)) != nil {
         knownGood.withLock { _ = $0.removeValue(forKey: path) }
-        removed = true
       }
     }
-    if removed { try? fileSystem.fsyncDirectory(folder(of: slot)) }
   }
 }

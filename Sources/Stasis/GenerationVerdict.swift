@@ -11,12 +11,17 @@ enum GenerationVerdict {
 
 extension SaveFileError {
   /// True when the file may well be whole but this build cannot read it: written by a newer
-  /// format or schema, by another game, or signed with a key this build does not have (or
-  /// unsigned where signatures are required). Such a generation is never deleted.
+  /// format or schema, by another game, signed with a key this build does not have (or
+  /// unsigned where signatures are required), or holding fields this build cannot decode (a
+  /// field renamed, removed or retyped without a migration, a migration that failed). Such a
+  /// generation is never deleted, and a load stops at it rather than play on from an older one.
+  ///
+  /// A failed validation (``Kind/invalidState``) is not in this list: a load may fall back
+  /// past it, but the store keeps that generation too.
   public var isUnreadableByThisBuild: Bool {
     switch kind {
-    case .newerSchema, .newerFormat, .signatureMismatch, .unsigned: return true
-    case .typeMismatch: return context.part == "header"  // written by another game
+    case .newerSchema, .newerFormat, .signatureMismatch, .unsigned, .typeMismatch, .droppedField, .migrationFailed:
+      return true
     default: return false
     }
   }

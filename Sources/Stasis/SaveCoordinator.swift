@@ -59,9 +59,18 @@ public enum SaveEvent: Sendable, Equatable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .saved(let reason, let receipt, let summary):
-      let ms = Int((receipt.encodeDuration + receipt.writeDuration).inMilliseconds.rounded())
-      return
-        "save: \(reason.rawValue) generation \(receipt.generation) at frame \(summary.frame), \(receipt.bytes) bytes, durable in \(ms) ms"
+      switch receipt.outcome {
+      case .written:
+        let ms = Int((receipt.encodeDuration + receipt.writeDuration).inMilliseconds.rounded())
+        return
+          "save: \(reason.rawValue) generation \(receipt.generation) at frame \(summary.frame), \(receipt.bytes) bytes, durable in \(ms) ms"
+      case .unchanged:
+        return
+          "save: \(reason.rawValue) at frame \(summary.frame) unchanged: generation \(receipt.generation) holds this state"
+      case .superseded:
+        return
+          "save: \(reason.rawValue) at frame \(summary.frame) superseded by a newer snapshot, durable as generation \(receipt.generation)"
+      }
     case .saveFailed(let reason, let error, let summary):
       return "save: \(reason.rawValue) at frame \(summary.frame) failed: \(error)"
     case .restored(let generation, let summary, let skipped, let report):
@@ -72,6 +81,27 @@ public enum SaveEvent: Sendable, Equatable, CustomStringConvertible {
     case .loadFailed(let error): return "load: nothing restored: \(error)"
     }
   }
+}
+
+/// A restore that found saves in the slot but could not make a state of them: the newest is
+/// one this build cannot read (a newer schema, a field it cannot decode, another key), or
+/// every generation is damaged. The game is held until it answers with a ``RestoreChoice``
+/// (``SaveCoordinator/resolveRestoreFailure(_:)``); nothing is saved into the slot meanwhile.
+public struct RestoreFailure: Sendable, Equatable {
+  /// What stopped the restore, naming the generation and the cause.
+  public var error: SaveFileError
+  /// The newest older generation that loads, when there is one: what
+  /// ``RestoreChoice/loadGeneration(_:)`` would restore.
+  public var olderGeneration: Int?
+}
+
+/// How a game answers a ``RestoreFailure``. Either way the generations that failed stay in
+/// the slot, kept out of pruning, until discarded (`stasis discard`).
+public enum RestoreChoice: Sendable, Equatable {
+  /// Play on from this older generation; later saves go on top of the unreadable ones.
+  case loadGeneration(Int)
+  /// Start a new game in this slot; its saves go on top of the unreadable ones.
+  case startOver
 }
 
 /// The iOS save recipe for any game, as the application's delegate: pause on resign, snapshot
@@ -124,6 +154,12 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   public var syncPatience: Duration = .seconds(5)
   /// True while the game is held for ``sync`` to catch up.
   public var isCatchingUp: Bool { catchUp != nil }
+  /// The restore that failed on launch over saves that exist, until the game answers it with
+  /// ``resolveRestoreFailure(_:)``. Meanwhile the game stays paused and nothing is saved into
+  /// the slot: a game that ignores it cannot play over, or prune, the save it could not read.
+  public private(set) var restoreFailure: RestoreFailure?
+  /// After the game chose to play on past unreadable generations, saves go alongside them.
+  private var unreadableNewest: UnreadableNewest = .refuse
 
   var pending: [(reason: SaveReason, summary: SaveSummary, handle: SaveHandle, step: UInt64)] = []
   /// How the state in play reached this schema (migrations, defaults, declared drops), carried
@@ -161,7 +197,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     steps &+= 1
     stateGeneration = nil
     collectFinishedSaves()
-    if autosaveInterval > 0, frame % autosaveInterval == 0 { startSave(.autosave) }
+    if autosaveInterval > 0, frame % autosaveInterval == 0, restoreFailure == nil { startSave(.autosave) }
   }
 
   /// Saves now on a worker (a save key, a checkpoint).
@@ -182,18 +218,71 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
 
   /// Loads the slot's newest generation that loads (past damaged ones) and restores it;
   /// false, with a ``SaveEvent/loadFailed(_:)`` event, when nothing could be restored.
+  ///
+  /// A failure leaves the game's state as it was. On a cold start (``LaunchOptions/restoreSlot``)
+  /// a failure over saves that exist also holds the game: see ``restoreFailure``.
   @discardableResult
   public func restoreSlot() -> Bool {
+    guard let failure = restoreSlotFailure() else { return true }
+    record(.loadFailed(failure))
+    return false
+  }
+
+  /// Restores the slot; the error when nothing was restored.
+  private func restoreSlotFailure() -> SaveFileError? {
+    let failure: SaveFileError
     do {
       let loaded = try store.load(codec: codec, slot: slot, fallback: loadFallback)
       try restore(loaded)
-      return true
+      return nil
     } catch let error as SaveFileError {
-      record(.loadFailed(error))
+      failure = error
     } catch {
-      record(.loadFailed(SaveFileError(.invalidState, "the game refused the loaded state: \(error)")))
+      failure = SaveFileError(.invalidState, "the game refused the loaded state: \(error)")
     }
-    return false
+    return failure
+  }
+
+  /// The cold start's restore: a failure over saves that exist holds the game until it answers.
+  private func restoreOnLaunch() {
+    guard let failure = restoreSlotFailure() else { return }
+    if failure.kind != .notFound {
+      restoreFailure = RestoreFailure(error: failure, olderGeneration: newestLoadable(below: failure))
+      game.isPaused = true
+    }
+    record(.loadFailed(failure))
+  }
+
+  /// Answers a ``restoreFailure``: restores the older generation, or starts over, and lets the
+  /// game play. The generations that failed stay kept until discarded.
+  public func resolveRestoreFailure(_ choice: RestoreChoice) throws(SaveFileError) {
+    guard restoreFailure != nil else { return }
+    switch choice {
+    case .loadGeneration(let generation):
+      let loaded = try store.load(codec: codec, slot: slot, generation: generation)
+      do {
+        try game.restore(loaded.state)
+      } catch {
+        throw SaveFileError(.invalidState, "the game refused generation \(generation): \(error)")
+      }
+      restoreFailure = nil
+      adopt(loaded, skipped: [])
+    case .startOver:
+      restoreFailure = nil
+      stateGeneration = nil  // a new game over saves it did not come from: nothing to catch up
+    }
+    unreadableNewest = .saveAlongside
+    if application?.state == .active, !isCatchingUp { game.isPaused = false }
+  }
+
+  /// The newest generation older than the one that failed that loads, for the game to offer.
+  private func newestLoadable(below error: SaveFileError) -> Int? {
+    let all = (try? store.generations(of: slot)) ?? []
+    let failed = error.context.file.flatMap { path in all.first { store.path(of: slot, generation: $0) == path } }
+    return all.first { generation in
+      guard failed.map({ generation < $0 }) ?? true else { return false }
+      return (try? store.load(codec: codec, slot: slot, generation: generation)) != nil
+    }
   }
 
   /// Restores a state loaded elsewhere (a slot picker), recording it like a load.
@@ -222,7 +311,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       updateObserver = application.addUpdateObserver { [weak self] _ in self?.update() }
     }
     if options.restoreSlot != nil {
-      restoreSlot()  // the cold start, before the first step
+      restoreOnLaunch()  // the cold start, before the first step
       if stateGeneration == nil, (try? store.generations(of: slot))?.isEmpty ?? true { stateGeneration = 0 }
       beginCatchUp(application)
     } else {
@@ -252,7 +341,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   public func applicationDidBecomeActive(_ application: Application) {
-    game.isPaused = isCatchingUp
+    game.isPaused = isCatchingUp || restoreFailure != nil
     delegate?.applicationDidBecomeActive(application)
   }
 
@@ -318,6 +407,17 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   func startSave(_ reason: SaveReason, snapshot: Game.State? = nil, application: Application? = nil)
     -> SaveHandle
   {
+    if let restoreFailure {
+      // Held since launch: no progress to save, and a save would go over what it could not read.
+      let handle = SaveHandle(slot: slot)
+      handle.finish(
+        .failure(
+          SaveFileError(
+            .cancelled, "nothing saved: the failed restore has not been answered",
+            context: restoreFailure.error.context,
+            suggestion: "call resolveRestoreFailure(_:) with the player's choice")))
+      return handle
+    }
     let state = snapshot ?? game.snapshot()
     let summary: SaveSummary
     do {
@@ -328,7 +428,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     }
     let handle = store.save(
       state, codec: codec, slot: slot, summary: summary, drawThumbnail: thumbnail,
-      rawSections: lineage.map { [(LoadReport.sectionName, $0.sectionBytes)] } ?? [])
+      rawSections: lineage.map { [(LoadReport.sectionName, $0.sectionBytes)] } ?? [], unreadableNewest: unreadableNewest
+    )
     pending.append((reason, summary, handle, steps))
     if let sync, let application = application ?? self.application {
       sync.saveStarted(handle, reason: reason, application: application)

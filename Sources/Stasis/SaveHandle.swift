@@ -15,12 +15,30 @@ public struct SaveReceipt: Sendable, Equatable {
   public var encodeDuration: Duration
   /// Time spent writing, flushing, renaming and flushing the folder.
   public var writeDuration: Duration
+  /// Whether this save wrote the generation, found it already there, or was superseded.
+  public var outcome: SaveOutcome = .written
+}
+
+/// How a save's state reached the disk.
+public enum SaveOutcome: Sendable, Equatable {
+  /// This save wrote ``SaveReceipt/generation``.
+  case written
+  /// The state was the same as the slot's newest generation's, so nothing was written:
+  /// ``SaveReceipt/generation`` is that generation.
+  case unchanged
+  /// A newer snapshot of the same slot was taken while this one waited to be written, so this
+  /// one was dropped: the receipt is the newer save's (`by` is its ``SaveHandle/sequence``),
+  /// whose state is newer than this one's.
+  case superseded(by: UInt64)
 }
 
 /// A save in progress: await it, be called back when it ends, or cancel it. Any thread.
 public final class SaveHandle: Sendable {
   /// The slot being saved.
   public let slot: SaveSlot
+  /// The save's place in the store's order, taken when its snapshot was handed over: a slot's
+  /// generations are written in this order, so a higher sequence never gets an older generation.
+  public let sequence: UInt64
   private let cancelFlag = Atomic<Bool>(false)
   private let state = Mutex<State>(State())
   private let finished = DispatchSemaphore(value: 0)
@@ -30,7 +48,10 @@ public final class SaveHandle: Sendable {
     var callbacks: [@Sendable (Result<SaveReceipt, SaveFileError>) -> Void] = []
   }
 
-  init(slot: SaveSlot) { self.slot = slot }
+  init(slot: SaveSlot, sequence: UInt64 = 0) {
+    self.slot = slot
+    self.sequence = sequence
+  }
 
   /// Asks the save to stop. A save not yet renamed into place stops at its next step and
   /// leaves the previous generation the newest; one already in place stays.

@@ -159,6 +159,8 @@ public final class SaveStore: Sendable {
   let knownGood = Mutex<[String: (size: Int, game: GameIdentity)]>([:])
   /// Unreadable generations pruning has kept and logged: each is logged once per store.
   let loggedKept = Mutex<Set<String>>([])
+  /// One writer per slot: saves in snapshot order, at most one in flight and one waiting.
+  let writers = SlotWriters()
 
   /// Creates a store over `directory` (created on the first save).
   ///
@@ -253,11 +255,14 @@ public final class SaveStore: Sendable {
     drawThumbnail: (@Sendable (State) -> [UInt8]?)?, rawSections: [(name: String, bytes: [UInt8])] = [],
     unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
-    let handle = SaveHandle(slot: slot)
+    let handle = SaveHandle(slot: slot, sequence: writers.takeSequence())
     let createdAt = wallClock()
-    DispatchQueue.global(qos: .userInitiated).async {
+    let job = SlotWriters.Job(handle: handle, isSnapshot: true) {
       let start = SystemClock().now()
       let result = Result { () throws(SaveFileError) -> (SaveDocument, Duration) in
+        guard !handle.isCancelled else {
+          throw SaveFileError(.cancelled, "the save was cancelled before it was written")
+        }
         var summary = summary
         summary.slot = slot.name
         if summary.device.isEmpty { summary.device = self.device }
@@ -271,14 +276,19 @@ public final class SaveStore: Sendable {
         self.write(document, slot: slot, handle: handle, encodeTime: encodeTime, unreadableNewest: unreadableNewest)
       }
     }
+    writers.enqueue(job, slot: slot.name)
     return handle
   }
+
+  /// How many of the slot's saves are held in memory right now, written or waiting: never
+  /// more than two snapshots, whatever the save rate (tests and benchmarks read it).
+  public func heldSnapshots(of slot: SaveSlot) -> Int { writers.heldSnapshots(slot: slot.name) }
 
   /// Saves a document as the slot's next generation on a worker: for tools that rewrite
   /// saves (recover, migrate), keeping every section.
   public func save(document: SaveDocument, slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse) -> SaveHandle {
-    let handle = SaveHandle(slot: slot)
-    DispatchQueue.global(qos: .userInitiated).async {
+    let handle = SaveHandle(slot: slot, sequence: writers.takeSequence())
+    let job = SlotWriters.Job(handle: handle, isSnapshot: false) {
       do throws(SaveFileError) {
         try document.summary.checkSize()
         self.write(document, slot: slot, handle: handle, encodeTime: .zero, unreadableNewest: unreadableNewest)
@@ -286,6 +296,7 @@ public final class SaveStore: Sendable {
         handle.finish(.failure(error))
       }
     }
+    writers.enqueue(job, slot: slot.name)
     return handle
   }
 
@@ -299,8 +310,8 @@ public final class SaveStore: Sendable {
   public func save(
     fileBytes bytes: [UInt8], slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse, ifNewestIs: Int? = nil
   ) -> SaveHandle {
-    let handle = SaveHandle(slot: slot)
-    DispatchQueue.global(qos: .userInitiated).async {
+    let handle = SaveHandle(slot: slot, sequence: writers.takeSequence())
+    let job = SlotWriters.Job(handle: handle, isSnapshot: false) {
       let start = SystemClock().now()
       do throws(SaveFileError) {
         let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signing: self.signing) }
@@ -317,6 +328,7 @@ public final class SaveStore: Sendable {
         handle.finish(.failure(error))
       }
     }
+    writers.enqueue(job, slot: slot.name)
     return handle
   }
 
@@ -363,12 +375,27 @@ public final class SaveStore: Sendable {
     var skipped: [(generation: Int, error: SaveFileError)] = []
     for generation in all {
       let path = path(of: slot, generation: generation)
-      do {
+      do throws(SaveFileError) {
         let document = try readDocument(at: path)
-        let (state, report) = try codec.load(from: document, path: path)
+        let loaded: (state: State, report: LoadReport)
+        do throws(SaveFileError) {
+          loaded = try codec.load(from: document, path: path)
+        } catch {
+          // Every byte verified: this build cannot make a state of it (a field it cannot
+          // decode, a missing migration, a failed validation). Kept until discarded.
+          keepUnreadable(generation: generation, slot: slot, error: error)
+          throw error
+        }
         remember(path, game: document.game)
+        if generation == all[0] {
+          writers.setNewest(
+            .init(
+              generation: generation, path: path, size: documentSize(path), game: document.game,
+              sections: document.sections), slot: slot.name)
+        }
         return LoadedSave(
-          state: state, document: document, generation: generation, path: path, report: report, skipped: skipped)
+          state: loaded.state, document: document, generation: generation, path: path, report: loaded.report,
+          skipped: skipped)
       } catch {
         if error.isUnreadableByThisBuild, fallback == .pastDamaged {
           throw unreadableNewest(error, generation: generation, slot: slot, codec: codec)
@@ -406,6 +433,31 @@ public final class SaveStore: Sendable {
       "\(update) to load it; it is kept"
       + (older.map { "; to play on from generation \($0) instead, `stasis recover \(slot) --generation \($0)`" } ?? "")
     return error
+  }
+
+  /// Keeps a whole generation this build could not make a state of out of pruning, with why,
+  /// until it is discarded (``discard(generation:slot:)``). A kept list that cannot be written
+  /// is logged: pruning then keeps everything anyway.
+  func keepUnreadable(generation: Int, slot: SaveSlot, error: SaveFileError) {
+    // A newer schema or format, another game or key: the header alone says so, and pruning
+    // already keeps those. What only a decode finds needs the kept list.
+    switch error.kind {
+    case .typeMismatch where error.context.part != "header", .droppedField, .migrationFailed, .invalidState: break
+    default: return
+    }
+    guard !keptGenerations(of: slot).contains(where: { $0.generation == generation }) else { return }
+    let reason = "this build cannot read it (\(error.location): \(error.message))"
+    do {
+      try keep(generation: generation, slot: slot, reason: reason)
+      logger.notice("slot '\(slot)': kept generation \(generation) until discarded: \(reason)")
+    } catch {
+      logger.warning("slot '\(slot)': generation \(generation) could not be marked kept: \(error)")
+    }
+  }
+
+  private func documentSize(_ path: String) -> Int {
+    if case .file(let size) = fileSystem.kind(of: path) { return size }
+    return -1
   }
 
   // MARK: Listing

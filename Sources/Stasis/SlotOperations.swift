@@ -32,8 +32,15 @@ extension SaveStore {
         context: .init(file: folder(of: slot)))
     }
     let document = try readDocument(at: path)
-    let (state, report) = try codec.load(from: document, path: path)
-    return LoadedSave(state: state, document: document, generation: generation, path: path, report: report, skipped: [])
+    let loaded: (state: State, report: LoadReport)
+    do throws(SaveFileError) {
+      loaded = try codec.load(from: document, path: path)
+    } catch {
+      keepUnreadable(generation: generation, slot: slot, error: error)
+      throw error
+    }
+    return LoadedSave(
+      state: loaded.state, document: document, generation: generation, path: path, report: loaded.report, skipped: [])
   }
 
   /// Deletes a slot and every generation in it, under its lock. A slot that does not exist
@@ -107,21 +114,32 @@ extension SaveStore {
 
   /// Runs `body` holding the slot's lock; the slot must exist unless `creating`, which makes
   /// its folder (and the save folder) first.
+  ///
+  /// Two locks: the slot's lock inside this process, waited for as long as it takes (this
+  /// process's own writers are short and in order), then the `.lock` file's `flock`, which
+  /// only another process can hold, waited for up to ``lockTimeout``.
   func withSlotLock<T>(_ slot: SaveSlot, creating: Bool = false, _ body: () throws(SaveFileError) -> T)
     throws(SaveFileError) -> T
   {
     let folder = folder(of: slot)
     if creating { try makeSlotFolder(slot) }
-    guard fileSystem.kind(of: folder) == .directory else {
-      throw SaveFileError(.notFound, "slot '\(slot)' does not exist", context: .init(file: folder))
+    return try writers.gate(slot: slot.name).withLock { () throws(SaveFileError) -> T in
+      guard fileSystem.kind(of: folder) == .directory else {
+        throw SaveFileError(.notFound, "slot '\(slot)' does not exist", context: .init(file: folder))
+      }
+      let lock: Int32
+      do throws(FileSystemError) {
+        lock = try fileSystem.lock("\(folder)/.lock", timeout: lockTimeout)
+      } catch {
+        if error.errno == .wouldBlock {
+          throw SaveFileError(
+            .locked, "another process held slot '\(slot)' for more than \(lockTimeout)", context: .init(file: folder),
+            suggestion: "close the other program that is using this save folder")
+        }
+        throw SaveFileError("the slot could not be locked", cause: error)
+      }
+      defer { fileSystem.unlock(lock) }
+      return try body()
     }
-    let lock: Int32
-    do {
-      lock = try fileSystem.lock("\(folder)/.lock", timeout: lockTimeout)
-    } catch {
-      throw SaveFileError("the slot could not be locked", cause: error)
-    }
-    defer { fileSystem.unlock(lock) }
-    return try body()
   }
 }

@@ -78,6 +78,40 @@ extension SaveStore {
     }
   }
 
+  /// Deletes one generation of `slot` for good — the explicit discard that alone removes a
+  /// generation this build cannot read, or a conflict's kept loser — and takes it off the
+  /// kept list. Refuses the slot's only generation: delete the slot for that.
+  ///
+  /// ```swift
+  /// try store.discard(generation: 7, slot: "autosave")   // `stasis discard Saves autosave 7`
+  /// ```
+  public func discard(generation: Int, slot: SaveSlot) throws(SaveFileError) {
+    try withSlotLock(slot, creating: false) { () throws(SaveFileError) in
+      let all = try generations(of: slot)
+      let path = path(of: slot, generation: generation)
+      guard all.contains(generation) else {
+        throw SaveFileError(
+          .notFound, "slot '\(slot)' has no generation \(generation)", context: .init(file: folder(of: slot)))
+      }
+      guard all.count > 1 else {
+        throw SaveFileError(
+          .invalidSlotName, "generation \(generation) is the slot's only one; nothing was discarded",
+          context: .init(file: path), suggestion: "delete the slot to remove it")
+      }
+      if let kept = keptGenerationsLocked(slot), kept.contains(where: { $0.generation == generation }) {
+        try writeKept(kept.filter { $0.generation != generation }, slot: slot)
+      }
+      do throws(FileSystemError) {
+        try fileSystem.unlink(path)
+        try fileSystem.fsyncDirectory(folder(of: slot))
+      } catch {
+        throw SaveFileError("generation \(generation) could not be discarded", cause: error)
+      }
+      knownGood.withLock { _ = $0.removeValue(forKey: path) }
+      loggedKept.withLock { _ = $0.remove(path) }
+    }
+  }
+
   /// The generations of `slot` kept out of pruning, newest first (none when the list cannot
   /// be read; pruning then keeps every generation until it can).
   public func keptGenerations(of slot: SaveSlot) -> [KeptGeneration] {

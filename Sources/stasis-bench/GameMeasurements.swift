@@ -18,6 +18,29 @@ struct GameReport: Codable {
   var thumbnailOnWorkerMainThreadMs: Double
   var backgroundToDurableMs: [String: Double]
   var physicsStepMs: [String: Double]
+  /// Peak RSS of `stasis-demo` over 60,000 frames of level 2, without saves and with an
+  /// autosave every 6 frames (10,000 autosaves), in MB; nil when stasis-demo is not built.
+  var rssWithoutSavesMB: Double?
+  var rssWith10kAutosavesMB: Double?
+}
+
+/// The peak RSS of a child process's run, in MB: `RUSAGE_CHILDREN` keeps the largest child's
+/// peak, so the run without saves goes first and a later, larger peak is the later run's.
+func childPeakRSS(_ executable: String, _ arguments: [String]) throws -> Double {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: executable)
+  process.arguments = arguments
+  process.standardOutput = FileHandle.nullDevice
+  process.standardError = FileHandle.nullDevice
+  try process.run()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0 else {
+    throw CocoaError(
+      .executableLoad, userInfo: ["run": "\(executable) \(arguments) exited \(process.terminationStatus)"])
+  }
+  var usage = rusage()
+  getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+  return Double(usage.ru_maxrss) / 1024
 }
 
 extension StasisBench {
@@ -129,10 +152,22 @@ extension StasisBench {
       for _ in 0..<5 { world.step(Input()) }
       physics["\(count)"] = median(runs: 31) { world.step(Input()) }
     }
+    // Memory with 10,000 autosaves against none: the slot's writer holds at most two snapshots.
+    var rssWithout: Double?
+    var rssWith: Double?
+    let demo = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+      "stasis-demo"
+    ).path
+    if FileManager.default.isExecutableFile(atPath: demo) {
+      let run = ["--headless", "--level", "2", "--seed", "1", "--frames", "60000"]
+      rssWithout = try childPeakRSS(demo, run + ["--saves", folder + "/rss-none", "--autosave", "0"])
+      rssWith = try childPeakRSS(demo, run + ["--saves", folder + "/rss-10k", "--autosave", "0.1"])
+    }
     return GameReport(
       autosaveMainThreadMs10k: autosaveMs, copyOnWriteAfterSnapshotMs10k: cowMs,
       snapshotRestoreMs10k: snapshotRestoreMs, thumbnailOnMainThreadMs: thumbnailMain,
-      thumbnailOnWorkerMainThreadMs: thumbnailWorker, backgroundToDurableMs: background, physicsStepMs: physics)
+      thumbnailOnWorkerMainThreadMs: thumbnailWorker, backgroundToDurableMs: background, physicsStepMs: physics,
+      rssWithoutSavesMB: rssWithout, rssWith10kAutosavesMB: rssWith)
   }
 
   func printGame(_ report: GameReport) {
@@ -160,6 +195,13 @@ extension StasisBench {
     }
     for key in report.physicsStepMs.keys.sorted(by: { Int($0)! < Int($1)! }) {
       print("| physics step, \(key) bodies all awake | \(ms(report.physicsStepMs[key]!)) | |")
+    }
+    if let without = report.rssWithoutSavesMB, let with = report.rssWith10kAutosavesMB {
+      print(String(format: "| peak RSS, stasis-demo level 2, 60,000 frames, no saves | %.1f MB | |", without))
+      print(
+        String(
+          format: "| peak RSS, the same with 10,000 autosaves | %.1f MB (+%.1f MB) | within 10 MB |", with,
+          with - without))
     }
   }
 }

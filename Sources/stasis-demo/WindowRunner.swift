@@ -192,6 +192,20 @@ final class WindowRunner {
       }
       return true
     }
+    if let failure = game.coordinator.restoreFailure {  // the player chooses; the unreadable save is kept
+      let choice: RestoreChoice? =
+        key == SDLK_n ? .startOver : key == SDLK_o ? failure.olderGeneration.map { .loadGeneration($0) } : nil
+      if let choice {
+        do {
+          try game.coordinator.resolveRestoreFailure(choice)
+          status = choice == .startOver ? "new game (the unreadable save is kept)" : status
+          previous = nil
+        } catch {
+          status = "load failed: \(error.kindDescription)"
+        }
+        return true
+      }
+    }
     switch key {
     case SDLK_p:
       paused.toggle()
@@ -245,6 +259,9 @@ final class WindowRunner {
     case .keptMemory: status = "resumed from memory"
     case .loadFailed(let error):
       status = "load failed: \(error.kindDescription)"
+      if let failure = game.coordinator.restoreFailure {
+        status += failure.olderGeneration == nil ? " - N: new game" : " - O: older save, N: new game"
+      }
       FileHandle.standardError.write(Data("stasis-demo: \(event)\n".utf8))
     }
   }

@@ -149,7 +149,9 @@ struct SaveCoordinatorTests {
       return nil
     }
     #expect(saved == [20, 40, 60])
-    #expect(drawnOnMain.withLock { $0 } == [false, false, false])
+    // An autosave overtaken while it waited is never encoded, so it draws nothing.
+    let drawn = drawnOnMain.withLock { $0 }
+    #expect(!drawn.isEmpty && !drawn.contains(true))
     let loaded = try coordinator.store.load(codec: testCodec, slot: "autosave")
     guard case .raw(let png)? = loaded.document[section: "thumbnail"]?.content else {
       Issue.record("no thumbnail section")

@@ -9,6 +9,13 @@ struct SaveStoreTests {
     try store.save(state, codec: testCodec, slot: slot, summary: state.summary).wait().get()
   }
 
+  /// A state no earlier save of a test holds: a save of an unchanged state writes nothing.
+  private func distinct(_ points: Int64) -> TestGameState {
+    var state = TestGameState.sample()
+    state.score.points = points
+    return state
+  }
+
   private func files(in folder: String) -> [String] {
     (try? FileManager.default.contentsOfDirectory(atPath: folder).sorted()) ?? []
   }
@@ -103,10 +110,16 @@ struct SaveStoreTests {
       return state
     }
     let handles = states.map { store.save($0, codec: testCodec, slot: "shared", summary: $0.summary) }
-    var generations: [Int] = []
-    for handle in handles { generations.append(try await handle.value.get().generation) }
-    #expect(Set(generations) == Set(1...8))
-    for generation in 1...8 {
+    var written: [Int] = []
+    for handle in handles {
+      let receipt = try await handle.value.get()
+      if receipt.outcome == .written { written.append(receipt.generation) }
+    }
+    // One at a time, in order; a snapshot overtaken while it waited is not written at all.
+    #expect(written == Array(1...written.count))
+    #expect(try store.generations(of: "shared").sorted() == written)
+    #expect(try store.load(codec: testCodec, slot: "shared").state == states.last)
+    for generation in written {
       let document = try store.readDocument(at: store.path(of: "shared", generation: generation))
       let state = try testCodec.state(from: document)
       #expect(states.contains(state), "generation \(generation) is one whole state")
@@ -206,7 +219,7 @@ struct SaveStoreTests {
     #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
 
     fileSystem.fail("fsync", times: 2, with: .ioError)
-    let result = store.save(TestGameState.sample(), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
     guard case .failure(let error) = result else {
       Issue.record("a save whose fsync always fails succeeded")
       return
@@ -223,7 +236,7 @@ struct SaveStoreTests {
     let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
     _ = try save(store, .sample())
     fileSystem.fail("write", times: 1, with: .noSpace)
-    let result = store.save(TestGameState.sample(), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
     guard case .failure(let error) = result else {
       Issue.record("a save on a full disk succeeded")
       return
@@ -261,7 +274,7 @@ struct SaveStoreTests {
     let store = SaveStore(directory: makeTemporaryDirectory(), lockTimeout: .milliseconds(50))
     _ = try save(store, .sample())
     let held = try PosixFileSystem().lock(store.folder(of: "autosave") + "/.lock", timeout: .zero)
-    let result = store.save(TestGameState.sample(), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
     PosixFileSystem().unlock(held)
     guard case .failure(let error) = result else {
       Issue.record("saved while another writer held the lock")
@@ -269,7 +282,7 @@ struct SaveStoreTests {
     }
     #expect(error.kind == .locked)
     #expect(try store.generations(of: "autosave") == [1])
-    #expect(try save(store, .sample()).generation == 2, "the lock is free again")
+    #expect(try save(store, distinct(3)).generation == 2, "the lock is free again")
   }
 
   @Test("a symbolic link planted where the temporary file goes is removed, never followed")
@@ -283,7 +296,7 @@ struct SaveStoreTests {
       try FileManager.default.createSymbolicLink(
         atPath: store.folder(of: "autosave") + "/.2.tmp-\(getpid())-\(attempt)", withDestinationPath: victim)
     }
-    #expect(try save(store, .sample()).generation == 2)
+    #expect(try save(store, distinct(2)).generation == 2)
     #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me")
     #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis", "0000000002.stasis"])
   }

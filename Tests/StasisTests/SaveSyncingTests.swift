@@ -104,8 +104,13 @@ struct SaveSyncingTests {
     coordinator.waitForSaves()
     #expect(game.state.score.points == 555)
     let saved = try coordinator.store.load(codec: testCodec, slot: "autosave")
-    #expect(saved.generation == generation + 1)
+    #expect(saved.generation == generation, "the background save holds the same state: nothing new is written")
     #expect(saved.state.score.points == 555, "the save is of the state the sync wrote, not of the one before")
+    guard case .saved(.background, let receipt, _)? = coordinator.events.last(where: { $0.isSave }) else {
+      Issue.record("no background save: \(coordinator.events)")
+      return
+    }
+    #expect(receipt.outcome == .unchanged && receipt.generation == generation)
   }
 
   @Test("a save during the hold before any write abandons the catch-up: nothing lands after it")
@@ -141,5 +146,13 @@ struct SaveSyncingTests {
     #expect(coordinator.events.contains { if case .keptMemory = $0 { true } else { false } })
     #expect(sync.catchUps.isEmpty, "nothing may be written under unsaved progress")
     #expect(sync.resumed == 2)
+  }
+}
+
+extension SaveEvent {
+  /// True for a save that ended, written or not.
+  fileprivate var isSave: Bool {
+    if case .saved = self { return true }
+    return false
   }
 }

@@ -1,0 +1,142 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// One writer per slot: a store's writes to a slot run one at a time, in the order their
+/// snapshots were handed over, so a generation's number always follows its snapshot's order.
+///
+/// At most one write is in flight and one snapshot waits per slot: a newer snapshot
+/// supersedes the waiting one, whose handle then reports the newer save's receipt
+/// (``SaveOutcome/superseded(by:)``). Writes that are not snapshots — a cloud download, a
+/// tool's rewrite — are never dropped; they wait their turn in order.
+///
+/// The writer also remembers, per slot, the sections of the newest generation it wrote or
+/// loaded, so a save of the same state writes nothing (``SaveOutcome/unchanged``).
+final class SlotWriters: Sendable {
+  /// A write waiting for its slot.
+  struct Job: Sendable {
+    /// The handle the job finishes.
+    let handle: SaveHandle
+    /// True for a game's snapshot, which a newer snapshot of the same slot may replace.
+    let isSnapshot: Bool
+    /// Encodes and writes; finishes `handle`.
+    let run: @Sendable () -> Void
+  }
+
+  private struct Queue {
+    var waiting: [Job] = []
+  }
+
+  /// What the slot's newest generation holds, as this process last wrote or read it.
+  struct NewestState: Sendable {
+    var generation: Int
+    var path: String
+    var size: Int
+    var game: GameIdentity
+    var sections: [SaveSection]
+  }
+
+  /// Slots with a write in flight, and what waits behind it. A slot leaves when idle.
+  private let queues = Mutex<[String: Queue]>([:])
+  private let newest = Mutex<[String: NewestState]>([:])
+  private let gates = Mutex<[String: SlotGate]>([:])
+  private let nextSequence = Atomic<UInt64>(1)
+
+  /// The next snapshot's number: taken on the thread that hands the snapshot over.
+  func takeSequence() -> UInt64 { nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+  /// Runs `job` after every write of `slot` handed over before it; a snapshot replaces the
+  /// snapshot that was waiting, if any.
+  func enqueue(_ job: Job, slot: String) {
+    var superseded: [Job] = []
+    let startNow = queues.withLock { queues -> Bool in
+      guard var queue = queues[slot] else {
+        queues[slot] = Queue()
+        return true
+      }
+      if job.isSnapshot {
+        superseded = queue.waiting.filter(\.isSnapshot)
+        queue.waiting.removeAll(where: \.isSnapshot)
+      }
+      queue.waiting.append(job)
+      queues[slot] = queue
+      return false
+    }
+    let sequence = job.handle.sequence
+    for old in superseded {
+      job.handle.onCompletion { result in
+        old.handle.finish(
+          result.map { receipt in
+            var receipt = receipt
+            receipt.outcome = .superseded(by: sequence)
+            return receipt
+          })
+      }
+    }
+    if startNow {
+      DispatchQueue.global(qos: .userInitiated).async { self.drain(slot: slot, first: job) }
+    }
+  }
+
+  /// Runs the slot's jobs one after another on this worker until none waits.
+  private func drain(slot: String, first: Job) {
+    var job = first
+    while true {
+      job.run()
+      let next = queues.withLock { queues -> Job? in
+        guard var queue = queues[slot], !queue.waiting.isEmpty else {
+          queues[slot] = nil
+          return nil
+        }
+        let next = queue.waiting.removeFirst()
+        queues[slot] = queue
+        return next
+      }
+      guard let next else { return }
+      job = next
+    }
+  }
+
+  /// How many snapshots of `slot` are held right now (in flight or waiting), for tests and
+  /// the benchmark: never more than two.
+  func heldSnapshots(slot: String) -> Int {
+    queues.withLock { queues in
+      guard let queue = queues[slot] else { return 0 }
+      return 1 + queue.waiting.count(where: \.isSnapshot)
+    }
+  }
+
+  // MARK: The newest state
+
+  /// What the slot's newest generation holds, when this process wrote or read it last.
+  func newestState(slot: String) -> NewestState? { newest.withLock { $0[slot] } }
+
+  /// Records what generation `state.generation` of the slot holds.
+  func setNewest(_ state: NewestState?, slot: String) { newest.withLock { $0[slot] = state } }
+
+  // MARK: The in-process lock
+
+  /// The slot's lock inside this process: taken before the slot's file lock, so this
+  /// process's own writers wait for each other without a timeout, and the file lock's
+  /// timeout is only ever spent on another process.
+  func gate(slot: String) -> SlotGate {
+    gates.withLock { gates in
+      if let gate = gates[slot] { return gate }
+      let gate = SlotGate()
+      gates[slot] = gate
+      return gate
+    }
+  }
+}
+
+/// A slot's lock inside one process.
+final class SlotGate: Sendable {
+  private let lock = NSLock()
+
+  /// Runs `body` holding the lock.
+  func withLock<T>(_ body: () throws(SaveFileError) -> T) throws(SaveFileError) -> T {
+    lock.lock()
+    defer { lock.unlock() }
+    return try body()
+  }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Stasis
+import StasisTesting
+import Testing
+
+/// The test game's state as another build wrote it: `score.points` renamed to `score.total`
+/// with no migration (the roguelike's forgotten `hp` → `health`).
+private struct RenamedScore: Codable {
+  var total: Int64 = 4242
+  var combo: Double = 1
+  var best: Int64 = 0
+}
+
+private struct OtherBuildState: Codable, Sendable {
+  var score = RenamedScore()
+  var level = TestLevel(index: 3, progress: 77, checkpoints: [])
+  var camera = TestCamera()
+  var physics = TestPhysics()
+}
+
+private let otherBuildCodec = SaveCodec<OtherBuildState>(game: testGame)
+
+@MainActor
+@Suite("A save this build cannot read is kept, stops the restore, and is never pruned")
+struct UnreadableGenerationTests {
+  /// One run of the game: launch restoring the slot, answer a failed restore with
+  /// `choice`, play a little, quit; returns the coordinator.
+  private func run(
+    folder: String, choice: RestoreChoice?, steps: Int = 5
+  ) -> (CountingGame, SaveCoordinator<CountingGame>) {
+    let game = CountingGame()
+    let coordinator = SaveCoordinator(
+      game: game, store: SaveStore(directory: folder), codec: testCodec, slot: "autosave")
+    let app = Application(delegate: coordinator, configuration: .init(clock: ManualClock()))
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    if let choice, coordinator.restoreFailure != nil { try? coordinator.resolveRestoreFailure(choice) }
+    for _ in 0..<steps where !game.isPaused {
+      game.step()
+      coordinator.didStep(frame: Int64(game.state.level.progress))
+      coordinator.saveNow()
+    }
+    app.terminate()
+    coordinator.waitForSaves()
+    return (game, coordinator)
+  }
+
+  @Test("a renamed field stops the load with the typed error naming the generation, and the file is kept")
+  func renamedFieldStopsTheLoad() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder)
+    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait().get()
+
+    let error = try #require(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
+    #expect(error.kind == .typeMismatch)
+    #expect(error.isUnreadableByThisBuild)
+    #expect(error.message.hasPrefix("generation 2:"))
+    #expect(error.suggestion?.contains("stasis recover autosave --generation 1") == true)
+    let kept = store.keptGenerations(of: "autosave")
+    #expect(kept.map(\.generation) == [2])
+    #expect(kept.first?.reason.contains("this build cannot read it") == true)
+  }
+
+  @Test("a renamed field, then three later runs that start over in the slot: the unreadable save is still there")
+  func threeRunsNeverPruneIt() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder)
+    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait().get()
+
+    // A run that ignores the failure plays nothing and saves nothing.
+    let (ignored, held) = run(folder: folder, choice: nil)
+    #expect(ignored.isPaused && ignored.state.level.progress == TestGameState.sample().level.progress)
+    #expect(held.restoreFailure?.error.kind == .typeMismatch)
+    #expect(held.restoreFailure?.olderGeneration == nil)
+    #expect(try store.generations(of: "autosave") == [1])
+
+    for _ in 0..<3 { _ = run(folder: folder, choice: .startOver) }
+    let generations = try store.generations(of: "autosave")
+    #expect((generations.first ?? 0) > 4, "each run saved several generations")
+    #expect(generations.count == 4, "the newest 3 that load, and the kept one")
+    #expect(generations.contains(1), "the save this build cannot read was never pruned")
+    #expect(store.keptGenerations(of: "autosave").map(\.generation) == [1])
+    let bytes = try store.readBytes(at: store.path(of: "autosave", generation: 1))
+    #expect(bytes.withUnsafeBytes { SaveFileFormat.verify($0).error } == nil, "still whole")
+
+    // Only the explicit discard removes it.
+    try store.discard(generation: 1, slot: "autosave")
+    #expect(try !store.generations(of: "autosave").contains(1))
+    #expect(store.keptGenerations(of: "autosave").isEmpty)
+  }
+
+  @Test("the game may play on from the older generation the failure names")
+  func playOnFromTheOlderGeneration() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder)
+    var older = TestGameState.sample()
+    older.level.progress = 41
+    _ = try store.save(older, codec: testCodec, slot: "autosave").wait().get()
+    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait().get()
+    let (game, coordinator) = run(folder: folder, choice: .loadGeneration(1), steps: 0)
+    #expect(coordinator.restoreFailure == nil)
+    #expect(game.state.level.progress == 41)
+    #expect(store.keptGenerations(of: "autosave").map(\.generation) == [2])
+  }
+
+  @Test("a failed validation falls back, says what it skipped, and keeps the file")
+  func invalidStateFallsBackAndIsKept() throws {
+    let folder = makeTemporaryDirectory()
+    var codec = testCodec
+    codec.validator = { state throws(InvalidStateError) in
+      guard state.score.points >= 0 else {
+        throw InvalidStateError(field: "score.points", value: "\(state.score.points)", reason: "must not be negative")
+      }
+    }
+    let store = SaveStore(directory: folder, generationsToKeep: 2)
+    _ = try store.save(TestGameState.sample(), codec: codec, slot: "autosave").wait().get()
+    var hostile = TestGameState.sample()
+    hostile.score.points = -5
+    _ = try store.save(hostile, codec: testCodec, slot: "autosave").wait().get()
+    let loaded = try store.load(codec: codec, slot: "autosave")
+    #expect(loaded.generation == 1)
+    #expect(loaded.skipped.map(\.error.kind) == [.invalidState])
+    #expect(store.keptGenerations(of: "autosave").map(\.generation) == [2])
+    for points in 1...3 {
+      var next = TestGameState.sample()
+      next.score.points = Int64(points)
+      _ = try store.save(next, codec: codec, slot: "autosave").wait().get()
+    }
+    #expect(try store.generations(of: "autosave").contains(2), "kept past generationsToKeep")
+  }
+}
