@@ -449,7 +449,8 @@ public final class SaveStore: Sendable {
     let reason = "this build cannot read it (\(error.location): \(error.message))"
     do {
       try keep(generation: generation, slot: slot, reason: reason)
-      logger.notice("slot '\(slot)': kept generation \(generation) until discarded: \(reason)")
+      // The load's own error or `skipped` entry is the one line a player sees.
+      logger.debug("slot '\(slot)': kept generation \(generation) until discarded: \(reason)")
     } catch {
       logger.warning("slot '\(slot)': generation \(generation) could not be marked kept: \(error)")
     }

@@ -56,9 +56,11 @@ struct TwoWritersTests {
     first.process.waitUntilExit()
     second.process.waitUntilExit()
     #expect(first.process.terminationStatus == 0 && second.process.terminationStatus == 0)
-    let reported = (first.lines + second.lines).filter { $0.hasPrefix("save: autosave generation") }
+    let autosaves = (first.lines + second.lines).filter { $0.hasPrefix("save: autosave ") }
+    #expect(autosaves.count == 2 * 200, "each run autosaved every 3 steps (written, or overtaken while waiting)")
+    let reported = autosaves.filter { $0.hasPrefix("save: autosave generation") }
       .compactMap { Int($0.split(separator: " ")[3]) }
-    #expect(reported.count == 2 * 200, "each run autosaved every 3 steps")
+    #expect(reported.count >= 2)
     #expect(Set(reported).count == reported.count, "no generation number was given twice")
     let store = SaveStore(directory: saves)
     for generation in try store.generations(of: "autosave") {
