@@ -108,7 +108,8 @@ struct SlotWriterTests {
     #expect(mostHeld <= 2)
     #expect(written < 10_000, "waiting snapshots were superseded, not all written")
     // The figures for docs/RELIABILITY.md.
-    print("pile-up: 10000 saves, 0 failed, \(written) written, \(10_000 - written) superseded, at most \(mostHeld) held")
+    print(
+      "pile-up: 10000 saves, 0 failed, \(written) written, \(10_000 - written) superseded, at most \(mostHeld) held")
     #expect(try store.load(codec: testCodec, slot: "autosave").state.level.progress == 9_999)
   }
 
