@@ -215,8 +215,7 @@ final class SyncEngine: Sendable {
     }
     phase(.syncing)
     // Remembered before it goes: if its answer is lost, the revision is still known as ours.
-    record.sending(generation: local.generation, sha256: sha256Hex(local.bytes))
-    store(&record)
+    if record.sending(generation: local.generation, sha256: sha256Hex(local.bytes)) { store(&record) }
     do {
       // A conflict's resolution waiting to go up still names the revision it beat.
       let loser = record.loser.flatMap { $0 == record.base ? $0 : nil }

@@ -88,12 +88,14 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   }
 
   /// `generation`, whose file hashes to `sha256`, is about to go up on ``base``: remembered
-  /// until the base moves, in case the answer is lost.
-  mutating func sending(generation: Int, sha256: String) {
+  /// until the base moves, in case the answer is lost. False when it was already (a retry).
+  @discardableResult
+  mutating func sending(generation: Int, sha256: String) -> Bool {
     let upload = SentUpload(generation: generation, sha256: sha256, base: base)
-    guard !sent.contains(upload) else { return }
+    guard !sent.contains(upload) else { return false }
     sent.append(upload)
     if sent.count > Self.sentLimit { sent.remove(at: 1) }
+    return true
   }
 
   /// True when local `generation` is not on the server yet.

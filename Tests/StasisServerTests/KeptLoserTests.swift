@@ -101,4 +101,62 @@ struct KeptLoserTests {
     #expect(list.map { $0["revision"] as? Int } == [9, 8, 7])
     #expect(list.allSatisfy { $0["kept"] as? Bool == false })
   }
+
+  /// B wins a conflict over A's r2 by `recent`, through a proxy that breaks the resolution's
+  /// upload by `rule`; then the proxy passes again. `--keep-revisions 1`: only a kept r2 survives.
+  private func brokenResolution(_ rule: FaultProxy.Rule) async throws -> (
+    server: ServerProcess, raw: Client, b: Device, first: SyncReport
+  ) {
+    let database = try Database(.sqlite)
+    let player = try database.addPlayer()
+    let server = try ServerProcess(database, ["--keep-revisions", "1"])
+    let proxy = try FaultProxy(upstream: server.port)
+    let a = Device(server: server.base, token: player.token, name: "A")
+    let b = Device(server: proxy.url, token: player.token, name: "B", policy: .mostRecent)
+    try a.save(PlayerState(), at: 100)
+    #expect(await a.sync.synchronize().error == nil)
+    #expect(await b.sync.synchronize().restore == 1)
+    try a.save(PlayerState(score: .init(points: 1)), at: 200)
+    #expect(await a.sync.synchronize().error == nil)  // r2
+    try b.save(PlayerState(score: .init(points: 2)), at: 300)  // newer: ours wins
+    proxy.setRule(rule)
+    let first = await b.sync.synchronize()
+    proxy.setRule(.pass)
+    #expect(b.sync.status.conflicts.map(\.result) == ["ours"])
+    return (server, Client(base: server.base, token: player.token), b, first)
+  }
+
+  @Test("a resolution whose upload failed still names the revision it beat when it goes up later")
+  func waitingResolutionNamesItsLoser() async throws {
+    let (server, raw, b, first) = try await brokenResolution(.cutUploadMidway(fraction: 0.5) {})
+    defer { server.stop() }
+    #expect(first.error?.kind == .offline, "\(String(describing: first.error))")
+    #expect(try await revisions(raw).map { $0["revision"] as? Int } == [2], "nothing went up (r1 pruned)")
+    b.sync.retryNow()
+    await b.sync.settle()
+    let list = try await revisions(raw)
+    #expect(list.map { $0["revision"] as? Int } == [3, 2], "r1 pruned; r2 kept")
+    #expect(list.last?["lostTo"] as? Int == 3)
+    #expect(list.first?["baseRevision"] as? Int == 2)
+  }
+
+  @Test("a resolution whose 201 is lost, then another save: recognised as its own; the loser stays kept")
+  func lostResolutionAnswer() async throws {
+    let (server, raw, b, first) = try await brokenResolution(.cutUploadAnswer {})
+    defer { server.stop() }
+    #expect(first.error?.kind == .offline, "\(String(describing: first.error))")
+    let committed = try await revisions(raw)
+    #expect(committed.map { $0["revision"] as? Int } == [3, 2], "committed, the answer lost")
+    #expect(committed.last?["lostTo"] as? Int == 3)
+    let newest = try b.save(PlayerState(score: .init(points: 4)), at: 400)
+    let report = await b.sync.synchronize()
+    #expect(report.error == nil, "\(String(describing: report.error))")
+    #expect(report.restore == nil)
+    #expect(b.sync.status.conflicts.count == 1, "the one with A, none with itself")
+    let list = try await revisions(raw)
+    #expect(list.map { $0["revision"] as? Int } == [4, 2], "r3 pruned past --keep-revisions 1; r2 kept")
+    #expect(list.first?["baseRevision"] as? Int == 3, "on its own resolution")
+    #expect(list.first?["sha256"] as? String == (try fileSHA(b, newest)))
+    #expect(list.last?["kept"] as? Bool == true)
+  }
 }

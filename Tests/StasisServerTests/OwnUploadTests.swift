@@ -76,4 +76,27 @@ struct OwnUploadTests {
       #expect(device.sync.status.pending == 0)
     }
   }
+
+  @Test("what the record remembers of its uploads stays bounded: the first and the newest")
+  func sentIsBounded() async throws {
+    let port = try freePort()  // nothing listens there: every upload's outcome is unknown
+    let device = Device(server: "http://127.0.0.1:\(port)", token: "t", name: "A")
+    for points in 1...12 {
+      try device.save(PlayerState(score: .init(points: Int64(points))), at: Int64(points) * 100)
+      #expect(await device.sync.push().error?.kind == .offline)
+    }
+    _ = await device.sync.push()  // the same generation again: remembered once
+    let record = SyncRecord.load(store: device.store, slot: "autosave", server: device.sync.client.server)
+    #expect(record.sent.count == SyncRecord.sentLimit)
+    #expect(record.sent.map(\.generation) == [1] + Array(6...12))
+    #expect(record.sent.allSatisfy { $0.base == nil && $0.sha256.count == 64 })
+  }
+
+  @Test("a sync record written before uploads were remembered still reads")
+  func olderRecord() throws {
+    let json = #"{"base":3,"baseGeneration":2,"player":"p","queued":[4],"server":"http://h","slot":"autosave"}"#
+    let record = try JSONDecoder().decode(SyncRecord.self, from: Data(json.utf8))
+    #expect(record.base == 3 && record.baseGeneration == 2 && record.queued == [4])
+    #expect(record.sent.isEmpty && record.loser == nil)
+  }
 }
