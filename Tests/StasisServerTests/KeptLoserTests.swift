@@ -68,6 +68,9 @@ struct KeptLoserTests {
       body: nextBytes)
     #expect(unknown.status == 400, "\(unknown.text)")
     #expect((unknown.json["error"] as? String)?.contains("X-Stasis-Conflict-Loser") == true)
+    // Another player's slot does not exist for them: nothing of it is discarded.
+    let other = Client(base: server.base, token: try database.addPlayer().token)
+    #expect(try await other.send(.DELETE, "/v1/slots/autosave/revisions/2").status == 404)
     // The head is never discarded (the slot is, with DELETE /v1/slots/{slot}).
     #expect(try await raw.send(.DELETE, "/v1/slots/autosave/revisions/8").status == 409)
     #expect(try await revisions(raw).map { $0["revision"] as? Int } == [8, 7, 6, 2], "still there")
