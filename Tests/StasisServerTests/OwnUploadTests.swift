@@ -77,6 +77,42 @@ struct OwnUploadTests {
     }
   }
 
+  @Test("a 201 lost, more saves, then a new process: the record it left says the revision is its own")
+  func lostAnswerAcrossLaunches() async throws {
+    let database = try Database(.sqlite)
+    let player = try database.addPlayer()
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let proxy = try FaultProxy(upstream: server.port)
+    let device = Device(
+      server: proxy.url, token: player.token, name: "A", policy: .lastKnownGood, generationsToKeep: 1)
+    try device.save(PlayerState(), playTime: 10, at: 100)
+    #expect(await device.sync.synchronize().error == nil)  // r1
+    try device.save(PlayerState(score: .init(points: 1)), playTime: 20, at: 200)
+    proxy.setRule(.cutUploadAnswer {})
+    #expect(await device.sync.push().error?.kind == .offline)  // r2 committed, unacknowledged
+    proxy.setRule(.pass)
+    try device.save(PlayerState(score: .init(points: 2)), playTime: 30, at: 300)
+    let newest = try device.save(PlayerState(score: .init(points: 3)), playTime: 40, at: 400)
+
+    // The game is killed and launched again: a new sync of the same folder, from its record.
+    let relaunched = CloudSync(
+      client: CloudClient(server: CloudServer(url: proxy.url, token: player.token, device: "A")),
+      store: device.store, slot: "autosave",
+      configuration: CloudSyncConfiguration(
+        policy: .lastKnownGood, validate: { _ = try playerCodec.load(from: $0) },
+        sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+    let report = await relaunched.synchronize()
+    #expect(report.error == nil && report.state == .synced && report.restore == nil)
+    #expect(relaunched.status.conflicts.isEmpty)
+    #expect(device.generations == [newest] && device.kept.isEmpty)
+    #expect(try device.newest().score.points == 3, "not rolled back to the base")
+    let log = try await history(Client(base: server.base, token: player.token))
+    #expect(log.map(\.revision) == [3, 2, 1])
+    #expect(log.first?.base == 2)
+    #expect(log.first?.sha == (try fileSHA(device, newest)))
+  }
+
   @Test("what the record remembers of its uploads stays bounded: the first and the newest")
   func sentIsBounded() async throws {
     let port = try freePort()  // nothing listens there: every upload's outcome is unknown
