@@ -68,7 +68,8 @@ extension SyncEngine {
           case .failure(let error): return SyncReport(state: .behind, restore: restore, error: error)
           }
         }
-        if await adoptOwnUpload(local.generation, bytes: local.bytes, base: record.base) { continue }
+        // Our own upload whose answer was lost is no conflict: it becomes the base.
+        if await recogniseOwnUploads(newest: (local.generation, local.bytes)) { continue }
         switch await resolve(
           ours: local, theirs: (revision, bytes), policy: configuration.policy, policyName: configuration.policy.name,
           gate: gate)
@@ -216,10 +217,12 @@ extension SyncEngine {
     }
     // Ours, the base or the merge goes up on theirs: history reads base → theirs → result.
     let result = written ?? ours.generation
-    record.resolving(onto: theirs.revision, upload: result)
+    record.resolving(onto: theirs.revision, upload: result, loser: theirs.revision)
+    record.sending(generation: result, sha256: sha256Hex(upload))
     store(&record)
     do {
-      let created = try await client.upload(slot: slot, bytes: upload, base: theirs.revision)
+      // Theirs lost: the server keeps it out of pruning until it is discarded.
+      let created = try await client.upload(slot: slot, bytes: upload, base: theirs.revision, loser: theirs.revision)
       report.revision = created.revision
       record = load()
       record.agree(revision: created.revision, generation: result)

@@ -50,6 +50,14 @@ public struct RemoteRevision: Sendable, Equatable {
   public var playTime: Double
   /// Progress 0–1, from the save's header, when the game records one.
   public var progress: Double?
+  /// The revision uploaded over this one as a conflict's resolution, when this one lost: the
+  /// server keeps it out of pruning until it is discarded (``CloudClient/discard(slot:revision:)``).
+  public var lostTo: Int?
+  /// Why the server keeps it, when it does.
+  public var keptReason: String?
+
+  /// True when the server keeps this revision out of pruning.
+  public var isKept: Bool { lostTo != nil || keptReason != nil }
 
   /// Reads the API's JSON object; nil when a required key is missing.
   init?(json: [String: Any]) {
@@ -63,6 +71,8 @@ public struct RemoteRevision: Sendable, Equatable {
     device = json["device"] as? String ?? ""
     playTime = json["playTime"] as? Double ?? Double(json["playTime"] as? Int ?? 0)
     progress = json["progress"] as? Double
+    lostTo = json["lostTo"] as? Int
+    keptReason = json["keptReason"] as? String
   }
 }
 
@@ -162,9 +172,14 @@ public struct CloudClient: Sendable {
 
   /// `PUT /v1/slots/{slot}` with `If-Match: "base"`, or `If-None-Match: *` when `base` is nil.
   /// Returns the new revision; a stale base throws ``CloudError/Kind/conflict`` with the head.
-  public func upload(slot: SaveSlot, bytes: [UInt8], base: Int?) async throws(CloudError) -> RemoteRevision {
+  /// `loser` names the revision that lost the conflict this upload resolves
+  /// (`X-Stasis-Conflict-Loser`): the server keeps it until it is discarded.
+  public func upload(slot: SaveSlot, bytes: [UInt8], base: Int?, loser: Int? = nil) async throws(CloudError)
+    -> RemoteRevision
+  {
     var headers = [("Content-Type", "application/vnd.stasis")]
     headers.append(base.map { ("If-Match", "\"\($0)\"") } ?? ("If-None-Match", "*"))
+    if let loser { headers.append(("X-Stasis-Conflict-Loser", "\"\(loser)\"")) }
     if !server.device.isEmpty { headers.append(("X-Stasis-Device", server.device)) }
     let reply = try await send(.PUT, path(slot), headers: headers, body: bytes)
     guard reply.status == 201 else { throw reply.error }
@@ -184,6 +199,14 @@ public struct CloudClient: Sendable {
     case 404: return nil
     default: throw reply.error
     }
+  }
+
+  /// `DELETE /v1/slots/{slot}/revisions/{n}`: discards a revision the server keeps (a
+  /// conflict's loser), or any other one but the head. A missing revision throws
+  /// ``CloudError/Kind/notFound``; the head, ``CloudError/Kind/refused``.
+  public func discard(slot: SaveSlot, revision: Int) async throws(CloudError) {
+    let reply = try await send(.DELETE, path(slot) + "/revisions/\(revision)")
+    guard reply.status == 204 else { throw reply.error }
   }
 
   /// `GET /v1/slots`: every slot's head, from the server's metadata.
@@ -241,7 +264,7 @@ public struct CloudClient: Sendable {
       case 412:
         return CloudError(
           .conflict, message, head: (json["head"] as? [String: Any]).flatMap(RemoteRevision.init(json:)))
-      case 400, 403, 413, 428, 431: return CloudError(.refused, said.map { "HTTP \(status): \($0)" } ?? message)
+      case 400, 403, 409, 413, 428, 431: return CloudError(.refused, said.map { "HTTP \(status): \($0)" } ?? message)
       default: return CloudError(.server, said.map { "HTTP \(status): \($0)" } ?? message)
       }
     }

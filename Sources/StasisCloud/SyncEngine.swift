@@ -214,8 +214,12 @@ final class SyncEngine: Sendable {
       return CloudError(.cancelled, "cancelled before it started")
     }
     phase(.syncing)
+    // Remembered before it goes: if its answer is lost, the revision is still known as ours.
+    if record.sending(generation: local.generation, sha256: sha256Hex(local.bytes)) { store(&record) }
     do {
-      let created = try await client.upload(slot: slot, bytes: local.bytes, base: record.base)
+      // A conflict's resolution waiting to go up still names the revision it beat.
+      let loser = record.loser.flatMap { $0 == record.base ? $0 : nil }
+      let created = try await client.upload(slot: slot, bytes: local.bytes, base: record.base, loser: loser)
       answered()
       record = load()
       record.agree(revision: created.revision, generation: local.generation)
@@ -224,8 +228,8 @@ final class SyncEngine: Sendable {
       return nil
     } catch {
       if error.kind != .offline { answered() }
-      if error.kind == .conflict, await adoptOwnUpload(local.generation, bytes: local.bytes, base: record.base) {
-        return nil
+      if error.kind == .conflict, await recogniseOwnUploads(newest: (local.generation, local.bytes)) {
+        return await flush(epoch: epoch)  // the newer saves go up on our own revision
       }
       if error.kind == .notFound, record.base != nil {
         // The slot went from the server (deleted there): ours goes up as a new slot.
@@ -239,19 +243,30 @@ final class SyncEngine: Sendable {
     }
   }
 
-  /// After a `412`: when one of the server's revisions on our base is these very bytes, our
-  /// own upload committed but its answer was lost (the server died, the line dropped) — and
-  /// another device may have built on it since. Adopt it: uploading again would fork.
-  func adoptOwnUpload(_ generation: Int, bytes: [UInt8], base: Int?) async -> Bool {
-    let sha = sha256Hex(bytes)
-    guard let history = try? await client.revisions(slot: slot),
-      let mine = history.first(where: { $0.sha256 == sha && $0.baseRevision == base })
-    else { return false }
+  /// After a `412`, or a head that moved while this device is ahead: is one of the server's
+  /// revisions since the base this device's own upload, committed though its answer was lost
+  /// (the server died, the line dropped)? Known by the SHA-256 and the base of what was sent
+  /// (the record's ``SyncRecord/sent``, and the newest local generation), whichever
+  /// generation it was. The newest such revision becomes the base, as if its `201` had come,
+  /// and what was saved since goes up on it: a device never conflicts with itself. (Another
+  /// device may have built on it since: then that is a conflict, on the right base.)
+  func recogniseOwnUploads(newest local: (generation: Int, bytes: [UInt8])?) async -> Bool {
     var record = load()
-    record.agree(revision: mine.revision, generation: generation)
-    store(&record)
-    emit(.uploaded(generation: generation, revision: mine.revision, base: base))
-    return true
+    var mine = record.sent
+    if let local {
+      mine.append(SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base))
+    }
+    guard let history = try? await client.revisions(slot: slot) else { return false }
+    for revision in history where revision.revision > (record.base ?? 0) {  // newest first
+      guard let upload = mine.first(where: { $0.sha256 == revision.sha256 && $0.base == revision.baseRevision })
+      else { continue }
+      record = load()
+      record.agree(revision: revision.revision, generation: upload.generation)
+      store(&record)
+      emit(.uploaded(generation: upload.generation, revision: revision.revision, base: upload.base))
+      return true
+    }
+    return false
   }
 
   /// The server answered: the backoff starts again from its first step.

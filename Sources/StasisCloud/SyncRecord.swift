@@ -28,6 +28,17 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   public var conflict: PendingConflict?
   /// A generation the server refused (damaged, too large): not offered again.
   public var refusedGeneration: Int?
+  /// Uploads sent since the base whose answer never came (or has not yet): what they were,
+  /// so that a revision the server committed for one of them is recognised as this device's
+  /// own, whichever generation it came from. Oldest first, at most ``sentLimit``.
+  public var sent: [SentUpload]
+  /// While a conflict's resolution waits to go up on ``base``: the revision that lost (the
+  /// base itself), named to the server so that it keeps it.
+  public var loser: Int?
+
+  /// The most uploads ``sent`` remembers: the first (the one most likely to have committed
+  /// before the line dropped) and the newest.
+  public static let sentLimit = 8
 
   /// An empty record: nothing synced yet.
   public init(server: String? = nil, player: String? = nil, slot: String? = nil) {
@@ -35,23 +46,56 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     self.player = player
     self.slot = slot
     queued = []
+    sent = []
   }
 
-  /// Both sides hold `revision`, which is local `generation`: what waited up to it is synced.
+  /// Reads a record, including one written before ``sent`` and ``loser`` existed.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    server = try container.decodeIfPresent(String.self, forKey: .server)
+    player = try container.decodeIfPresent(String.self, forKey: .player)
+    slot = try container.decodeIfPresent(String.self, forKey: .slot)
+    base = try container.decodeIfPresent(Int.self, forKey: .base)
+    baseGeneration = try container.decodeIfPresent(Int.self, forKey: .baseGeneration)
+    queued = try container.decodeIfPresent([Int].self, forKey: .queued) ?? []
+    conflict = try container.decodeIfPresent(PendingConflict.self, forKey: .conflict)
+    refusedGeneration = try container.decodeIfPresent(Int.self, forKey: .refusedGeneration)
+    sent = try container.decodeIfPresent([SentUpload].self, forKey: .sent) ?? []
+    loser = try container.decodeIfPresent(Int.self, forKey: .loser)
+  }
+
+  /// Both sides hold `revision`, which is local `generation`: what waited up to it is synced,
+  /// and what was sent before it is settled.
   mutating func agree(revision: Int, generation: Int) {
     base = revision
     baseGeneration = generation
     queued.removeAll { $0 <= generation }
+    sent.removeAll { $0.generation <= generation || $0.base != revision }
     conflict = nil
+    loser = nil
   }
 
-  /// A resolution of a conflict goes up on `theirs`: no local generation is the base until
-  /// it has, so `flush` uploads the newest one (the result) with `If-Match` on theirs.
-  mutating func resolving(onto theirs: Int, upload generation: Int) {
+  /// A resolution of a conflict goes up on `theirs`, which lost: no local generation is the
+  /// base until it has, so `flush` uploads the newest one (the result) with `If-Match` on
+  /// theirs, naming theirs as the loser.
+  mutating func resolving(onto theirs: Int, upload generation: Int, loser: Int?) {
     base = theirs
     baseGeneration = nil
     queued = [generation]
     conflict = nil
+    sent.removeAll { $0.base != theirs }
+    self.loser = loser
+  }
+
+  /// `generation`, whose file hashes to `sha256`, is about to go up on ``base``: remembered
+  /// until the base moves, in case the answer is lost. False when it was already (a retry).
+  @discardableResult
+  mutating func sending(generation: Int, sha256: String) -> Bool {
+    let upload = SentUpload(generation: generation, sha256: sha256, base: base)
+    guard !sent.contains(upload) else { return false }
+    sent.append(upload)
+    if sent.count > Self.sentLimit { sent.remove(at: 1) }
+    return true
   }
 
   /// True when local `generation` is not on the server yet.
@@ -84,6 +128,18 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     }
     try store.writeRecord([UInt8](data), named: Self.recordName, slot: slot)
   }
+}
+
+/// An upload this device sent: which generation, its file's SHA-256, and the base it went up
+/// on (`If-Match`; nil for `If-None-Match: *`). A revision with the same SHA-256 and base is
+/// this device's own.
+public struct SentUpload: Codable, Sendable, Equatable {
+  /// The local generation.
+  public var generation: Int
+  /// The file's SHA-256, lowercase hex.
+  public var sha256: String
+  /// The revision it went up on.
+  public var base: Int?
 }
 
 /// A conflict left unsettled: both sides moved past `base`.

@@ -35,7 +35,7 @@ public final class PostgresBackend: SaveBackend {
   public func migrate() async throws {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
-      for statement in ServerSchema.postgres + [Self.putFunction] {
+      for statement in ServerSchema.postgres + [Self.putFunction, Self.putFunctionV2] {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }
@@ -77,14 +77,14 @@ public final class PostgresBackend: SaveBackend {
   }
 
   public func put(
-    player: Player, precondition: WritePrecondition, metadata: RevisionMetadata, file: [UInt8], keep: Int,
-    limits: PlayerLimits
+    player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
+    keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
-    // One statement, one round trip: the function (`putFunction`) is the whole transaction.
+    // One statement, one round trip: the function (`putFunctionV2`) is the whole transaction.
     let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
     let statement = PutStatement(
       player: player.id, metadata: metadata, expected: expected, keep: Int64(max(1, keep)),
-      maxSlots: Int64(limits.slots), maxBytes: limits.totalBytes, file: file)
+      maxSlots: Int64(limits.slots), maxBytes: limits.totalBytes, file: file, loser: loser)
     let rows = try await client.execute(statement, logger: logger)
     var result: (String, Int64?, Int64)?
     for try await row in rows { result = row }
@@ -102,6 +102,8 @@ public final class PostgresBackend: SaveBackend {
       }
       if let head { return .stale(head: head) }
       return .stale(head: try await self.head(player: player, slot: metadata.slot))
+    case "loser":
+      return .unknownLoser(loser ?? 0)
     case "slots":
       return .tooManySlots("the player has \(amount) slots; the limit is \(limits.slots)")
     default:
@@ -170,6 +172,73 @@ public final class PostgresBackend: SaveBackend {
     $$
     """
 
+  /// The upload since conflict losers are kept (v2; `stasis_put_v1` stays for servers not yet
+  /// upgraded): `stasis_put_v1`, plus `p_loser`, a revision of the slot that lost the conflict
+  /// this upload resolves (null: none). After the precondition holds, the loser must be a
+  /// revision of the slot (else the outcome is `loser`); it is marked as lost to the new
+  /// revision, and pruning passes over every marked revision.
+  static let putFunctionV2 = """
+    CREATE OR REPLACE FUNCTION stasis_put_v2(
+      p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
+      p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
+      p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
+      p_summary TEXT, p_file BYTEA, p_loser BIGINT,
+      OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
+    LANGUAGE plpgsql AS $$
+    #variable_conflict use_column
+    DECLARE
+      v_next BIGINT;
+      v_head BIGINT;
+    BEGIN
+      amount := 0;
+      PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
+      IF p_expected IS NULL THEN
+        INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
+        ON CONFLICT DO NOTHING;
+      END IF;
+      SELECT s.next_revision, s.head_revision INTO v_next, v_head FROM slots s
+      WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
+      IF v_head IS DISTINCT FROM p_expected THEN
+        outcome := 'stale';
+        revision := v_head;
+        RETURN;
+      END IF;
+      IF p_loser IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser
+      ) THEN
+        outcome := 'loser';
+        RETURN;
+      END IF;
+      IF v_head IS NULL THEN
+        SELECT COUNT(*) INTO amount FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
+        IF amount >= p_max_slots THEN
+          outcome := 'slots';
+          RETURN;
+        END IF;
+      END IF;
+      SELECT COALESCE(SUM(r.size), 0) INTO amount FROM revisions r WHERE r.player_id = p_player;
+      IF amount + p_size > p_max_bytes THEN
+        outcome := 'bytes';
+        RETURN;
+      END IF;
+      amount := 0;
+      UPDATE slots s SET next_revision = v_next + 1, head_revision = v_next
+      WHERE s.player_id = p_player AND s.name = p_slot;
+      INSERT INTO revisions AS r (player_id, slot, revision, base_revision, size, sha256, uploaded_at, device, game,
+        build, schema_version, created_at, play_time, progress, summary, file)
+      VALUES (p_player, p_slot, v_next, p_expected, p_size, p_sha256, p_uploaded_at, p_device, p_game, p_build,
+        p_schema, p_created_at, p_play_time, p_progress, p_summary, p_file);
+      IF p_loser IS NOT NULL THEN
+        UPDATE revisions r SET lost_to = v_next WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser;
+      END IF;
+      DELETE FROM revisions r
+      WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision <= v_next - p_keep AND r.lost_to IS NULL;
+      outcome := 'created';
+      revision := v_next;
+    END
+    $$
+    """
+
   public func head(player: Player, slot: String) async throws -> RevisionMetadata? {
     for try await head in try await client.execute(HeadStatement(player: player.id, slot: slot), logger: logger) {
       return head
@@ -193,9 +262,9 @@ public final class PostgresBackend: SaveBackend {
       let data = try row.decode(
         (
           String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String,
-          Data
+          Int64?, Data
         ).self
-      ).14
+      ).15
       return (metadata, [UInt8](data))
     }
     return nil
@@ -230,6 +299,25 @@ public final class PostgresBackend: SaveBackend {
     return list
   }
 
+  public func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
+    let logger = self.logger
+    return try await client.withTransaction(logger: logger) { connection in
+      var head: Int64??
+      let rows = try await connection.query(
+        "SELECT head_revision FROM slots WHERE player_id = \(player.id) AND name = \(slot) FOR UPDATE", logger: logger)
+      for try await value in rows.decode(Int64?.self) { head = value }
+      guard let head, let head else { return .notFound }
+      if head == revision { return .head }
+      let deleted = try await connection.query(
+        """
+        DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot) AND revision = \(revision)
+        RETURNING revision
+        """, logger: logger)
+      for try await _ in deleted.decode(Int64.self) { return .discarded }
+      return .notFound
+    }
+  }
+
   public func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
@@ -257,7 +345,7 @@ public final class PostgresBackend: SaveBackend {
   // MARK: Rows
 
   static let columns =
-    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary"
+    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to"
   /// The columns, from `revisions r`.
   static let headColumns = columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }
     .joined(separator: ", ")
@@ -295,13 +383,18 @@ public final class PostgresBackend: SaveBackend {
   }
 
   static func metadata(_ row: PostgresRow) throws -> RevisionMetadata {
-    let (slot, revision, base, size, sha, uploaded, device, game, build, schema, created, playTime, progress, summary) =
+    let (
+      slot, revision, base, size, sha, uploaded, device, game, build, schema, created, playTime, progress, summary,
+      lostTo
+    ) =
       try row.decode(
-        (String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String)
-          .self)
+        (
+          String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String,
+          Int64?
+        ).self)
     return RevisionMetadata(
       slot: slot, revision: revision, baseRevision: base, bytes: size, sha256: sha, uploadedAt: uploaded,
       device: device, game: game, build: build, schema: schema, createdAt: created, playTime: playTime,
-      progress: progress, summaryJSON: summary)
+      progress: progress, summaryJSON: summary, lostTo: lostTo)
   }
 }

@@ -44,16 +44,16 @@ struct HeadStatement: PostgresPreparedStatement {
   func decodeRow(_ row: PostgresRow) throws -> RevisionMetadata { try PostgresBackend.metadata(row) }
 }
 
-/// An upload: `stasis_put_v1` (``PostgresBackend/putFunction``); its outcome, revision and amount.
+/// An upload: `stasis_put_v2` (``PostgresBackend/putFunctionV2``); its outcome, revision and amount.
 struct PutStatement: PostgresPreparedStatement {
-  static let name = "stasis_put_call_v1"
+  static let name = "stasis_put_call_v2"
   static let sql = """
     SELECT outcome, revision, amount
-    FROM stasis_put_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+    FROM stasis_put_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
     """
   static let bindingDataTypes: [PostgresDataType] = [
     .int8, .text, .int8, .int8, .int8, .int8, .int8, .text, .int8, .text, .text, .text, .int8, .int8, .float8,
-    .float8, .text, .bytea,
+    .float8, .text, .bytea, .int8,
   ]
 
   var player: Int64
@@ -63,9 +63,11 @@ struct PutStatement: PostgresPreparedStatement {
   var maxSlots: Int64
   var maxBytes: Int64
   var file: [UInt8]
+  /// The revision that lost the conflict this upload resolves, if it resolves one.
+  var loser: Int64?
 
   func makeBindings() throws -> PostgresBindings {
-    var bindings = PostgresBindings(capacity: 18)
+    var bindings = PostgresBindings(capacity: 19)
     bindings.append(player)
     bindings.append(metadata.slot)
     bindings.append(expected)
@@ -84,6 +86,7 @@ struct PutStatement: PostgresPreparedStatement {
     bindings.append(metadata.progress)
     bindings.append(metadata.summaryJSON)
     try bindings.append(Data(file))
+    bindings.append(loser)
     return bindings
   }
 

@@ -21,6 +21,9 @@ public final class SQLiteBackend: SaveBackend {
     migrator.registerMigration("v1") { db in
       try db.execute(sql: ServerSchema.sqlite)
     }
+    migrator.registerMigration("v2: conflict losers kept") { db in
+      try db.execute(sql: ServerSchema.sqliteLostTo)
+    }
     try migrator.migrate(pool)
   }
 
@@ -61,8 +64,8 @@ public final class SQLiteBackend: SaveBackend {
   }
 
   public func put(
-    player: Player, precondition: WritePrecondition, metadata: RevisionMetadata, file: [UInt8], keep: Int,
-    limits: PlayerLimits
+    player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
+    keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
     try await pool.write { db in
       let slotRow = try Row.fetchOne(
@@ -77,6 +80,13 @@ public final class SQLiteBackend: SaveBackend {
         if head != expected {
           return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head))
         }
+      }
+      if let loser,
+        try Row.fetchOne(
+          db, sql: "SELECT 1 FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+          arguments: [player.id, metadata.slot, loser]) == nil
+      {
+        return .unknownLoser(loser)
       }
       if head == nil {
         let slots =
@@ -116,8 +126,14 @@ public final class SQLiteBackend: SaveBackend {
           stored.device, stored.game, stored.build, stored.schema, stored.createdAt, stored.playTime, stored.progress,
           stored.summaryJSON, Data(file),
         ])
+      if let loser {
+        try db.execute(
+          sql: "UPDATE revisions SET lost_to = ? WHERE player_id = ? AND slot = ? AND revision = ?",
+          arguments: [revision, player.id, stored.slot, loser])
+      }
+      // A conflict's loser stays until it is discarded, whatever `keep` says.
       try db.execute(
-        sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ? AND revision <= ?",
+        sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ? AND revision <= ? AND lost_to IS NULL",
         arguments: [player.id, stored.slot, revision - Int64(max(1, keep))])
       return .created(stored)
     }
@@ -185,6 +201,20 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
+  public func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
+    try await pool.write { db in
+      guard
+        let head = try Int64.fetchOne(
+          db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
+      else { return .notFound }
+      if head == revision { return .head }
+      try db.execute(
+        sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+        arguments: [player.id, slot, revision])
+      return db.changesCount > 0 ? .discarded : .notFound
+    }
+  }
+
   public func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
     try await pool.write { db in
       guard
@@ -207,7 +237,7 @@ public final class SQLiteBackend: SaveBackend {
   }
 
   static let columns =
-    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary"
+    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to"
 
   private static func metadata(_ db: Database, player: Player, slot: String, revision: Int64) throws
     -> RevisionMetadata?
@@ -223,7 +253,7 @@ public final class SQLiteBackend: SaveBackend {
       slot: row["slot"], revision: row["revision"], baseRevision: row["base_revision"], bytes: row["size"],
       sha256: row["sha256"], uploadedAt: row["uploaded_at"], device: row["device"], game: row["game"],
       build: row["build"], schema: row["schema_version"], createdAt: row["created_at"], playTime: row["play_time"],
-      progress: row["progress"], summaryJSON: row["summary"])
+      progress: row["progress"], summaryJSON: row["summary"], lostTo: row["lost_to"])
   }
 }
 
@@ -264,6 +294,9 @@ enum ServerSchema {
       PRIMARY KEY (player_id, slot, revision)
     );
     """
+
+  /// v2: the revision a conflict's loser lost to (null: not a loser, pruned as usual).
+  static let sqliteLostTo = "ALTER TABLE revisions ADD COLUMN lost_to INTEGER"
 
   static let postgres: [String] = [
     """
@@ -315,5 +348,7 @@ enum ServerSchema {
       END IF;
     END $$
     """,
+    // v2: the revision a conflict's loser lost to (null: not a loser, pruned as usual).
+    "ALTER TABLE revisions ADD COLUMN IF NOT EXISTS lost_to BIGINT",
   ]
 }

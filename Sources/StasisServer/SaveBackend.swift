@@ -51,12 +51,23 @@ public struct RevisionMetadata: Sendable, Equatable {
   public var progress: Double?
   /// The game's own summary as JSON text (`null` when none).
   public var summaryJSON: String
+  /// The revision uploaded over this one as a conflict's resolution, when this one lost that
+  /// conflict: it is kept out of pruning until it is discarded. Nil for every other revision.
+  public var lostTo: Int64?
+
+  /// True when the revision is kept out of pruning (it lost a conflict).
+  public var isKept: Bool { lostTo != nil }
+
+  /// Why the revision is kept, in one line; nil when it is not.
+  public var keptReason: String? {
+    lostTo.map { "lost a conflict to r\($0); kept until discarded" }
+  }
 
   /// Creates metadata.
   public init(
     slot: String, revision: Int64, baseRevision: Int64?, bytes: Int64, sha256: String, uploadedAt: Int64,
     device: String, game: String, build: String, schema: Int64, createdAt: Int64, playTime: Double,
-    progress: Double?, summaryJSON: String
+    progress: Double?, summaryJSON: String, lostTo: Int64? = nil
   ) {
     self.slot = slot
     self.revision = revision
@@ -72,6 +83,7 @@ public struct RevisionMetadata: Sendable, Equatable {
     self.playTime = playTime
     self.progress = progress
     self.summaryJSON = summaryJSON
+    self.lostTo = lostTo
   }
 }
 
@@ -110,6 +122,8 @@ public enum PutOutcome: Sendable, Equatable {
   case overLimit(String)
   /// It would be a slot past the player's slot limit.
   case tooManySlots(String)
+  /// The conflict's loser the upload named is not a revision of the slot.
+  case unknownLoser(Int64)
 }
 
 /// What became of a delete.
@@ -119,6 +133,16 @@ public enum DeleteOutcome: Sendable, Equatable {
   /// The precondition did not hold.
   case stale(head: RevisionMetadata)
   /// No such slot.
+  case notFound
+}
+
+/// What became of discarding one revision.
+public enum DiscardOutcome: Sendable, Equatable {
+  /// The revision and its bytes are gone; its number is not reused.
+  case discarded
+  /// The revision is the slot's head: a head is never discarded (delete the slot instead).
+  case head
+  /// No such slot or revision.
   case notFound
 }
 
@@ -145,10 +169,12 @@ public protocol SaveBackend: Sendable {
   func player(tokenHash: [UInt8]) async throws -> Player?
 
   /// Stores a new revision when `precondition` holds and the limits allow, pruning the slot to
-  /// its newest `keep` revisions in the same transaction.
+  /// its newest `keep` revisions in the same transaction. `loser`, when given, is a revision of
+  /// the slot that lost the conflict this upload resolves: it is marked as lost to the new
+  /// revision, and no pruning removes it until ``discard(player:slot:revision:)``.
   func put(
-    player: Player, precondition: WritePrecondition, metadata: RevisionMetadata, file: [UInt8], keep: Int,
-    limits: PlayerLimits
+    player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
+    keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome
   /// The head's metadata, or nil for an unknown (or deleted) slot.
   func head(player: Player, slot: String) async throws -> RevisionMetadata?
@@ -158,6 +184,8 @@ public protocol SaveBackend: Sendable {
   func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]?
   /// Every slot's head, by slot name, from metadata alone.
   func slots(player: Player) async throws -> [RevisionMetadata]
+  /// Deletes one revision of a slot, kept or not, unless it is the head.
+  func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome
   /// Deletes a slot whose head is `head`.
   func delete(player: Player, slot: String, head: Int64) async throws -> DeleteOutcome
   /// Checks the backend answers (for `/health`).

@@ -239,6 +239,20 @@ public struct SaveServer: Sendable {
       else { throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)") }
       return fileResponse(metadata, file)
     }
+    v1.delete("slots/:slot/revisions/:revision") { _, context in
+      let slot = try slotName(context)
+      guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
+        throw APIError(.badRequest, "a revision is a positive whole number")
+      }
+      switch try await backend.discard(player: context.player!, slot: slot, revision: revision) {
+      case .discarded: return Response(status: .noContent)
+      case .notFound: throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)")
+      case .head:
+        throw APIError(
+          .conflict,
+          "revision \(revision) is the head of slot '\(slot)': delete the slot instead (DELETE /v1/slots/\(slot))")
+      }
+    }
     v1.delete("slots/:slot") { request, context in
       let slot = try slotName(context)
       guard let precondition = try parsePrecondition(request), case .head(let expected) = precondition else {
@@ -268,6 +282,7 @@ public struct SaveServer: Sendable {
     if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
       throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
     }
+    let loser = try parseLoser(request)
     let body = try await collect(request.body, limit: limit)
     let bytes = [UInt8](buffer: body)
     let header: SaveHeader
@@ -286,7 +301,7 @@ public struct SaveServer: Sendable {
       schema: Int64(header.game.schemaVersion), createdAt: header.createdAt, playTime: summary.playTime,
       progress: summary.progress, summaryJSON: summaryJSON)
     let outcome = try await backend.put(
-      player: context.player!, precondition: precondition, metadata: metadata, file: bytes,
+      player: context.player!, precondition: precondition, loser: loser, metadata: metadata, file: bytes,
       keep: options.keepRevisions, limits: options.limits)
     switch outcome {
     case .created(let stored):
@@ -314,6 +329,9 @@ public struct SaveServer: Sendable {
       throw APIError(.contentTooLarge, message)
     case .tooManySlots(let message):
       throw APIError(.forbidden, message)
+    case .unknownLoser(let revision):
+      throw APIError(
+        .badRequest, "X-Stasis-Conflict-Loser names revision \(revision), which slot '\(slot)' does not have")
     }
   }
 
@@ -367,6 +385,22 @@ private func checkedHeader(_ bytes: [UInt8]) -> Result<SaveHeader, SaveFileError
 
 /// `X-Stasis-Device`: the uploading device's name, for saves whose header names none.
 let deviceHeader = HTTPField.Name("X-Stasis-Device")!
+
+/// `X-Stasis-Conflict-Loser: "N"`: the upload resolves a conflict that revision N of the slot
+/// lost; N is kept out of pruning until it is discarded.
+let conflictLoserHeader = HTTPField.Name("X-Stasis-Conflict-Loser")!
+
+/// The revision `X-Stasis-Conflict-Loser` names (quoted, as in `If-Match`); nil without one.
+private func parseLoser(_ request: Request) throws -> Int64? {
+  guard let value = request.headers[conflictLoserHeader] else { return nil }
+  let text = value.trimmingCharacters(in: .whitespaces)
+  guard text.count >= 3, text.first == "\"", text.last == "\"", let revision = Int64(text.dropFirst().dropLast()),
+    revision > 0
+  else {
+    throw APIError(.badRequest, "X-Stasis-Conflict-Loser must be one revision in quotes, such as \"3\"")
+  }
+  return revision
+}
 
 private func slotName(_ context: ServerContext) throws -> String {
   let raw = context.parameters.get("slot") ?? ""
@@ -426,6 +460,8 @@ extension RevisionMetadata {
       "device": .string(device), "game": .string(game), "build": .string(build), "schema": .int(schema),
       "createdAt": .string(isoDate(createdAt)), "playTime": .double(playTime),
       "progress": progress.map(JSON.double) ?? .null, "summary": summaryJSON.isEmpty ? .null : .raw(summaryJSON),
+      "kept": .bool(isKept), "keptReason": keptReason.map(JSON.string) ?? .null,
+      "lostTo": lostTo.map(JSON.int) ?? .null,
     ])
   }
 }

@@ -109,7 +109,8 @@ extension Cloud {
               [
                 "revision": $0.revision, "baseRevision": $0.baseRevision ?? NSNull(), "bytes": $0.bytes,
                 "sha256": $0.sha256, "uploadedAt": $0.uploadedAt, "device": $0.device, "playTime": $0.playTime,
-                "progress": $0.progress ?? NSNull(), "localBase": $0.revision == base,
+                "progress": $0.progress ?? NSNull(), "localBase": $0.revision == base, "kept": $0.isKept,
+                "keptReason": $0.keptReason ?? NSNull(),
               ] as [String: Any]
             }))
         return
@@ -119,7 +120,8 @@ extension Cloud {
           "r\(revision.revision)", revision.baseRevision.map { "r\($0)" } ?? "-", revision.uploadedAt,
           revision.device, "\(revision.bytes)", String(format: "%.1f s", revision.playTime),
           progressText(revision.progress), String(revision.sha256.prefix(12)),
-          revision.revision == base ? "<- base" : "",
+          [revision.revision == base ? "<- base" : nil, revision.keptReason.map { "kept: \($0)" }].compactMap { $0 }
+            .joined(separator: ", "),
         ]
       }
       Terminal.standardOutput.table(
@@ -188,21 +190,43 @@ extension Cloud {
 
   struct Discard: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Let a generation kept after a lost conflict be pruned again.",
-      discussion: "Example:\n  stasis cloud discard autosave 4")
+      abstract: "Let go of what a lost conflict kept: a local generation, or a revision on the server.",
+      discussion: """
+        A local generation kept after a lost conflict is pruned again by a later save. A server
+        revision that lost a conflict (`kept` in `stasis cloud log`) is deleted from the server
+        at once: its bytes stop counting against the player's limit.
+
+        Example:
+          stasis cloud discard autosave 4
+          stasis cloud discard autosave --revision 2
+        """)
 
     @Argument(help: "The slot.")
     var slot: String
 
-    @Argument(help: "The kept generation.")
-    var generation: Int
+    @Argument(help: "The kept local generation.")
+    var generation: Int?
 
-    @Option(help: "The save folder.")
-    var saves = "Saves"
+    @Option(help: "A revision on the server to discard instead (it must not be the head).")
+    var revision: Int?
+
+    @OptionGroup var options: CloudOptions
+
+    func validate() throws {
+      guard (generation == nil) != (revision == nil) else {
+        throw ValidationError("give a kept generation, or --revision N for a revision on the server")
+      }
+      if let revision, revision < 1 { throw ValidationError("--revision is a positive whole number") }
+    }
 
     func run() async throws {
       let name = try checkedSlot(slot)
-      let store = SaveStore(directory: saves)
+      if let revision {
+        try await discardRevision(revision, of: name)
+        return
+      }
+      let generation = generation!
+      let store = SaveStore(directory: options.saves)
       guard store.keptGenerations(of: name).contains(where: { $0.generation == generation }) else {
         throw fail(
           SaveFileError(
@@ -215,6 +239,17 @@ extension Cloud {
         throw fail(error)
       }
       Terminal.standardOutput.line("generation \(generation) of \(slot) is no longer kept: the next save may prune it")
+    }
+
+    /// `DELETE /v1/slots/{slot}/revisions/{n}` with the stored login.
+    private func discardRevision(_ revision: Int, of name: SaveSlot) async throws {
+      let (_, client, _) = try options.open(nil)
+      do {
+        try await client.discard(slot: name, revision: revision)
+      } catch {
+        throw fail(error)
+      }
+      Terminal.standardOutput.line("r\(revision) of \(slot) is discarded from \(client.server.url)")
     }
   }
 }
