@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The scalar types a bulk field may have.
 public enum ScalarType: Sendable, Equatable, CaseIterable {
   /// One byte, 0 or 1.
@@ -303,7 +309,12 @@ public struct BulkArray: Sendable, Equatable {
 
   public static func == (lhs: BulkArray, rhs: BulkArray) -> Bool {
     lhs.layout == rhs.layout && lhs.count == rhs.count
-      && lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in a.elementsEqual(b) } }
+      && lhs.withUnsafeBytes { a in
+        rhs.withUnsafeBytes { b in
+          // memcmp: a save's "is this state unchanged?" compares whole body arrays.
+          a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+        }
+      }
   }
 }
 

@@ -10,9 +10,11 @@ import Dispatch
 /// full, flushed, renamed over the next generation, the folder flushed; then the oldest
 /// generations pruned, never one this build cannot read.
 extension SaveStore {
+  /// Encodes and writes `document` as the slot's next generation; a game's snapshot
+  /// (`isSnapshot`) whose sections the newest generation already holds writes nothing.
   func write(
     _ document: SaveDocument, slot: SaveSlot, handle: SaveHandle, encodeTime: Duration,
-    unreadableNewest: UnreadableNewest
+    unreadableNewest: UnreadableNewest, isSnapshot: Bool
   ) {
     let clock = SystemClock()
     let start = clock.now()
@@ -24,7 +26,7 @@ extension SaveStore {
       let encoded = clock.now()
       let receipt = try writeDurably(
         bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
-        sections: document.sections)
+        sections: isSnapshot ? document.sections : nil)
       handle.finish(
         .success(
           SaveReceipt(

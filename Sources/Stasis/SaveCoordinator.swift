@@ -139,8 +139,11 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   public var thumbnail: (@Sendable (Game.State) -> [UInt8]?)?
   /// How far a restore may fall back (``LoadFallback/pastDamaged`` by default).
   public var loadFallback: LoadFallback = .pastDamaged
-  /// Everything that happened to saves, oldest first.
+  /// What happened to saves, oldest first: the newest ``eventHistoryLimit`` events, so a game
+  /// that autosaves for hours keeps a bounded history (``onEvent`` sees every one).
   public private(set) var events: [SaveEvent] = []
+  /// How many events ``events`` keeps (default 1,000).
+  public var eventHistoryLimit = 1_000
   /// Called for each event as it happens (a HUD, a trace).
   public var onEvent: ((SaveEvent) -> Void)?
   /// Told every lifecycle moment after the coordinator has done its part (the game's own
@@ -456,6 +459,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// The one place a save problem or a fallback is logged. A load failure is the asker's to
   /// report (a runner's one line, a HUD), so it is only recorded.
   func record(_ event: SaveEvent) {
+    if events.count >= max(1, eventHistoryLimit) { events.removeFirst(events.count - max(1, eventHistoryLimit) + 1) }
     events.append(event)
     switch event {
     case .saveFailed: logger.warning("\(event.description)")

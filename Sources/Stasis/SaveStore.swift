@@ -273,7 +273,9 @@ public final class SaveStore: Sendable {
       switch result {
       case .failure(let error): handle.finish(.failure(error))
       case .success(let (document, encodeTime)):
-        self.write(document, slot: slot, handle: handle, encodeTime: encodeTime, unreadableNewest: unreadableNewest)
+        self.write(
+          document, slot: slot, handle: handle, encodeTime: encodeTime, unreadableNewest: unreadableNewest,
+          isSnapshot: true)
       }
     }
     writers.enqueue(job, slot: slot.name)
@@ -291,7 +293,9 @@ public final class SaveStore: Sendable {
     let job = SlotWriters.Job(handle: handle, isSnapshot: false) {
       do throws(SaveFileError) {
         try document.summary.checkSize()
-        self.write(document, slot: slot, handle: handle, encodeTime: .zero, unreadableNewest: unreadableNewest)
+        self.write(
+          document, slot: slot, handle: handle, encodeTime: .zero, unreadableNewest: unreadableNewest,
+          isSnapshot: false)
       } catch {
         handle.finish(.failure(error))
       }

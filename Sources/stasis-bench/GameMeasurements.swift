@@ -24,23 +24,25 @@ struct GameReport: Codable {
   var rssWith10kAutosavesMB: Double?
 }
 
-/// The peak RSS of a child process's run, in MB: `RUSAGE_CHILDREN` keeps the largest child's
-/// peak, so the run without saves goes first and a later, larger peak is the later run's.
-func childPeakRSS(_ executable: String, _ arguments: [String]) throws -> Double {
+/// The peak resident memory of a `stasis-demo --json` run, in MB, as the run reports it
+/// (`peakResidentKB`, its own `VmHWM`).
+func demoPeakRSS(_ executable: String, _ arguments: [String]) throws -> Double {
   let process = Process()
   process.executableURL = URL(fileURLWithPath: executable)
-  process.arguments = arguments
-  process.standardOutput = FileHandle.nullDevice
+  process.arguments = arguments + ["--json"]
+  let output = Pipe()
+  process.standardOutput = output
   process.standardError = FileHandle.nullDevice
   try process.run()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
-  guard process.terminationStatus == 0 else {
-    throw CocoaError(
-      .executableLoad, userInfo: ["run": "\(executable) \(arguments) exited \(process.terminationStatus)"])
+  guard process.terminationStatus == 0,
+    let summary = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+    let kilobytes = summary["peakResidentKB"] as? Int
+  else {
+    throw CocoaError(.executableLoad, userInfo: ["run": "\(executable) \(arguments) gave no peak"])
   }
-  var usage = rusage()
-  getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-  return Double(usage.ru_maxrss) / 1024
+  return Double(kilobytes) / 1024
 }
 
 extension StasisBench {
@@ -160,8 +162,8 @@ extension StasisBench {
     ).path
     if FileManager.default.isExecutableFile(atPath: demo) {
       let run = ["--headless", "--level", "2", "--seed", "1", "--frames", "60000"]
-      rssWithout = try childPeakRSS(demo, run + ["--saves", folder + "/rss-none", "--autosave", "0"])
-      rssWith = try childPeakRSS(demo, run + ["--saves", folder + "/rss-10k", "--autosave", "0.1"])
+      rssWithout = try demoPeakRSS(demo, run + ["--saves", folder + "/rss-none", "--autosave", "0"])
+      rssWith = try demoPeakRSS(demo, run + ["--saves", folder + "/rss-10k", "--autosave", "0.1"])
     }
     return GameReport(
       autosaveMainThreadMs10k: autosaveMs, copyOnWriteAfterSnapshotMs10k: cowMs,

@@ -30,6 +30,16 @@ struct RunReport {
     return failed ? 1 : 0
   }
 
+  /// This process's peak resident memory (`VmHWM` in /proc/self/status), for the benchmark's
+  /// memory figure: a parent's `RUSAGE_CHILDREN` would count the parent's own pages, which a
+  /// spawned child carries until it executes.
+  static func peakResidentKB() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+      let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return nil }
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+  }
+
   func summaryJSON(app: Application, game: Game, digest: String, cloud: CloudStatus? = nil) -> String {
     let state = game.engine.state
     var saves: [[String: Any]] = []
@@ -38,9 +48,15 @@ struct RunReport {
     for event in game.events {
       switch event {
       case .saved(let reason, let receipt, let summary):
+        let outcome: String
+        switch receipt.outcome {
+        case .written: outcome = "written"
+        case .unchanged: outcome = "unchanged"
+        case .superseded: outcome = "superseded"
+        }
         saves.append([
           "kind": reason.rawValue, "generation": receipt.generation, "frame": summary.frame, "bytes": receipt.bytes,
-          "milliseconds": (receipt.encodeDuration + receipt.writeDuration).inMilliseconds,
+          "milliseconds": (receipt.encodeDuration + receipt.writeDuration).inMilliseconds, "outcome": outcome,
         ])
       case .saveFailed(let reason, let error, let summary):
         failures.append([
@@ -74,6 +90,7 @@ struct RunReport {
       "backgroundEpisodes": episodes, "restoredFrom": restoredFrom, "events": game.events.map(\.description),
       "slot": options.slot, "bodies": state.physics.bodies.count,
       "bodiesAsleep": state.physics.bodies.filter(\.isAsleep).count,
+      "peakResidentKB": Self.peakResidentKB() ?? NSNull(),
     ]
     if let cloud { summary["cloud"] = DemoCloud.json(cloud) }
     let data = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])) ?? Data("{}".utf8)
