@@ -381,15 +381,7 @@ public final class SaveStore: Sendable {
       let path = path(of: slot, generation: generation)
       do throws(SaveFileError) {
         let document = try readDocument(at: path)
-        let loaded: (state: State, report: LoadReport)
-        do throws(SaveFileError) {
-          loaded = try codec.load(from: document, path: path)
-        } catch {
-          // Every byte verified: this build cannot make a state of it (a field it cannot
-          // decode, a missing migration, a failed validation). Kept until discarded.
-          keepUnreadable(generation: generation, slot: slot, error: error)
-          throw error
-        }
+        let loaded = try decode(document, codec: codec, slot: slot, generation: generation)
         remember(path, game: document.game)
         if generation == all[0] {
           writers.setNewest(
@@ -437,6 +429,20 @@ public final class SaveStore: Sendable {
       "\(update) to load it; it is kept"
       + (older.map { "; to play on from generation \($0) instead, `stasis recover \(slot) --generation \($0)`" } ?? "")
     return error
+  }
+
+  /// The state in a generation's verified document. When every byte verified but this build
+  /// cannot make a state of it (a field it cannot decode, a missing migration, a failed
+  /// validation), the generation goes on the kept list before the error is thrown.
+  func decode<State>(_ document: SaveDocument, codec: SaveCodec<State>, slot: SaveSlot, generation: Int)
+    throws(SaveFileError) -> (state: State, report: LoadReport)
+  {
+    do {
+      return try codec.load(from: document, path: path(of: slot, generation: generation))
+    } catch {
+      keepUnreadable(generation: generation, slot: slot, error: error)
+      throw error
+    }
   }
 
   /// Keeps a whole generation this build could not make a state of out of pruning, with why,

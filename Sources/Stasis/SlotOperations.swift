@@ -32,13 +32,7 @@ extension SaveStore {
         context: .init(file: folder(of: slot)))
     }
     let document = try readDocument(at: path)
-    let loaded: (state: State, report: LoadReport)
-    do throws(SaveFileError) {
-      loaded = try codec.load(from: document, path: path)
-    } catch {
-      keepUnreadable(generation: generation, slot: slot, error: error)
-      throw error
-    }
+    let loaded = try decode(document, codec: codec, slot: slot, generation: generation)
     return LoadedSave(
       state: loaded.state, document: document, generation: generation, path: path, report: loaded.report, skipped: [])
   }
