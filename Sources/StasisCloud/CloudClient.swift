@@ -102,6 +102,9 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
   public var message: String
   /// The server's head, for a ``Kind/conflict``.
   public var head: RemoteRevision?
+  /// True when the request certainly never reached the server (the connection was refused,
+  /// or there is no network): nothing it asked for can have happened there.
+  public var neverSent = false
 
   /// Creates an error.
   public init(_ kind: Kind, _ message: String, head: RemoteRevision? = nil) {

@@ -90,8 +90,12 @@ public struct HTTPCloudTransport: CloudTransport {
         // Retrying cannot help: the URL, the scheme or the answer itself is wrong.
         throw CloudError(.refused, "\(server.url): \(mistake)")
       }
-      // Refused, reset, timed out, unresolvable: the server is not there for now.
-      throw CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(CloudClient.reason(error))")
+      // Refused, reset, timed out, unresolvable: the server is not there for now. Only a refused
+      // connection says the request never left; a reset or a timeout may come after the commit.
+      let reason = CloudClient.reason(error)
+      var offline = CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(reason)")
+      offline.neverSent = reason == "connection refused"
+      throw offline
     }
   }
 }

@@ -143,10 +143,16 @@ public final class SimulatedNetwork: CloudTransport {
   /// How many answers were lost.
   public var lostAnswers: Int { state.withLock { $0.lostAnswers } }
 
+  private static func neverSent(_ message: String) -> CloudError {
+    var error = CloudError(.offline, message)
+    error.neverSent = true
+    return error
+  }
+
   public func send(_ request: CloudRequest, to cloud: CloudServer) async throws(CloudError) -> CloudResponse {
-    guard isOnline else { throw CloudError(.offline, "\(device) is offline") }
+    guard isOnline else { throw Self.neverSent("\(device) is offline") }
     guard let response = await server.respond(request) else {
-      throw CloudError(.offline, "the server is down (connection refused)")
+      throw Self.neverSent("the server is down (connection refused)")
     }
     var upload: Acknowledged?
     if request.method == "PUT", response.status == 201, let body = request.body,

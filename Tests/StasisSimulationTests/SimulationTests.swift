@@ -12,6 +12,15 @@ struct SimulationTests {
     #expect(first.failure == nil, "\(first.failure ?? "")\n\(first.trace.joined(separator: "\n"))")
   }
 
+  @Test(
+    "a lost 201, then more than 8 uploads tried while offline: still recognised as the device's own (seed 129000208)"
+  )
+  func lostAnswerThenLongOffline() async {
+    Simulation.plant(nil)
+    let result = await Simulation.run(seed: 129_000_208, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+  }
+
   @Test("fresh seeds break no invariant")
   func seeds() async {
     Simulation.plant(nil)
