@@ -467,6 +467,8 @@ public final class Simulation {
       checker.discardedRevisions.insert(loser)
       note("\(device.name): discard the server's loser r\(loser)")
     } catch {
+      // An answer lost after the server carried it out: the revision may well be gone.
+      if error.kind == .offline, !error.neverSent { checker.discardedRevisions.insert(loser) }
       note("\(device.name): discard r\(loser) failed: \(error.kind)")
     }
   }

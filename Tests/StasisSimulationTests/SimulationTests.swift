@@ -21,6 +21,13 @@ struct SimulationTests {
     #expect(result.failure == nil, "\(result.failure ?? "")")
   }
 
+  @Test("a discard of a server's loser whose answer was lost may have happened (seed 129452363)")
+  func lostDiscardAnswer() async {
+    Simulation.plant(nil)
+    let result = await Simulation.run(seed: 129_452_363, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+  }
+
   @Test("fresh seeds break no invariant")
   func seeds() async {
     Simulation.plant(nil)
