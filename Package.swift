@@ -17,6 +17,7 @@ let package = Package(
     .executable(name: "stasis-example-tanks", targets: ["stasis-example-tanks"]),
     .executable(name: "stasis-server", targets: ["stasis-server"]),
     .executable(name: "stasis-load", targets: ["stasis-load"]),
+    .executable(name: "stasis-sim", targets: ["stasis-sim"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -148,6 +149,24 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // The deterministic simulation: devices (store + sync) over simulated disks, the real server
+    // in-process over SQLite, faults and clocks from a seed, invariants after every operation.
+    .target(
+      name: "StasisSimulation",
+      dependencies: [
+        "Stasis", "StasisTesting", "StasisCloud", "StasisServer",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    .executableTarget(
+      name: "stasis-sim",
+      dependencies: ["StasisSimulation", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+    ),
     // The README's Swift blocks, compiled (ReadmeTests checks every block is here).
     .target(
       name: "ReadmeSnippets", dependencies: ["Stasis", "StasisCloud", .product(name: "Logging", package: "swift-log")],
@@ -176,6 +195,8 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
+    // The simulation's own tests: replay, and the planted bugs it must find.
+    .testTarget(name: "StasisSimulationTests", dependencies: ["StasisSimulation"]),
     // The three-way merge and the policies, without a server.
     .testTarget(name: "StasisCloudTests", dependencies: ["Stasis", "StasisCloud"]),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisTesting"]),

@@ -20,5 +20,9 @@ swift build -c release --product stasis-demo
 export STASIS_USE_RELEASE=1
 echo "== swift test"
 swift test --skip-build
+# Fresh seeds each run (the debug build `swift build --build-tests` made; no extra build):
+# devices, the in-process server, simulated disks and faults, every invariant after every step.
+echo "== stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds)"
+.build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
 echo "== fuzz the decoder (bounded)"
 scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -240,7 +241,7 @@ extension SaveStore {
       }
       let path = path(of: slot, generation: generation)
       if kept.contains(generation) { continue }  // kept until the game or the player lets it go
-      if case .unreadable(let reason) = verdict {
+      if case .unreadable(let reason) = verdict, !PlantedBugs.pruneUnreadable.load(ordering: .relaxed) {
         if loggedKept.withLock({ $0.insert(path).inserted }) {
           logger.notice("slot '\(slot)': kept generation \(generation), which this build cannot read: \(reason)")
         }

@@ -54,7 +54,7 @@ final class SlotWriters: Sendable {
         queues[slot] = Queue()
         return true
       }
-      if job.isSnapshot {
+      if job.isSnapshot, !PlantedBugs.generationAtLockTime.load(ordering: .relaxed) {
         superseded = queue.waiting.filter(\.isSnapshot)
         queue.waiting.removeAll(where: \.isSnapshot)
       }
@@ -88,7 +88,9 @@ final class SlotWriters: Sendable {
           queues[slot] = nil
           return nil
         }
-        let next = queue.waiting.removeFirst()
+        let next =
+          PlantedBugs.generationAtLockTime.load(ordering: .relaxed)
+          ? queue.waiting.removeLast() : queue.waiting.removeFirst()
         queues[slot] = queue
         return next
       }

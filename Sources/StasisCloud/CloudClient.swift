@@ -102,6 +102,9 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
   public var message: String
   /// The server's head, for a ``Kind/conflict``.
   public var head: RemoteRevision?
+  /// True when the request certainly never reached the server (the connection was refused,
+  /// or there is no network): nothing it asked for can have happened there.
+  public var neverSent = false
 
   /// Creates an error.
   public init(_ kind: Kind, _ message: String, head: RemoteRevision? = nil) {
@@ -123,17 +126,24 @@ public enum HeadFetch: Sendable, Equatable {
   case changed(revision: Int, bytes: [UInt8])
 }
 
-/// The v1 API of `stasis-server`, over AsyncHTTPClient: one method per route, each with its
-/// preconditions, each failure a ``CloudError``. It keeps no state of its own.
+/// The v1 API of `stasis-server`, over a ``CloudTransport`` (HTTP by default): one method per
+/// route, each with its preconditions, each failure a ``CloudError``. It keeps no state of its own.
 public struct CloudClient: Sendable {
   /// The server, the token and the device.
   public let server: CloudServer
-  private let http: HTTPClient
+  /// How requests reach the server.
+  public let transport: any CloudTransport
 
   /// A client of `server` on StasisCloud's shared HTTP client (``CloudClient/sharedHTTPClient``).
   public init(server: CloudServer, http: HTTPClient = CloudClient.sharedHTTPClient) {
     self.server = server
-    self.http = http
+    self.transport = HTTPCloudTransport(http: http)
+  }
+
+  /// A client of `server` over `transport` (the simulation's in-process server, for one).
+  public init(server: CloudServer, transport: any CloudTransport) {
+    self.server = server
+    self.transport = transport
   }
 
   /// The process's HTTP client for cloud saves: connections are not retried inside a request
@@ -273,28 +283,11 @@ public struct CloudClient: Sendable {
   private func send(
     _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
   ) async throws(CloudError) -> Reply {
-    var request = HTTPClientRequest(url: server.url + path)
-    request.method = method
-    request.headers.add(name: "Authorization", value: "Bearer \(server.token)")
-    for (name, value) in headers { request.headers.add(name: name, value: value) }
-    if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-    do {
-      let response = try await http.execute(request, timeout: .nanoseconds(Int64(server.timeout.inSeconds * 1e9)))
-      let collected = try await response.body.collect(upTo: FormatLimits.maxFileSize + (1 << 16))
-      let tag = response.headers.first(name: "ETag").flatMap { Int($0.trimmingCharacters(in: ["\"", " "])) }
-      return Reply(status: Int(response.status.code), etagRevision: tag, body: [UInt8](buffer: collected))
-    } catch is CancellationError {
-      throw CloudError(.cancelled, "\(method) \(path) was cancelled")
-    } catch let error as HTTPClientError where error == .cancelled {
-      throw CloudError(.cancelled, "\(method) \(path) was cancelled")
-    } catch {
-      if Task.isCancelled { throw CloudError(.cancelled, "\(method) \(path) was cancelled") }
-      if let mistake = Self.configurationMistake(error) {
-        // Retrying cannot help: the URL, the scheme or the answer itself is wrong.
-        throw CloudError(.refused, "\(server.url): \(mistake)")
-      }
-      // Refused, reset, timed out, unresolvable: the server is not there for now.
-      throw CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(Self.reason(error))")
-    }
+    var request = CloudRequest(method: method.rawValue, path: path, body: body)
+    request.headers.append(("Authorization", "Bearer \(server.token)"))
+    for (name, value) in headers { request.headers.append((name, value)) }
+    let response = try await transport.send(request, to: server)
+    let tag = response.header("ETag").flatMap { Int($0.trimmingCharacters(in: ["\"", " "])) }
+    return Reply(status: response.status, etagRevision: tag, body: response.body)
   }
 }

@@ -115,8 +115,13 @@ struct OwnUploadTests {
 
   @Test("what the record remembers of its uploads stays bounded: the first and the newest")
   func sentIsBounded() async throws {
-    let port = try freePort()  // nothing listens there: every upload's outcome is unknown
-    let device = Device(server: "http://127.0.0.1:\(port)", token: "t", name: "A")
+    let database = try Database(.sqlite)
+    let player = try database.addPlayer()
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let proxy = try FaultProxy(upstream: server.port)
+    proxy.setRule(.cutUploadMidway(fraction: 0.5) {})  // every upload cut: its outcome is unknown
+    let device = Device(server: proxy.url, token: player.token, name: "A")
     for points in 1...12 {
       try device.save(PlayerState(score: .init(points: Int64(points))), at: Int64(points) * 100)
       #expect(await device.sync.push().error?.kind == .offline)
@@ -126,6 +131,19 @@ struct OwnUploadTests {
     #expect(record.sent.count == SyncRecord.sentLimit)
     #expect(record.sent.map(\.generation) == [1] + Array(6...12))
     #expect(record.sent.allSatisfy { $0.base == nil && $0.sha256.count == 64 })
+  }
+
+  @Test("an upload whose connection was refused is not remembered: it never reached the server")
+  func refusedIsForgotten() async throws {
+    let port = try freePort()  // nothing listens there
+    let device = Device(server: "http://127.0.0.1:\(port)", token: "t", name: "A")
+    for points in 1...3 {
+      try device.save(PlayerState(score: .init(points: Int64(points))), at: Int64(points) * 100)
+      let error = await device.sync.push().error
+      #expect(error?.kind == .offline && error?.neverSent == true)
+    }
+    let record = SyncRecord.load(store: device.store, slot: "autosave", server: device.sync.client.server)
+    #expect(record.sent.isEmpty)
   }
 
   @Test("a sync record written before uploads were remembered still reads")

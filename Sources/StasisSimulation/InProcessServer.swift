@@ -1,0 +1,177 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOEmbedded
+import StasisCloud
+import StasisServer
+import Synchronization
+
+/// The real `stasis-server` request handling (its Hummingbird router, middleware included)
+/// over its real SQLite backend, called in the same process: no sockets, no threads of its own.
+/// It can crash (the database is closed and opened again from its file) and lose answers.
+public final class InProcessServer: Sendable {
+  /// The player every simulated device plays as.
+  public static let token = "stasis-sim-token"
+  /// How many revisions a slot keeps (small, so pruning happens in short runs).
+  public let keepRevisions: Int
+  private let path: String
+  private let clock: @Sendable () -> Int64
+  private struct Running: Sendable {
+    var backend: SQLiteBackend
+    var responder: RouterResponder<ServerContext>
+  }
+  private let running = Mutex<Running?>(nil)
+
+  /// A server whose database lives at `path` (created), keeping `keepRevisions` per slot.
+  public init(path: String, keepRevisions: Int, clock: @escaping @Sendable () -> Int64) async throws {
+    self.path = path
+    self.keepRevisions = keepRevisions
+    self.clock = clock
+    try start()
+    _ = try await backend!.addPlayer(name: "player", tokenHash: BearerToken.hash(Self.token), at: clock())
+  }
+
+  /// The backend while the server is up.
+  public var backend: SQLiteBackend? { running.withLock { $0?.backend } }
+  /// True while the server answers.
+  public var isUp: Bool { running.withLock { $0 != nil } }
+
+  /// Opens the database and builds the router.
+  public func start() throws {
+    let backend = try SQLiteBackend(path: path)
+    var logger = Logger(label: "stasis.sim.server")
+    logger.logLevel = .critical
+    let server = SaveServer(
+      backend: backend, options: ServerOptions(keepRevisions: keepRevisions), clock: clock)
+    let responder = server.router().buildResponder()
+    running.withLock { $0 = Running(backend: backend, responder: responder) }
+  }
+
+  /// The process dies: the database is closed (what was committed stays in its file).
+  public func crash() { running.withLock { $0 = nil } }
+
+  /// Answers one request as the server would over HTTP; nil while the server is down.
+  func respond(_ request: CloudRequest) async -> CloudResponse? {
+    guard let responder = running.withLock({ $0?.responder }) else { return nil }
+    var fields = HTTPFields()
+    for (name, value) in request.headers {
+      if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+    }
+    if let body = request.body { fields[.contentLength] = String(body.count) }
+    let head = HTTPRequest(
+      method: HTTPRequest.Method(request.method) ?? .get, scheme: "http", authority: "localhost",
+      path: request.path, headerFields: fields)
+    let hbRequest = Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: request.body ?? [])))
+    var logger = Logger(label: "stasis.sim.request")
+    logger.logLevel = .critical
+    let context = ServerContext(
+      source: ApplicationRequestContextSource(channel: NIOAsyncTestingChannel(), logger: logger))
+    let response: Response
+    do {
+      response = try await responder.respond(to: hbRequest, context: context)
+    } catch let error as any HTTPResponseError {
+      guard let answer = try? error.response(from: hbRequest, context: context) else {
+        return CloudResponse(status: 500)
+      }
+      response = answer
+    } catch {
+      return CloudResponse(status: 500)
+    }
+    let writer = CollectingWriter()
+    try? await response.body.write(writer)
+    return CloudResponse(
+      status: Int(response.status.code), headers: response.headers.map { ($0.name.rawName, $0.value) },
+      body: writer.bytes.withLock { $0 })
+  }
+}
+
+/// Collects a response's body.
+private final class CollectingWriter: ResponseBodyWriter, Sendable {
+  let bytes = Mutex<[UInt8]>([])
+  func write(_ buffer: ByteBuffer) async throws { bytes.withLock { $0.append(contentsOf: buffer.readableBytesView) } }
+  func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}
+
+/// What the transport saw: the checker's record of acknowledged uploads.
+public struct Acknowledged: Sendable, Equatable {
+  /// The device that uploaded.
+  public var device: String
+  /// The revision the `201` named.
+  public var revision: Int
+  /// The file's SHA-256.
+  public var sha256: String
+}
+
+/// One device's line to the in-process server: it can be offline, and it can lose the answer
+/// of a request the server did carry out (the `201` lost after the commit).
+public final class SimulatedNetwork: CloudTransport {
+  /// The server.
+  public let server: InProcessServer
+  /// The device this line belongs to.
+  public let device: String
+  private struct State {
+    var online = true
+    var loseNextAnswers = 0
+    var acknowledged: [Acknowledged] = []
+    var committed: [Acknowledged] = []
+    var lostAnswers = 0
+  }
+  private let state = Mutex(State())
+
+  /// A line from `device` to `server`.
+  public init(server: InProcessServer, device: String) {
+    self.server = server
+    self.device = device
+  }
+
+  /// Whether the device can reach the server.
+  public var isOnline: Bool {
+    get { state.withLock { $0.online } }
+    set { state.withLock { $0.online = newValue } }
+  }
+
+  /// The answers of the next `count` requests the server carries out are lost.
+  public func loseAnswers(_ count: Int) { state.withLock { $0.loseNextAnswers = count } }
+
+  /// Every `201` the device received, in order.
+  public var acknowledged: [Acknowledged] { state.withLock { $0.acknowledged } }
+  /// Every upload the server committed for the device, its answer delivered or lost.
+  public var committed: [Acknowledged] { state.withLock { $0.committed } }
+  /// How many answers were lost.
+  public var lostAnswers: Int { state.withLock { $0.lostAnswers } }
+
+  private static func neverSent(_ message: String) -> CloudError {
+    var error = CloudError(.offline, message)
+    error.neverSent = true
+    return error
+  }
+
+  public func send(_ request: CloudRequest, to cloud: CloudServer) async throws(CloudError) -> CloudResponse {
+    guard isOnline else { throw Self.neverSent("\(device) is offline") }
+    guard let response = await server.respond(request) else {
+      throw Self.neverSent("the server is down (connection refused)")
+    }
+    var upload: Acknowledged?
+    if request.method == "PUT", response.status == 201, let body = request.body,
+      let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any],
+      let revision = json["revision"] as? Int
+    {
+      upload = Acknowledged(device: device, revision: revision, sha256: hex(body))
+    }
+    let lost = state.withLock { state -> Bool in
+      if let upload { state.committed.append(upload) }
+      guard state.loseNextAnswers > 0 else {
+        if let upload { state.acknowledged.append(upload) }
+        return false
+      }
+      state.loseNextAnswers -= 1
+      state.lostAnswers += 1
+      return true
+    }
+    if lost { throw CloudError(.offline, "the connection dropped before the answer") }
+    return response
+  }
+}

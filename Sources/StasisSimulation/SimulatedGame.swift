@@ -1,0 +1,116 @@
+import Stasis
+
+/// The simulated game's state, whichever build holds it: what the checker's digests are of.
+public struct GameModel: Codable, Sendable, Equatable {
+  /// Steps played on this lineage.
+  public var frame: Int64 = 0
+  /// A score that changes with every step, from the seed.
+  public var score: Int64 = 0
+  /// Play time in seconds (frame / 60), for the `playtime` policy.
+  public var playTime: Double { Double(frame) / 60 }
+
+  /// A fresh game.
+  public init() {}
+
+  /// The digest the checker compares: a restored state must have its digest when saved.
+  public var digest: String { (try? StateDigest.sha256(self)) ?? "" }
+}
+
+/// Schema 1: the state as the first build saves it.
+struct StateV1: Codable, Sendable {
+  var frame: Int64
+  var score: Int64
+}
+
+/// Schema 2: `score` is renamed `points`, with a migration (or, in the broken build, without).
+struct StateV2: Codable, Sendable {
+  var frame: Int64
+  var points: Int64
+}
+
+/// Which build of the game a device runs.
+public enum GameBuild: String, Sendable, CaseIterable {
+  /// Schema 1.
+  case v1
+  /// Schema 2, with the migration from schema 1.
+  case v2
+  /// Schema 2 that forgot the migration: schema-1 saves are byte-valid but unreadable.
+  case v2WithoutMigration = "v2-no-migration"
+
+  var schema: UInt32 { self == .v1 ? 1 : 2 }
+
+  static let gameName = "stasis-sim"
+
+  var codecV1: SaveCodec<StateV1> {
+    SaveCodec<StateV1>(game: GameIdentity(name: Self.gameName, build: rawValue, schemaVersion: 1))
+  }
+
+  var codecV2: SaveCodec<StateV2> {
+    var migrations = SchemaMigrations()
+    if self == .v2 { migrations.register(from: 1) { tree in tree.renameField("score", to: "points") } }
+    return SaveCodec<StateV2>(
+      game: GameIdentity(name: Self.gameName, build: rawValue, schemaVersion: 2), migrations: migrations)
+  }
+
+  /// Saves `model` with this build's codec.
+  func save(_ model: GameModel, store: SaveStore, slot: SaveSlot, unreadableNewest: UnreadableNewest) -> SaveHandle {
+    var summary = SaveSummary()
+    summary.frame = model.frame
+    summary.playTime = model.playTime
+    summary.progress = Double(model.frame % 1000) / 1000
+    switch self {
+    case .v1:
+      return store.save(
+        StateV1(frame: model.frame, score: model.score), codec: codecV1, slot: slot, summary: summary,
+        unreadableNewest: unreadableNewest)
+    case .v2, .v2WithoutMigration:
+      return store.save(
+        StateV2(frame: model.frame, points: model.score), codec: codecV2, slot: slot, summary: summary,
+        unreadableNewest: unreadableNewest)
+    }
+  }
+
+  /// Loads the slot's newest generation this build can read, as the model.
+  func load(store: SaveStore, slot: SaveSlot, fallback: LoadFallback) throws(SaveFileError) -> (
+    model: GameModel, generation: Int, skipped: Int
+  ) {
+    switch self {
+    case .v1:
+      let loaded = try store.load(codec: codecV1, slot: slot, fallback: fallback)
+      var model = GameModel()
+      model.frame = loaded.state.frame
+      model.score = loaded.state.score
+      return (model, loaded.generation, loaded.skipped.count)
+    case .v2, .v2WithoutMigration:
+      let loaded = try store.load(codec: codecV2, slot: slot, fallback: fallback)
+      var model = GameModel()
+      model.frame = loaded.state.frame
+      model.score = loaded.state.points
+      return (model, loaded.generation, loaded.skipped.count)
+    }
+  }
+
+  /// Checks that this build makes a state of `document` (the sync's validation).
+  func validate(_ document: SaveDocument) throws {
+    switch self {
+    case .v1: _ = try codecV1.state(from: document)
+    case .v2, .v2WithoutMigration: _ = try codecV2.state(from: document)
+    }
+  }
+
+  /// The model a file's bytes hold, for any build's file (the checker's reading).
+  static func model(ofFile bytes: [UInt8]) -> GameModel? {
+    guard let document = try? SaveFileFormat.decode(bytes, path: "sim") else { return nil }
+    var model = GameModel()
+    if document.game.schemaVersion == 1 {
+      guard let state = try? GameBuild.v1.codecV1.state(from: document) else { return nil }
+      model.frame = state.frame
+      model.score = state.score
+    } else {
+      guard let state = try? GameBuild.v2.codecV2.state(from: document) else { return nil }
+      model.frame = state.frame
+      model.score = state.points
+    }
+    return model
+  }
+}

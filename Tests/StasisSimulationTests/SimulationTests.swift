@@ -1,0 +1,70 @@
+import StasisSimulation
+import Testing
+
+@Suite("stasis-sim", .serialized)
+struct SimulationTests {
+  @Test("a seed replays operation by operation")
+  func replay() async {
+    Simulation.plant(nil)
+    let first = await Simulation.run(seed: 7, operations: 80)
+    let second = await Simulation.run(seed: 7, operations: 80)
+    #expect(first.trace == second.trace)
+    #expect(first.failure == nil, "\(first.failure ?? "")\n\(first.trace.joined(separator: "\n"))")
+  }
+
+  @Test(
+    "a lost 201, then more than 8 uploads tried while offline: still recognised as the device's own (seed 129000208)"
+  )
+  func lostAnswerThenLongOffline() async {
+    Simulation.plant(nil)
+    let result = await Simulation.run(seed: 129_000_208, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+  }
+
+  @Test("a discard of a server's loser whose answer was lost may have happened (seed 129452363)")
+  func lostDiscardAnswer() async {
+    Simulation.plant(nil)
+    let result = await Simulation.run(seed: 129_452_363, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+  }
+
+  @Test("fresh seeds break no invariant")
+  func seeds() async {
+    Simulation.plant(nil)
+    for seed in UInt64(100)..<UInt64(130) {
+      let result = await Simulation.run(seed: seed, operations: 150)
+      #expect(result.failure == nil, "seed \(seed): \(result.failure ?? "")\n\(result.trace.joined(separator: "\n"))")
+      if result.failure != nil { break }
+    }
+  }
+
+  @Test(
+    "each planted bug is found within a bounded number of seeds, and its seed replays", arguments: PlantedBug.allCases)
+  func planted(_ bug: PlantedBug) async {
+    Simulation.plant(bug)
+    defer { Simulation.plant(nil) }
+    var found: SimulationResult?
+    for seed in UInt64(1)...UInt64(60) {
+      let result = await Simulation.run(seed: seed, operations: 150)
+      if result.failure != nil {
+        found = result
+        break
+      }
+    }
+    guard let found else {
+      Issue.record("\(bug.rawValue) was not found in 60 seeds")
+      return
+    }
+    let expected: [PlantedBug: [String]] = [
+      .generationAtLockTime: ["generation order", "held snapshots"],
+      .pruneUnreadable: ["unreadable generation deleted"],
+      .newestOnlyAfterLostAnswer: ["self-conflict"],
+      .dropAcknowledgedUpload: ["acknowledged with 201", "conflict loser"],
+    ]
+    let failure = found.failure ?? ""
+    #expect(expected[bug]!.contains { failure.contains($0) }, "seed \(found.seed): \(failure)")
+    let replayed = await Simulation.run(seed: found.seed, operations: 150)
+    #expect(replayed.failure == found.failure)
+    #expect(replayed.trace == found.trace)
+  }
+}
