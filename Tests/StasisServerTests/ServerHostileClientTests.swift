@@ -254,6 +254,10 @@ struct ServerHostileClientTests {
     #expect(tooMany.status != 0)
     #expect(tooMany.err.contains("--max-connections 5000 does not fit the descriptor limit"), "\(tooMany.err)")
 
+    let alias = try ServerProcess(database, ["--body-timeout", "0.5"])
+    #expect(alias.banner.contains("request timeout 0.5 s"), "--body-timeout, the older name: \(alias.banner)")
+    #expect(alias.stop() == 0)
+
     let capped = try ServerProcess(database, ["--max-connections", "2"])
     defer { capped.stop() }
     #expect(capped.banner.contains("max connections 2 (+64 answered 503)"), "\(capped.banner)")
