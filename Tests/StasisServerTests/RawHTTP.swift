@@ -44,6 +44,7 @@ final class RawConnection: @unchecked Sendable {
     return true
   }
 
+  @discardableResult
   func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
   /// Reads one response (its head, then `Content-Length` bytes of body); nil when the
