@@ -117,6 +117,10 @@ let package = Package(
       dependencies: [
         "Stasis",
         .product(name: "Hummingbird", package: "hummingbird"),
+        // The connection cap and the request deadline live in the HTTP/1 channel's pipeline.
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "GRDB", package: "GRDB.swift"),

@@ -9,6 +9,8 @@ public enum SaveFileFormat {
   /// Bytes of the header before its strings.
   static let fixedHeaderSize = 64
   static let signatureSize = 32
+  /// The latest creation time a header may carry: 9999-12-31T23:59:59.999Z, in milliseconds.
+  static let latestCreationTime: Int64 = 253_402_300_799_999
 
   static func trailerSize(signed: Bool) -> Int { 24 + (signed ? signatureSize : 0) + 4 }
 
@@ -183,18 +185,36 @@ public enum SaveFileFormat {
       throw header.failure(.limitExceeded, "\(sectionCount) sections; the limit is \(FormatLimits.maxSections)", at: 20)
     }
     let createdAt = try header.read(Int64.self, "creation time")
+    // Every field of the summary is checked here, in the one reader `stasis verify`, the game
+    // and the server share, so they all refuse the same files.
+    guard (0...latestCreationTime).contains(createdAt) else {
+      throw header.failure(
+        .malformed, "creation time \(createdAt) ms is outside 1970...9999", at: header.fileOffset - 8)
+    }
     let limit = FormatLimits.maxHeaderStringBytes
     var summary = SaveSummary()
     summary.frame = try header.read(Int64.self, "frame")
+    guard summary.frame >= 0 else {
+      throw header.failure(.malformed, "frame \(summary.frame) is negative", at: header.fileOffset - 8)
+    }
+    // Play time in seconds: finite and not negative.
+    func readPlayTime(_ header: inout ByteReader) throws(SaveFileError) -> Double {
+      let at = header.fileOffset
+      let playTime = try header.readDouble("play time")
+      guard playTime.isFinite, playTime >= 0 else {
+        throw header.failure(.malformed, "play time \(playTime) s is not a finite, non-negative number", at: at)
+      }
+      return playTime
+    }
     if version == 1 {
       // Format 1 kept the demo's level and score in the header; they become details.
       let score = try header.read(Int64.self, "score")
-      summary.playTime = try header.readDouble("play time")
+      summary.playTime = try readPlayTime(&header)
       let level = try header.read(UInt32.self, "level")
       _ = try header.read(UInt32.self, "reserved")
       summary.details = .object(SaveObject([("level", .int64(Int64(level))), ("score", .int64(score))]))
     } else {
-      summary.playTime = try header.readDouble("play time")
+      summary.playTime = try readPlayTime(&header)
       let progressAt = header.fileOffset
       let progress = try header.readDouble("progress")
       guard progress.isNaN || (0...1).contains(progress) else {

@@ -21,19 +21,21 @@ public struct ServerOptions: Sendable {
   public var keepRevisions: Int
   /// Per-player limits.
   public var limits: PlayerLimits
-  /// How long a client may take to send an upload's body.
-  public var bodyTimeout: Duration
+  /// How long a client may take to send a whole request, headers and body, on any route. The
+  /// clock starts when the connection is ready for the request; an idle connection is closed
+  /// when it passes. Enforced by ``SaveServer/httpServer(gate:)``.
+  public var requestTimeout: Duration
 
   /// Creates options.
   public init(
     host: String = "127.0.0.1", port: Int = 8080, keepRevisions: Int = 10, limits: PlayerLimits = PlayerLimits(),
-    bodyTimeout: Duration = .seconds(30)
+    requestTimeout: Duration = .seconds(30)
   ) {
     self.host = host
     self.port = port
     self.keepRevisions = keepRevisions
     self.limits = limits
-    self.bodyTimeout = bodyTimeout
+    self.requestTimeout = requestTimeout
   }
 }
 
@@ -115,6 +117,53 @@ struct RequestLogMiddleware: RouterMiddleware {
   }
 }
 
+/// Every error as the API's JSON: the router's own `404` for an unknown route (a `400` when it
+/// is a `/v1/slots/…` path whose slot is not one name), Hummingbird's `HTTPError`s, and anything
+/// unexpected as a `500` (logged, its text not sent).
+struct JSONErrorMiddleware: RouterMiddleware {
+  typealias Context = ServerContext
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    do {
+      return try await next(request, context)
+    } catch let error as APIError {
+      throw error
+    } catch let error as HTTPError {
+      if error.status == .notFound || error.status == .methodNotAllowed,
+        let slot = Self.badSlotPath(request.uri.path)
+      {
+        throw APIError(.badRequest, "'\(slot)' is not a slot name: one name of 1-64 letters, digits, '-', '_' or '.'")
+      }
+      if error.status == .notFound {
+        throw APIError(.notFound, "no route \(request.method) \(request.uri.path)")
+      }
+      var converted = APIError(error.status, error.body ?? error.status.reasonPhrase)
+      converted.headers = error.headers.filter { $0.name != .contentType && $0.name != .contentLength }
+      throw converted
+    } catch let error as any HTTPResponseError {
+      // Another library's error with its own status: its status, our JSON.
+      throw APIError(error.status, error.status.reasonPhrase)
+    } catch {
+      context.logger.error("\(request.method) \(request.uri.path): \(error)")
+      throw APIError(.internalServerError, "the server failed to answer this request; it was logged")
+    }
+  }
+
+  /// The slot part of a `/v1/slots/…` path that no route took (`a/b`, or empty for
+  /// `/v1/slots/`), except the paths of real routes with a wrong method.
+  static func badSlotPath(_ path: String) -> String? {
+    let prefix = "/v1/slots/"
+    guard path.hasPrefix(prefix) else { return nil }
+    let rest = String(path.dropFirst(prefix.count))
+    let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+    if parts.count == 1, !rest.isEmpty { return nil }
+    if parts.count >= 2, parts[1] == "revisions", parts.count <= 3, !parts[0].isEmpty { return nil }
+    return rest.removingPercentEncoding ?? rest
+  }
+}
+
 /// Refuses requests whose header fields pass 16 KB with a JSON `431`, before anything else
 /// reads them (the HTTP parser itself stops at 1 MB).
 struct HeaderSizeMiddleware: RouterMiddleware {
@@ -141,15 +190,23 @@ struct BearerAuthMiddleware: RouterMiddleware {
   func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
     -> Response
   {
-    guard let value = request.headers[.authorization], value.hasPrefix("Bearer "), value.count > 7 else {
+    guard let value = request.headers[.authorization], let token = Self.bearerToken(value) else {
       throw unauthorized("a bearer token is required: Authorization: Bearer TOKEN")
     }
-    guard let player = try await backend.player(tokenHash: BearerToken.hash(String(value.dropFirst(7)))) else {
+    guard let player = try await backend.player(tokenHash: BearerToken.hash(token)) else {
       throw unauthorized("the bearer token is not valid (unknown or revoked)")
     }
     var context = context
     context.player = player
     return try await next(request, context)
+  }
+
+  /// The token of `Bearer TOKEN`; the scheme's case does not matter (RFC 9110, 11.1).
+  static func bearerToken(_ value: String) -> String? {
+    let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+    guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+    let token = parts[1].trimmingCharacters(in: .whitespaces)
+    return token.isEmpty ? nil : token
   }
 
   private func unauthorized(_ message: String) -> APIError {
@@ -183,6 +240,7 @@ public struct SaveServer: Sendable {
   public func router() -> Router<ServerContext> {
     let router = Router(context: ServerContext.self)
     router.middlewares.add(RequestLogMiddleware())
+    router.middlewares.add(JSONErrorMiddleware())
     router.middlewares.add(HeaderSizeMiddleware())
     router.middlewares.add(MetricsMiddleware())
     router.get("health") { _, _ in
@@ -335,31 +393,25 @@ public struct SaveServer: Sendable {
     }
   }
 
-  /// The body, refusing it once it passes `limit` bytes or takes longer than the body timeout.
+  /// The body, refusing it once it passes `limit` bytes. The request deadline
+  /// (``RequestDeadlineHandler``) bounds how long it may take: when it passes, the stream fails
+  /// and the deadline's `408` is the answer.
   private func collect(_ body: RequestBody, limit: Int) async throws -> ByteBuffer {
-    let timeout = options.bodyTimeout
-    return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-      group.addTask {
-        var buffer = ByteBuffer()
-        for try await part in body {
-          guard buffer.readableBytes + part.readableBytes <= limit else {
-            throw APIError(.contentTooLarge, "the upload passes the limit of \(limit) bytes")
-          }
-          var part = part
-          buffer.writeBuffer(&part)
+    var buffer = ByteBuffer()
+    do {
+      for try await part in body {
+        guard buffer.readableBytes + part.readableBytes <= limit else {
+          throw APIError(.contentTooLarge, "the upload passes the limit of \(limit) bytes")
         }
-        return buffer
+        var part = part
+        buffer.writeBuffer(&part)
       }
-      group.addTask {
-        try await Task.sleep(for: timeout)
-        return nil
-      }
-      defer { group.cancelAll() }
-      guard let first = try await group.next(), let buffer = first else {
-        throw APIError(.requestTimeout, "the upload's body did not arrive within \(timeout)")
-      }
-      return buffer
+    } catch let error as APIError {
+      throw error
+    } catch {
+      throw APIError(.requestTimeout, "the upload's body did not arrive whole: \(error)")
     }
+    return buffer
   }
 
   private func fileResponse(_ metadata: RevisionMetadata, _ file: [UInt8]) -> Response {
@@ -419,9 +471,20 @@ private func etags(_ value: String) -> [Int64] {
   value.split(separator: ",").compactMap { tag in
     let trimmed = tag.trimmingCharacters(in: .whitespaces)
     let stripped = trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
-    guard stripped.count >= 3, stripped.first == "\"", stripped.last == "\"" else { return nil }
-    return Int64(stripped.dropFirst().dropLast())
+    return revisionTag(stripped)
   }
+}
+
+/// The revision of an entity tag that is exactly `"N"`: 1-18 digits, no sign, no leading zero
+/// (openapi.yaml's pattern `^"[1-9][0-9]{0,17}"$`).
+func revisionTag(_ tag: Substring) -> Int64? {
+  let bytes = Array(tag.utf8)
+  guard bytes.count >= 3, bytes.count <= 20, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"")
+  else { return nil }
+  let digits = bytes.dropFirst().dropLast()
+  guard digits.first != UInt8(ascii: "0"), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+  else { return nil }
+  return Int64(String(decoding: digits, as: UTF8.self))
 }
 
 /// `If-None-Match: *` or `If-Match: "N"`; nil when neither is given.
@@ -433,10 +496,7 @@ private func parsePrecondition(_ request: Request) throws -> WritePrecondition? 
   case (nil, "*"?): return .create
   case (nil, _?): throw APIError(.badRequest, "If-None-Match on an upload must be *")
   case (let value?, nil):
-    let text = value.trimmingCharacters(in: .whitespaces)
-    guard text.count >= 3, text.first == "\"", text.last == "\"", let revision = Int64(text.dropFirst().dropLast()),
-      revision > 0
-    else {
+    guard let revision = revisionTag(Substring(value.trimmingCharacters(in: .whitespaces))) else {
       throw APIError(.badRequest, "If-Match must be one revision in quotes, such as \"3\"")
     }
     return .head(revision)

@@ -34,6 +34,10 @@ struct DatabaseOptions: ParsableArguments {
   @Option(help: "Pooled PostgreSQL connections per server.")
   var connections: Int = 20
 
+  /// Descriptors the database keeps open at most: PostgreSQL's pooled sockets, or SQLite's
+  /// files (the database, its WAL and shared memory, for the writer and each of GRDB's readers).
+  var descriptorsNeeded: Int { postgres == nil ? 32 : connections + 4 }
+
   /// Opens the backend and runs `body` with it; a PostgreSQL pool runs for as long as `body` does.
   func withBackend<T: Sendable>(
     logger: Logger, _ body: @Sendable (any SaveBackend, PostgresBackend?) async throws -> T
@@ -83,41 +87,88 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "Slots per player.")
   var maxSlots = PlayerLimits().slots
 
-  @Option(help: "Seconds a client may take to send an upload's body.")
-  var bodyTimeout = 30.0
+  @Option(
+    help: """
+      Connections served at once (default: what the descriptor limit leaves after the database \
+      and a reserve, at most 10000). Past it, 64 more are answered 503 with Retry-After and \
+      closed, and the rest wait in the kernel's listen queue.
+      """)
+  var maxConnections: Int?
+
+  @Option(
+    help: """
+      Seconds a client may take to send a whole request, headers and body, on any route; \
+      an idle connection is closed after as long.
+      """)
+  var requestTimeout = 30.0
+
+  @Option(help: .hidden)
+  var bodyTimeout: Double?
 
   func validate() throws {
     guard keepRevisions >= 1 else { throw ValidationError("--keep-revisions is at least 1") }
     guard maxBodyBytes >= 1, maxPlayerBytes >= 1, maxSlots >= 1 else {
       throw ValidationError("limits are at least 1")
     }
-    guard bodyTimeout > 0 else { throw ValidationError("--body-timeout is positive") }
+    guard requestTimeout > 0, requestTimeout <= 86_400, (bodyTimeout ?? 1) > 0 else {
+      throw ValidationError("--request-timeout is between 0 and 86400 seconds")
+    }
+    guard (maxConnections ?? 1) >= 1 else { throw ValidationError("--max-connections is at least 1") }
   }
+
+  /// `--body-timeout`, the older name, still counts: the shorter of the two applies.
+  var effectiveRequestTimeout: Double { min(requestTimeout, bodyTimeout ?? requestTimeout) }
 
   func run() async throws {
     LoggingSystem.bootstrap(StreamLogHandler.standardError)
     let registry = PrometheusCollectorRegistry()
     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
     let logger = Logger(label: "stasis-server")
+    // Before anything opens a file: every connection and database file takes a descriptor.
+    let descriptors = DescriptorLimit.raiseToHard()
+    let databaseDescriptors = storage.descriptorsNeeded
+    let largest = ConnectionLimits.largest(descriptors: descriptors.soft, databaseDescriptors: databaseDescriptors)
+    let limits: ConnectionLimits
+    if let maxConnections {
+      guard maxConnections <= largest else {
+        throw ValidationError(
+          "--max-connections \(maxConnections) does not fit the descriptor limit (\(descriptors.description)): "
+            + "the database keeps \(databaseDescriptors), the server \(ConnectionLimits.reserved) and shedding "
+            + "\(ConnectionLimits.defaultShedBand), which leaves \(max(0, largest)); raise ulimit -n or lower --max-connections"
+        )
+      }
+      limits = ConnectionLimits(maximum: maxConnections)
+    } else {
+      guard largest >= 1 else {
+        throw ValidationError(
+          "the descriptor limit (\(descriptors.description)) leaves no connection once the database keeps "
+            + "\(databaseDescriptors) and the server \(ConnectionLimits.reserved + ConnectionLimits.defaultShedBand): raise ulimit -n"
+        )
+      }
+      limits = .automatic(descriptors: descriptors.soft, databaseDescriptors: databaseDescriptors)
+    }
+    let gate = ConnectionGate(limits)
+    let timeout = effectiveRequestTimeout
     let options = ServerOptions(
       host: host, port: port, keepRevisions: keepRevisions,
       limits: PlayerLimits(totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes),
-      bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)))
+      requestTimeout: .milliseconds(Int64(timeout * 1000)))
     let storageName = storage.postgres == nil ? "sqlite \(storage.database)" : "postgresql"
     try await storage.withBackend(logger: logger) { backend, _ in
       let server = SaveServer(backend: backend, options: options, metrics: { registry.emitToBuffer() })
       let app = Application(
         router: server.router(),
-        // Headers up to 1 MB reach the router, which refuses more than 16 KB with a JSON 431.
-        server: .http1(
-          configuration: .init(
-            idleTimeout: .seconds(75),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: 1 << 20, maxHeaderListSize: 1 << 20))),
-        configuration: .init(address: .hostname(options.host, port: options.port), serverName: "stasis-server"),
+        server: server.httpServer(gate: gate),
+        configuration: .init(
+          address: .hostname(options.host, port: options.port), serverName: "stasis-server",
+          availableConnectionsDelegate: gate.acceptance),
         onServerRunning: { channel in
           let port = channel.localAddress?.port ?? options.port
           // Unbuffered, so a supervisor or a test reading the pipe sees it at once.
-          let line = "stasis-server listening on \(options.host):\(port) (\(storageName))\n"
+          let line =
+            "stasis-server listening on \(options.host):\(port) (\(storageName)); "
+            + "descriptors: \(descriptors.description); max connections \(limits.maximum) "
+            + "(+\(limits.shedBand) answered 503); request timeout \(Self.seconds(timeout))\n"
           FileHandle.standardOutput.write(Data(line.utf8))
         },
         logger: logger)
@@ -125,6 +176,10 @@ struct Serve: AsyncParsableCommand {
         configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
       try await group.run()
     }
+  }
+
+  private static func seconds(_ value: Double) -> String {
+    value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
   }
 }
 

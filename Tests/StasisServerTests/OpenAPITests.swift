@@ -5,16 +5,18 @@ import Testing
 /// generated requests, valid and not, with a real token and a real slot.
 @Suite("stasis-server: docs/openapi.yaml, checked by schemathesis", .serialized)
 struct OpenAPITests {
-  /// Where pip put schemathesis.
+  /// Where schemathesis is: on PATH, or in the virtual environment scripts/test.sh makes.
   static let schemathesis: String? = {
     let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-    return (paths + ["/root/.pyenv/shims", "/usr/local/bin", "\(NSHomeDirectory())/.local/bin"])
+    let venv = packageRoot.appendingPathComponent(".venv-schemathesis/bin").path
+    return (paths + [venv, "/root/.pyenv/shims", "/usr/local/bin", "\(NSHomeDirectory())/.local/bin"])
       .map { "\($0)/schemathesis" }.first { FileManager.default.isExecutableFile(atPath: $0) }
   }()
 
   @Test("no 5xx, and every response conforms to the description", arguments: Backend.allCases)
   func conformance(backend: Backend) async throws {
-    let tool = try #require(Self.schemathesis, "schemathesis is not installed: scripts/test.sh installs it with pip")
+    let tool = try #require(
+      Self.schemathesis, "schemathesis is not installed: scripts/test.sh installs it in .venv-schemathesis/")
     let database = try Database(backend)
     let player = try database.addPlayer()
     let server = try ServerProcess(database)

@@ -81,9 +81,22 @@ final class ServerProcess: @unchecked Sendable {
   /// What it logged so far: read as it comes, so a busy server never blocks on a full pipe.
   private let logged = LockedData()
 
-  init(_ database: Database, _ extra: [String] = []) throws {
-    process.executableURL = URL(fileURLWithPath: serverBinary)
-    process.arguments = ["serve", "--port", "0"] + database.arguments + extra
+  /// The `listening on` line.
+  let banner: String
+
+  /// Starts a server; with `descriptors`, under that `ulimit -n` (soft and hard), set by a
+  /// shell (soft first, then hard) that then becomes the server (`exec`), so the process is the server itself.
+  init(_ database: Database, _ extra: [String] = [], descriptors: (soft: Int, hard: Int)? = nil) throws {
+    let arguments = ["serve", "--port", "0"] + database.arguments + extra
+    if let descriptors {
+      process.executableURL = URL(fileURLWithPath: "/bin/sh")
+      process.arguments =
+        ["-c", "ulimit -Sn \(descriptors.soft) && ulimit -Hn \(descriptors.hard) && exec \"$0\" \"$@\"", serverBinary]
+        + arguments
+    } else {
+      process.executableURL = URL(fileURLWithPath: serverBinary)
+      process.arguments = arguments
+    }
     let output = Pipe()
     errors = Pipe()
     process.standardOutput = output
@@ -107,6 +120,7 @@ final class ServerProcess: @unchecked Sendable {
       throw ServerTestError("stasis-server did not start: \(text)")
     }
     self.port = port
+    banner = text
   }
 
   var base: String { "http://127.0.0.1:\(port)" }

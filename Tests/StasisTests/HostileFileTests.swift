@@ -6,7 +6,8 @@ import Testing
 /// correct checksums over whatever the sections hold: hostile files that pass every CRC.
 private func forge(
   sections: [(name: String, encoding: UInt8, bytes: [UInt8])], version: UInt16 = 2, offsets: [UInt64]? = nil,
-  progress: Double = .nan, summary: [UInt8] = [], summaryLength: UInt32? = nil
+  progress: Double = .nan, summary: [UInt8] = [], summaryLength: UInt32? = nil, createdAt: Int64 = 0,
+  frame: Int64 = 0, playTime: Double = 0
 ) -> [UInt8] {
   func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
   func short(_ text: String) -> [UInt8] { le(UInt16(text.utf8.count)) + Array(text.utf8) }
@@ -17,9 +18,9 @@ private func forge(
   var header: [UInt8] = [0x89, 0x53, 0x54, 0x53, 0x0D, 0x0A, 0x1A, 0x0A] + le(version) + le(UInt16(0))
   header += le(UInt32(headerLength)) + le(UInt32(1)) + le(UInt32(sections.count))
   if version == 1 {  // created at, frame, score, play time, level, reserved
-    header += le(Int64(0)) + le(Int64(0)) + le(Int64(77)) + le(Double(0).bitPattern) + le(UInt32(3)) + le(UInt32(0))
+    header += le(createdAt) + le(frame) + le(Int64(77)) + le(playTime.bitPattern) + le(UInt32(3)) + le(UInt32(0))
   } else {  // created at, frame, play time, progress, reserved
-    header += le(Int64(0)) + le(Int64(0)) + le(Double(0).bitPattern) + le(progress.bitPattern) + le(UInt64(0))
+    header += le(createdAt) + le(frame) + le(playTime.bitPattern) + le(progress.bitPattern) + le(UInt64(0))
   }
   header += strings
   var offset = UInt64(headerLength)
@@ -120,7 +121,7 @@ struct HostileFileTests {
     #expect(document.summary.device == "")
   }
 
-  @Test("a format-2 summary with hostile values is refused in the header, before any section is read")
+  @Test("a summary with hostile values (play time, progress, frame, creation time, details) is refused in the header")
   func hostileSummary() throws {
     let section = [("a", UInt8(1), tree([0x00]))]
     let good = try SaveFileFormat.decode(
@@ -132,6 +133,17 @@ struct HostileFileTests {
     for progress in [1.5, -0.1, .infinity, -.infinity] {
       #expect(kind(forge(sections: section, progress: progress)) == .malformed, "progress \(progress)")
     }
+    for playTime in [Double.nan, .infinity, -.infinity, -1] {
+      #expect(kind(forge(sections: section, playTime: playTime)) == .malformed, "play time \(playTime)")
+      #expect(kind(forge(sections: section, version: 1, playTime: playTime)) == .malformed, "format 1, \(playTime)")
+    }
+    #expect(kind(forge(sections: section, frame: -1)) == .malformed, "a negative frame")
+    for createdAt in [Int64(-1), 253_402_300_800_000, .max, .min] {
+      #expect(kind(forge(sections: section, createdAt: createdAt)) == .malformed, "created at \(createdAt)")
+    }
+    let edges = try SaveFileFormat.decode(
+      forge(sections: section, createdAt: 253_402_300_799_999, frame: .max, playTime: 1e9))
+    #expect(edges.createdAt == 253_402_300_799_999 && edges.summary.frame == .max && edges.summary.playTime == 1e9)
     let deep = tree(Array(repeating: [0x0F, 1, 0, 0, 0], count: 100).flatMap { $0 } + [0x00])
     #expect(kind(forge(sections: section, summary: deep)) == .limitExceeded, "nesting past the depth limit")
     let large = tree([0x0E, 0x90, 0x13, 0, 0] + Array(repeating: 7, count: 5_008))
