@@ -30,7 +30,12 @@ swift build --build-tests
 swift build -c release --product stasis-demo
 export STASIS_USE_RELEASE=1
 echo "== swift test"
-swift test --skip-build
+# The descriptor flood (thousands of sockets) and the simulation (servers opened and crashed
+# in-process) each run in a test process of their own: libdispatch in a process shared with
+# the other suites' pipes and sockets was seen to crash once under that churn.
+swift test --skip-build --skip "ServerHostileClientTests|StasisSimulationTests"
+swift test --skip-build --filter "ServerHostileClientTests"
+swift test --skip-build --filter "StasisSimulationTests"
 # Fresh seeds each run (the debug build `swift build --build-tests` made; no extra build):
 # devices, the in-process server, simulated disks and faults, every invariant after every step.
 echo "== stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds)"
