@@ -202,7 +202,14 @@ struct Client: Sendable {
       request.headers.add(name: "Content-Type", value: "application/vnd.stasis")
       request.body = .bytes(ByteBuffer(bytes: body))
     }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+    let response: HTTPClientResponse
+    do {
+      response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+    } catch HTTPClientError.remoteConnectionClosed where method == .GET {
+      // A pooled keep-alive connection the server (or an earlier test's server) closed just
+      // as it was reused: a GET is safe to send again, once.
+      response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+    }
     let collected = try await response.body.collect(upTo: 64 << 20)
     return Reply(
       status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
