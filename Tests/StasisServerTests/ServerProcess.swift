@@ -205,7 +205,7 @@ struct Client: Sendable {
     let response: HTTPClientResponse
     do {
       response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-    } catch HTTPClientError.remoteConnectionClosed where method == .GET {
+    } catch let error as HTTPClientError where error == .remoteConnectionClosed && method == .GET {
       // A pooled keep-alive connection the server (or an earlier test's server) closed just
       // as it was reused: a GET is safe to send again, once.
       response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
