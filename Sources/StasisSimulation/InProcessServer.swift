@@ -39,6 +39,15 @@ public final class InProcessServer: Sendable {
   /// True while the server answers.
   public var isUp: Bool { running.withLock { $0 != nil } }
 
+  /// The schema version of the slot's head revision, as its header declares it; nil when the
+  /// slot has no head or the server is down.
+  public func headSchema(slot: String) async -> Int64? {
+    guard let backend, let player = try? await backend.player(tokenHash: BearerToken.hash(Self.token)) else {
+      return nil
+    }
+    return try? await backend.head(player: player, slot: slot)?.schema
+  }
+
   /// Opens the database and builds the router.
   public func start() throws {
     let backend = try SQLiteBackend(path: path)

@@ -17,6 +17,12 @@ struct StasisSim: AsyncParsableCommand {
   @Option(help: "Run fresh seeds for this many seconds.")
   var seconds: Double?
 
+  @Option(
+    help: ArgumentHelp(
+      "Run this fixed range of seeds, such as 1-500: the same range gives the same verdict on every run (what CI runs).",
+      valueName: "first-last"))
+  var seeds: String?
+
   @Option(help: "Operations per seed.")
   var operations: Int = 150
 
@@ -27,7 +33,11 @@ struct StasisSim: AsyncParsableCommand {
   var plant: String?
 
   func validate() throws {
-    if seed == nil && seconds == nil { throw ValidationError("give --seed N or --seconds N") }
+    let modes = [seed != nil, seconds != nil, seeds != nil].filter { $0 }.count
+    if modes != 1 { throw ValidationError("give one of --seed N, --seeds FIRST-LAST or --seconds N") }
+    if let seeds, Self.range(seeds) == nil {
+      throw ValidationError("--seeds wants FIRST-LAST with FIRST <= LAST, such as 1-500; got '\(seeds)'")
+    }
     if let plant, PlantedBug(rawValue: plant) == nil { throw ValidationError("no planted bug named '\(plant)'") }
     if operations < 1 { throw ValidationError("--operations must be at least 1") }
   }
@@ -43,14 +53,25 @@ struct StasisSim: AsyncParsableCommand {
       }
       return
     }
-    let budget = seconds ?? 60
     let start = Date()
+    if let seeds, let range = Self.range(seeds) {
+      try await runEach(of: range, since: start) { _ in true }
+    } else {
+      let budget = seconds ?? 60
+      let fresh = UInt64(start.timeIntervalSince1970 * 1000) & 0xFFFF_FFFF
+      try await runEach(of: fresh..., since: start) { _ in Date().timeIntervalSince(start) < budget }
+    }
+  }
+
+  /// Runs seeds in order while `more` says so; the first broken one ends the run with exit 1.
+  private func runEach(
+    of seeds: some Sequence<UInt64>, since start: Date, while more: (UInt64) -> Bool
+  ) async throws {
     var results: [SimulationResult] = []
-    var next = UInt64(start.timeIntervalSince1970 * 1000) & 0xFFFF_FFFF
-    while Date().timeIntervalSince(start) < budget {
+    for next in seeds {
+      guard more(next) else { break }
       let result = await Simulation.run(seed: next, operations: operations)
       results.append(result)
-      next &+= 1
       if let failure = result.failure {
         print(Self.summary(results, seconds: Date().timeIntervalSince(start)))
         report(result, failure)
@@ -58,6 +79,15 @@ struct StasisSim: AsyncParsableCommand {
       }
     }
     print(Self.summary(results, seconds: Date().timeIntervalSince(start)))
+  }
+
+  /// `FIRST-LAST`, both included.
+  static func range(_ text: String) -> ClosedRange<UInt64>? {
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 2, let first = UInt64(parts[0]), let last = UInt64(parts[1]), first <= last else {
+      return nil
+    }
+    return first...last
   }
 
   private func report(_ result: SimulationResult, _ failure: String) {

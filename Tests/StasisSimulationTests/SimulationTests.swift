@@ -28,6 +28,14 @@ struct SimulationTests {
     #expect(result.failure == nil, "\(result.failure ?? "")")
   }
 
+  @Test("a head uploaded by a newer build is refused by older builds, which are then not compared (seed 139114736)")
+  func newerSchemaHead() async {
+    Simulation.plant(nil)
+    let result = await Simulation.run(seed: 139_114_736, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+    #expect(result.trace.contains { $0.contains("refused: revision") && $0.contains("newer schema version") })
+  }
+
   @Test("fresh seeds break no invariant")
   func seeds() async {
     Simulation.plant(nil)
