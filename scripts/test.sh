@@ -38,9 +38,9 @@ swift test --skip-build --filter "ServerHostileClientTests"
 swift test --skip-build --filter "StasisSimulationTests"
 # Fresh seeds each run (the debug build `swift build --build-tests` made; no extra build):
 # devices, the in-process server, simulated disks and faults, every invariant after every step.
-# A fixed range of seeds, so the same commit gets the same verdict on every machine; fresh seeds
-# (`stasis-sim --seconds N`) are for exploring, and each seed they break becomes a test.
-echo "== stasis-sim (seeds ${STASIS_SIM_SEEDS:-1-200})"
-.build/debug/stasis-sim --seeds "${STASIS_SIM_SEEDS:-1-200}"
+# Fresh seeds on every run, as issue 20 asks: a broken invariant fails CI and prints the seed to
+# replay, which then becomes a regression test (`--seeds FIRST-LAST` reruns a fixed range).
+echo "== stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds)"
+.build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
 echo "== fuzz the decoder (bounded)"
 scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"
