@@ -26,10 +26,12 @@ public final class CloudSaveSync: SaveSyncing {
 
   /// Syncs `coordinator`'s slot with `server`, and makes itself the coordinator's ``SaveCoordinator/sync``.
   /// Downloads and merges are checked with the coordinator's codec (migrations and
-  /// validation included) before anything local changes.
+  /// validation included) before anything local changes. Requests go over HTTP unless
+  /// `transport` says otherwise (the simulation's in-process server, for one).
   public init<Game: SaveableGame>(
     coordinator: SaveCoordinator<Game>, server: CloudServer, configuration: CloudSyncConfiguration = .init(),
-    clock: any MonotonicClock = SystemClock(), logger: Logger = Logger(label: "stasis.cloud")
+    clock: any MonotonicClock = SystemClock(), transport: any CloudTransport = HTTPCloudTransport(),
+    logger: Logger = Logger(label: "stasis.cloud")
   ) {
     var configuration = configuration
     let codec = coordinator.codec
@@ -39,7 +41,7 @@ public final class CloudSaveSync: SaveSyncing {
       try validate?(document)
     }
     sync = CloudSync(
-      client: CloudClient(server: server), store: coordinator.store, slot: coordinator.slot,
+      client: CloudClient(server: server, transport: transport), store: coordinator.store, slot: coordinator.slot,
       configuration: configuration, logger: logger)
     self.clock = clock
     coordinator.sync = self

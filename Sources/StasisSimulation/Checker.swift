@@ -4,6 +4,7 @@ import StasisServer
 /// The checker's own model of what must exist, and the invariants it checks after every
 /// operation. It learns only from what the system reported (durable receipts, `201`s, kept
 /// losers, explicit discards), never from the code under test's own bookkeeping.
+@MainActor
 struct Checker {
   /// A save a device reported durable.
   struct DurableSave: Equatable {

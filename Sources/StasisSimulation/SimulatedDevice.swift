@@ -5,8 +5,11 @@ import StasisCloud
 import StasisTesting
 import Synchronization
 
-/// One device of the player: a real `SaveStore` and `CloudSync` over its own simulated disk
-/// and line to the server, running one build of the game. Its process can be killed.
+/// One device of the player, running one build of the game: while its process runs, an
+/// `Application` whose delegate is a real `SaveCoordinator` over a real `SaveStore` on the
+/// device's own simulated disk, and `CloudSaveSync` over its own line to the server. Its
+/// process can be killed.
+@MainActor
 final class SimulatedDevice {
   static let slot: SaveSlot = "autosave"
   static let directory = "/saves"
@@ -18,10 +21,11 @@ final class SimulatedDevice {
   var disk = SimulatedDisk()
   var build = GameBuild.v1
   var policy: ConflictPolicy = .mostRecent
-  /// The game in memory; nil while the process is not running.
-  var model: GameModel?
-  var store: SaveStore?
-  var sync: CloudSync?
+  /// The running process; nil while the game is not running.
+  var process: (any DeviceProcess)?
+  /// The running process's own line to the server: cut when the process dies, so nothing it
+  /// had queued reaches the server afterwards.
+  private var line: ProcessLine?
   /// After a restore failed over saves it cannot read, the game plays on alongside them.
   var unreadableNewest = UnreadableNewest.refuse
   /// The events the sync reported since the last look.
@@ -33,45 +37,50 @@ final class SimulatedDevice {
     self.wallClock = wallClock
   }
 
-  var isRunning: Bool { model != nil }
+  var isRunning: Bool { process != nil }
+  /// The game in memory; nil while the process is not running.
+  var model: GameModel? { process?.model }
+  var store: SaveStore? { process?.store }
+  var sync: CloudSync? { process?.cloud }
 
-  /// Starts the process: a store over the disk, and a sync over the line.
-  func launch() {
+  /// Starts the process: a store over the disk, a coordinator, an application and the cloud.
+  /// The application is not launched yet.
+  func start() -> any DeviceProcess {
     var logger = Logger(label: "stasis.sim.\(name)")
     logger.logLevel = .critical
     let store = SaveStore(
       directory: Self.directory, generationsToKeep: Self.generationsToKeep, fileSystem: disk, wallClock: wallClock,
       device: name, logger: logger)
-    let build = build
     let configuration = CloudSyncConfiguration(
-      policy: policy, validate: { document in try build.validate(document) }, autosaveUploadInterval: .zero,
-      sleep: { _ in throw CancellationError() })
-    let client = CloudClient(
-      server: CloudServer(url: "sim://server", token: InProcessServer.token, device: name), transport: network)
-    let sync = CloudSync(client: client, store: store, slot: Self.slot, configuration: configuration, logger: logger)
+      policy: policy, autosaveUploadInterval: .zero, sleep: { _ in throw CancellationError() })
+    let line = ProcessLine(network: network)
+    let process = build.process(
+      store: store, disk: disk, slot: Self.slot,
+      server: CloudServer(url: "sim://server", token: InProcessServer.token, device: name), transport: line,
+      configuration: configuration, logger: logger)
     let events = cloudEvents
-    sync.onEvent { event in events.append(event) }
-    self.store = store
-    self.sync = sync
-    model = GameModel()
+    process.cloud.onEvent { event in events.append(event) }
+    self.process = process
+    self.line = line
     unreadableNewest = .refuse
+    return process
   }
 
   /// The process ends without a word (SIGKILL); the disk keeps what a real one would.
   func kill(_ random: inout SeededGenerator) -> Int {
     let crashed = disk.crash { choices in random.below(choices) }
     disk = crashed.disk
-    store = nil
-    sync = nil
-    model = nil
+    line?.cut()
+    line = nil
+    process = nil
     return crashed.lost
   }
 
-  /// The process quits cleanly (its saves have all finished).
+  /// The process has quit (its saves have all finished).
   func quit() {
-    store = nil
-    sync = nil
-    model = nil
+    line?.cut()
+    line = nil
+    process = nil
   }
 
   /// The generations on the disk now, newest first.
@@ -100,6 +109,26 @@ func hex(_ bytes: [UInt8]) -> String {
     let digits = Array("0123456789abcdef")
     return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
   }.joined()
+}
+
+/// One process's line to the server over the device's network: once cut (the process died),
+/// every request fails as never sent.
+final class ProcessLine: CloudTransport {
+  private let network: SimulatedNetwork
+  private let isCut = Mutex(false)
+
+  init(network: SimulatedNetwork) { self.network = network }
+
+  func cut() { isCut.withLock { $0 = true } }
+
+  func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse {
+    if isCut.withLock({ $0 }) {
+      var error = CloudError(.offline, "the process is gone")
+      error.neverSent = true
+      throw error
+    }
+    return try await network.send(request, to: server)
+  }
 }
 
 /// The events a device's sync reported, collected on the sync's task.

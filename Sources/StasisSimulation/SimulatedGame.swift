@@ -1,4 +1,7 @@
+import Logging
 import Stasis
+import StasisCloud
+import StasisTesting
 
 /// The simulated game's state, whichever build holds it: what the checker's digests are of.
 public struct GameModel: Codable, Sendable, Equatable {
@@ -52,21 +55,33 @@ public enum GameBuild: String, Sendable, CaseIterable {
       game: GameIdentity(name: Self.gameName, build: rawValue, schemaVersion: 2), migrations: migrations)
   }
 
-  /// Saves `model` with this build's codec.
-  func save(_ model: GameModel, store: SaveStore, slot: SaveSlot, unreadableNewest: UnreadableNewest) -> SaveHandle {
-    var summary = SaveSummary()
-    summary.frame = model.frame
-    summary.playTime = model.playTime
-    summary.progress = Double(model.frame % 1000) / 1000
+  /// A process of this build: its coordinator saves and loads with this build's codec.
+  @MainActor
+  func process(
+    store: SaveStore, disk: SimulatedDisk, slot: SaveSlot, server: CloudServer, transport: any CloudTransport,
+    configuration: CloudSyncConfiguration, logger: Logger
+  ) -> any DeviceProcess {
     switch self {
     case .v1:
-      return store.save(
-        StateV1(frame: model.frame, score: model.score), codec: codecV1, slot: slot, summary: summary,
-        unreadableNewest: unreadableNewest)
+      return CoordinatedProcess(
+        codec: codecV1, encode: { StateV1(frame: $0.frame, score: $0.score) },
+        decode: { state in
+          var model = GameModel()
+          model.frame = state.frame
+          model.score = state.score
+          return model
+        }, store: store, disk: disk, slot: slot, server: server, transport: transport, configuration: configuration,
+        logger: logger)
     case .v2, .v2WithoutMigration:
-      return store.save(
-        StateV2(frame: model.frame, points: model.score), codec: codecV2, slot: slot, summary: summary,
-        unreadableNewest: unreadableNewest)
+      return CoordinatedProcess(
+        codec: codecV2, encode: { StateV2(frame: $0.frame, points: $0.score) },
+        decode: { state in
+          var model = GameModel()
+          model.frame = state.frame
+          model.score = state.points
+          return model
+        }, store: store, disk: disk, slot: slot, server: server, transport: transport, configuration: configuration,
+        logger: logger)
     }
   }
 

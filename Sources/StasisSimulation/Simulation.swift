@@ -46,6 +46,7 @@ public struct SimulationResult: Sendable {
 /// let result = await Simulation.run(seed: 42, operations: 200)
 /// if let failure = result.failure { print(result.trace.joined(separator: "\n"), failure) }
 /// ```
+@MainActor
 public final class Simulation {
   private var random: SeededGenerator
   private let server: InProcessServer
@@ -67,7 +68,7 @@ public final class Simulation {
 
   /// Turns `bug` on (or every planted bug off, for nil). Process-wide: runs that plant must not
   /// overlap other runs.
-  public static func plant(_ bug: PlantedBug?) {
+  public nonisolated static func plant(_ bug: PlantedBug?) {
     PlantedBugs.generationAtLockTime.store(bug == .generationAtLockTime, ordering: .relaxed)
     PlantedBugs.pruneUnreadable.store(bug == .pruneUnreadable, ordering: .relaxed)
     CloudPlantedBugs.newestOnlyAfterLostAnswer.store(bug == .newestOnlyAfterLostAnswer, ordering: .relaxed)
@@ -111,8 +112,8 @@ public final class Simulation {
     for index in 0..<count {
       let device = SimulatedDevice(name: "device-\(index)", server: server, wallClock: now)
       devices.append(device)
-      device.launch()
       note("launch \(device.name)")
+      await coldStart(device)
     }
     for _ in 0..<operations {
       wallClock.advance(by: 1000)
@@ -139,7 +140,10 @@ public final class Simulation {
       if let broken = checker.checkDevice(device) { return fail(broken) }
     }
     let acknowledged = devices.flatMap { $0.network.acknowledged }
-    if let broken = await checker.checkServer(server, acknowledged: acknowledged) { fail(broken) }
+    var checker = checker
+    let broken = await checker.checkServer(server, acknowledged: acknowledged)
+    self.checker = checker
+    if let broken { fail(broken) }
   }
 
   // MARK: Operations
@@ -156,18 +160,16 @@ public final class Simulation {
       play(device, frames: 1 + random.below(600))
     case 18..<30:
       play(device, frames: 1 + random.below(60))
-      await save(device, reason: "autosave")
+      await save(device, .autosave)
     case 30..<36:
-      await save(device, reason: "manual")
+      await save(device, .manual)
     case 36..<44:
       await overlap(device)
     case 44..<50:
       await background(device)
     case 50..<54:
       note("\(device.name): quit")
-      await save(device, reason: "terminate")
-      await device.sync?.settle()
-      device.quit()
+      await quit(device)
     case 54..<60:
       let lost = device.kill(&random)
       result.kills += 1
@@ -189,9 +191,9 @@ public final class Simulation {
       result.faults += 1
       note("\(device.name): the next answer is lost")
       play(device, frames: 1 + random.below(120))
-      await save(device, reason: "autosave")
+      await save(device, .autosave)
       play(device, frames: 1 + random.below(120))
-      await save(device, reason: "manual")
+      await save(device, .manual)
     case 72..<78:
       let operations: [FileOperation] = [.write, .fsync, .rename, .fsyncDirectory, .open]
       let errnos: [Errno] = [.ioError, .noSpace]
@@ -201,7 +203,7 @@ public final class Simulation {
       result.faults += 1
       note("\(device.name): disk fault: \(operation) fails with \(errno)")
       play(device, frames: 1 + random.below(60))
-      await save(device, reason: "autosave")
+      await save(device, .autosave)
       device.disk.clearFaults()
     case 78..<81:
       let jump = Int64(random.below(7200) - 3600) * 1000
@@ -211,8 +213,10 @@ public final class Simulation {
       let builds = GameBuild.allCases
       let build = builds[random.below(builds.count)]
       note("\(device.name): quit, then run build \(build.rawValue)")
-      await device.sync?.settle()
-      device.quit()
+      await quit(device)
+      // What the old build's last save pruned, it pruned as a build that could read it.
+      await checkAll()
+      if result.failure != nil { return }
       device.build = build
       await coldStart(device)
     case 86..<89:
@@ -232,45 +236,57 @@ public final class Simulation {
   }
 
   private func play(_ device: SimulatedDevice, frames: Int) {
-    guard var model = device.model else { return }
+    guard let process = device.process else { return }
+    guard !process.isPaused else {
+      return note("\(device.name): held (\(process.isCatchingUp ? "catching up" : "paused")); no frames played")
+    }
+    var model = process.model
     for _ in 0..<frames {
       model.frame += 1
       model.score = model.score &* 31 &+ Int64(random.below(1000))
     }
-    device.model = model
+    process.model = model
+    process.didStep()
     note("\(device.name): play \(frames) frames (frame \(model.frame))")
   }
 
-  /// A save handed to the store: its handle, its snapshot's number and digest, and the SHA-256
-  /// of the file it wrote, read the moment it was reported durable.
+  /// A save the coordinator started: its handle, its snapshot's number and digest, and the
+  /// SHA-256 of the file it wrote, read the moment it was reported durable.
   private struct PendingSave {
     var handle: SaveHandle
+    var reason: SaveReason
     var number: Int
     var digest: String
     var file: FileDigest
   }
 
-  /// Starts a save of the model as it is now; the snapshot's number is taken here.
-  private func startSave(_ device: SimulatedDevice) -> PendingSave? {
-    guard let store = device.store, let model = device.model else { return nil }
-    snapshot += 1
-    let file = FileDigest()
-    let handle = device.build.save(
-      model, store: store, slot: SimulatedDevice.slot, unreadableNewest: device.unreadableNewest)
-    let disk = device.disk
-    // Runs on the save's worker before its next write can prune anything.
-    handle.onCompletion { result in
-      guard case .success(let receipt) = result, receipt.outcome == .written else { return file.set(nil) }
-      file.set(disk.contents(of: receipt.path).map(hex))
+  /// The saves the device's coordinator started since the last look, numbered in the order
+  /// their snapshots were taken.
+  private func started(_ device: SimulatedDevice) -> [PendingSave] {
+    guard let process = device.process else { return [] }
+    return process.takeStartedSaves().map { save in
+      snapshot += 1
+      return PendingSave(
+        handle: save.handle, reason: save.reason, number: snapshot, digest: save.digest, file: save.file)
     }
-    return PendingSave(handle: handle, number: snapshot, digest: model.digest, file: file)
   }
 
-  /// Waits for a save, records what it reported, and queues its upload.
-  private func finish(_ device: SimulatedDevice, _ save: PendingSave, reason: String, upload: Bool = true) async {
+  /// Asks the coordinator for a save now; nil when it started none (a failed restore holds it).
+  private func startSave(_ device: SimulatedDevice, _ reason: SaveReason) -> PendingSave? {
+    guard let process = device.process else { return nil }
+    let handle = process.saveNow(reason)
+    guard let save = started(device).last else {
+      if case .failure(let error)? = handle.result { note("\(device.name): \(reason) refused: \(error.kind)") }
+      return nil
+    }
+    return save
+  }
+
+  /// Waits for a save and records what it reported.
+  private func finish(_ device: SimulatedDevice, _ save: PendingSave) {
     let handle = save.handle
     let number = save.number
-    let digest = save.digest
+    let reason = save.reason.rawValue
     switch handle.wait() {
     case .success(let receipt):
       switch receipt.outcome {
@@ -279,7 +295,7 @@ public final class Simulation {
         checker.recordDurable(
           device: device.name,
           save: .init(generation: receipt.generation, sha256: sha, schema: device.build.schema, snapshot: number),
-          digest: digest)
+          digest: save.digest)
         note("\(device.name): \(reason) snapshot \(number) durable as generation \(receipt.generation)")
       case .unchanged:
         note("\(device.name): \(reason) snapshot \(number) unchanged (generation \(receipt.generation))")
@@ -289,38 +305,66 @@ public final class Simulation {
     case .failure(let error):
       note("\(device.name): \(reason) snapshot \(number) failed: \(error.kind)")
     }
-    if upload, let sync = device.sync {
-      sync.upload(after: handle)
-      await sync.settle()
-      collectEvents(device)
-    }
   }
 
-  private func save(_ device: SimulatedDevice, reason: String) async {
-    guard let started = startSave(device) else { return }
-    await finish(device, started, reason: reason)
+  /// Waits for the device's uploads (the coordinator's sync queued them) and looks at its events.
+  private func settle(_ device: SimulatedDevice) async {
+    guard let process = device.process else { return }
+    await process.cloud.settle()
+    process.application.update()
+    collectEvents(device)
   }
 
-  /// An autosave held mid-write by the disk while the game goes on and saves again.
+  private func save(_ device: SimulatedDevice, _ reason: SaveReason) async {
+    guard let started = startSave(device, reason) else { return }
+    finish(device, started)
+    device.process?.collectFinishedSaves()
+    await settle(device)
+  }
+
+  /// Quits: the coordinator saves as the application terminates, within the budget.
+  private func quit(_ device: SimulatedDevice) async {
+    guard let process = device.process else { return }
+    process.application.terminate()
+    for save in started(device) { finish(device, save) }
+    await settle(device)
+    device.quit()
+  }
+
+  /// An autosave held mid-write by the disk while the game goes on and saves again, and
+  /// perhaps goes to the background (whose save then waits behind the held one).
   private func overlap(_ device: SimulatedDevice) async {
+    guard let process = device.process, !process.isPaused else { return }
     play(device, frames: 1 + random.below(30))
     let reached = DispatchSemaphore(value: 0)
     device.disk.holdNextWrite(notify: reached)
-    guard let first = startSave(device) else { return }
+    process.holdsUploads = true
+    guard let first = startSave(device, .autosave) else {
+      device.disk.releaseHold()
+      return process.releaseUploads()
+    }
     first.handle.onCompletion { _ in reached.signal() }
     reached.wait()
     guard device.disk.isHolding else {
       device.disk.releaseHold()
-      return await finish(device, first, reason: "autosave")
+      finish(device, first)
+      process.releaseUploads()
+      return await settle(device)
     }
     note("\(device.name): autosave snapshot \(first.number) held mid-write by the disk")
     var later: [PendingSave] = []
     for _ in 0..<(1 + random.below(3)) {
       play(device, frames: 1 + random.below(30))
-      if let next = startSave(device) { later.append(next) }
-      if let store = device.store, store.heldSnapshots(of: SimulatedDevice.slot) > 2 {
-        fail("held snapshots: \(store.heldSnapshots(of: SimulatedDevice.slot)) (at most 2)")
+      if let next = startSave(device, .autosave) { later.append(next) }
+      if process.store.heldSnapshots(of: SimulatedDevice.slot) > 2 {
+        fail("held snapshots: \(process.store.heldSnapshots(of: SimulatedDevice.slot)) (at most 2)")
       }
+    }
+    let backgrounded = random.chance(50)
+    if backgrounded {
+      note("\(device.name): background while the write is held")
+      process.application.enterBackground()
+      later += started(device)
     }
     if random.chance(25) {
       let lost = device.kill(&random)
@@ -330,74 +374,117 @@ public final class Simulation {
       return
     }
     device.disk.releaseHold()
-    await finish(device, first, reason: "autosave", upload: false)
-    for (index, save) in later.enumerated() {
-      await finish(device, save, reason: index == later.count - 1 ? "background" : "autosave", upload: false)
-    }
-    if let sync = device.sync {
-      for save in [first] + later { sync.upload(after: save.handle) }
-      await sync.settle()
-      collectEvents(device)
-    }
+    for save in [first] + later { finish(device, save) }
+    process.releaseUploads()
+    await settle(device)
+    if backgrounded { await foreground(device) }
   }
 
-  /// A background save whose budget runs out at a random point (or not at all).
+  /// Sent to the background: the coordinator saves within a budget that runs out at a random
+  /// point or not at all; then killed while suspended, or back to the foreground.
   private func background(_ device: SimulatedDevice) async {
+    guard let process = device.process, !process.isPaused else { return }
     play(device, frames: 1 + random.below(30))
     let expires = random.chance(50)
     note("\(device.name): background, the budget \(expires ? "expires mid-save" : "lasts")")
-    guard expires else { return await save(device, reason: "background") }
     let reached = DispatchSemaphore(value: 0)
-    device.disk.holdNextWrite(notify: reached)
-    guard let started = startSave(device) else { return }
-    started.handle.onCompletion { _ in reached.signal() }
-    reached.wait()
-    started.handle.cancel()
-    device.sync?.cancelUploads()
-    device.disk.releaseHold()
-    await finish(device, started, reason: "background")
+    if expires { device.disk.holdNextWrite(notify: reached) }
+    process.application.enterBackground()
+    let saves = started(device)
+    if expires {
+      if let save = saves.last {
+        save.handle.onCompletion { _ in reached.signal() }
+        reached.wait()
+      }
+      process.clock.advance(by: process.application.configuration.backgroundBudget + .seconds(1))
+      process.application.update()  // the expiration handlers cancel the save and its upload
+      device.disk.releaseHold()
+    }
+    for save in saves { finish(device, save) }
+    await settle(device)
+    if random.chance(25) {
+      let lost = device.kill(&random)
+      result.kills += 1
+      return note("\(device.name): SIGKILL while suspended (\(lost) unflushed changes lost)")
+    }
+    await foreground(device)
   }
 
+  /// Back to the foreground: the coordinator restores the background save (or keeps memory)
+  /// and holds the game while the cloud catches up.
+  private func foreground(_ device: SimulatedDevice) async {
+    guard let process = device.process else { return }
+    process.application.enterForeground()
+    process.waitForCatchUp()
+    await settle(device)
+    checkRestores(device, after: "foreground", coldStart: false)
+  }
+
+  /// A new process: the application launches with the slot to restore, the coordinator
+  /// restores it (or holds the game on a failure, which the player answers), and the cloud
+  /// catches up before the first step.
   private func coldStart(_ device: SimulatedDevice) async {
-    device.launch()
-    restore(device, after: "cold start")
-    if device.network.isOnline, server.isUp { await synchronize(device) }
+    let process = device.start()
+    if !(device.network.isOnline && server.isUp) { device.network.isOnline = device.network.isOnline }
+    process.application.launch(options: LaunchOptions(restoreSlot: SimulatedDevice.slot))
+    checkRestores(device, after: "cold start", coldStart: true)
+    if let failure = process.restoreFailure { answer(device, failure) }
+    process.waitForCatchUp()
+    await settle(device)
+    checkRestores(device, after: "cold start: catch-up", coldStart: false)
   }
 
-  /// Loads the slot's newest state into the game, checking its digest against the save's.
-  private func restore(_ device: SimulatedDevice, after: String) {
-    guard let store = device.store else { return }
+  /// The player answers a failed restore: play on from the older generation, or start over.
+  private func answer(_ device: SimulatedDevice, _ failure: RestoreFailure) {
+    guard let process = device.process else { return }
+    device.unreadableNewest = .saveAlongside
+    let choice: RestoreChoice =
+      failure.olderGeneration.map { random.chance(80) ? .loadGeneration($0) : .startOver }
+      ?? .startOver
+    do throws(SaveFileError) {
+      try process.resolveRestoreFailure(choice)
+    } catch {
+      note("\(device.name): the answer \(choice) failed (\(error.kind)); starting over")
+      try? process.resolveRestoreFailure(.startOver)
+    }
+    switch choice {
+    case .loadGeneration(let generation):
+      note("\(device.name): restore failed (\(failure.error.kind)); the player plays on from generation \(generation)")
+    case .startOver:
+      note("\(device.name): restore failed (\(failure.error.kind)); the player starts over")
+    }
+    checkRestores(device, after: "the answer", coldStart: false)
+  }
+
+  /// Checks each restore the coordinator reported: the restored state's digest, and on a cold
+  /// start that it is the newest durable generation unless the load says what it skipped.
+  private func checkRestores(_ device: SimulatedDevice, after: String, coldStart: Bool) {
+    guard let process = device.process else { return }
+    process.collectFinishedSaves()
     let newestDurable =
       (checker.durable[device.name] ?? []).filter {
         !(checker.discarded[device.name] ?? []).contains($0.generation) && $0.schema <= device.build.schema
       }.map(\.generation).max() ?? 0
-    do throws(SaveFileError) {
-      let loaded = try device.build.load(store: store, slot: SimulatedDevice.slot, fallback: .pastDamaged)
-      device.model = loaded.model
-      note("\(device.name): \(after): restored generation \(loaded.generation) (frame \(loaded.model.frame))")
-      checkDigest(device, generation: loaded.generation, model: loaded.model)
-      checker.checks += 1
-      if loaded.generation < newestDurable, loaded.skipped == 0,
-        device.sha256(of: newestDurable) != nil
-      {
-        fail(
-          "cold start: \(device.name) restored generation \(loaded.generation), not the newest durable \(newestDurable)"
+    let events = process.takeEvents()
+    for (index, event) in events.enumerated() {
+      switch event {
+      case .restored(let generation, let summary, let skipped, _):
+        note("\(device.name): \(after): restored generation \(generation) (frame \(summary.frame))")
+        if index == events.lastIndex(where: { if case .restored = $0 { true } else { false } }) {
+          checkDigest(device, generation: generation, model: process.model)
+        }
+        checker.checks += 1
+        if coldStart, generation < newestDurable, skipped.isEmpty, device.sha256(of: newestDurable) != nil {
+          fail("cold start: \(device.name) restored generation \(generation), not the newest durable \(newestDurable)")
+        }
+      case .loadFailed(let error):
+        note(
+          "\(device.name): \(after): \(error.kind == .notFound ? "nothing to restore, a new game" : "load failed (\(error.kind))")"
         )
-      }
-    } catch {
-      guard error.kind != .notFound else {
-        return note("\(device.name): \(after): nothing to restore, a new game")
-      }
-      // The restore failure is answered: play on from the older generation that loads (or
-      // start over), alongside the ones this build cannot read, which stay.
-      device.unreadableNewest = .saveAlongside
-      if let older = try? device.build.load(store: store, slot: SimulatedDevice.slot, fallback: .pastUnreadable) {
-        device.model = older.model
-        checkDigest(device, generation: older.generation, model: older.model)
-        note("\(device.name): \(after): restore failed (\(error.kind)); played on from generation \(older.generation)")
-      } else {
-        device.model = GameModel()
-        note("\(device.name): \(after): restore failed (\(error.kind)); started over")
+      case .keptMemory(let reason):
+        note("\(device.name): \(after): kept the in-memory state (\(reason))")
+      case .saved, .saveFailed:
+        continue
       }
     }
   }
@@ -423,7 +510,8 @@ public final class Simulation {
     }
     if let generation = report.restore {
       note("\(device.name): sync wrote generation \(generation); restoring it")
-      restore(device, after: "sync")
+      _ = device.process?.restoreSlot()
+      checkRestores(device, after: "sync", coldStart: false)
     } else {
       let error = report.error.map { " (\($0.kind): \($0.message))" } ?? ""
       note("\(device.name): sync: \(report.state?.rawValue ?? "unknown")\(error)")
@@ -486,7 +574,7 @@ public final class Simulation {
       if !device.isRunning { await coldStart(device) }
     }
     // Unsaved progress is saved first (as a quit would): what is only in memory cannot sync.
-    for device in devices { await save(device, reason: "manual") }
+    for device in devices { await save(device, .manual) }
     let builds = Set(devices.map(\.build.schema))
     // A head uploaded by a newer build is refused by older ones (named, never overwritten), so
     // the devices cannot meet until they update: nothing to compare.
@@ -525,7 +613,7 @@ final class WallClock: Sendable {
 }
 
 /// The SHA-256 of a save's file, set on the save's worker when it is reported durable.
-private final class FileDigest: Sendable {
+final class FileDigest: Sendable {
   private let sha = Mutex<String?>(nil)
   private let done = DispatchSemaphore(value: 0)
 

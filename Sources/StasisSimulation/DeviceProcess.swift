@@ -1,0 +1,168 @@
+import Logging
+import Stasis
+import StasisCloud
+import StasisTesting
+
+/// The simulated game as a ``SaveCoordinator`` sees it: a model in memory whose snapshot is
+/// the running build's state type.
+@MainActor
+final class CoordinatedGame<State: Codable & Sendable>: SaveableGame {
+  var model = GameModel()
+  var isPaused = false
+  /// The digest of the model the latest snapshot was taken of: the save started next is of it.
+  private(set) var snapshotDigest = ""
+  private let encode: @Sendable (GameModel) -> State
+  private let decode: @Sendable (State) -> GameModel
+
+  init(encode: @escaping @Sendable (GameModel) -> State, decode: @escaping @Sendable (State) -> GameModel) {
+    self.encode = encode
+    self.decode = decode
+  }
+
+  func snapshot() -> State {
+    snapshotDigest = model.digest
+    return encode(model)
+  }
+
+  func restore(_ state: State) throws { model = decode(state) }
+
+  func summary(of state: State) throws -> SaveSummary {
+    let model = decode(state)
+    var summary = SaveSummary()
+    summary.frame = model.frame
+    summary.playTime = model.playTime
+    summary.progress = Double(model.frame % 1000) / 1000
+    return summary
+  }
+}
+
+/// A save the device's coordinator started: its handle, why, the digest of its snapshot, and
+/// the SHA-256 of the file it wrote (read on the save's worker the moment it was durable).
+struct StartedSave {
+  var handle: SaveHandle
+  var reason: SaveReason
+  var digest: String
+  var file: FileDigest
+}
+
+/// One running process of the game on a device, whatever its build: an `Application` on a
+/// manual clock, a `SaveCoordinator` as its delegate, and the cloud through `CloudSaveSync`.
+/// The simulation drives it as a game loop would.
+@MainActor
+protocol DeviceProcess: AnyObject {
+  var model: GameModel { get set }
+  var isPaused: Bool { get }
+  var application: Application { get }
+  var clock: ManualClock { get }
+  var store: SaveStore { get }
+  var cloud: CloudSync { get }
+  var restoreFailure: RestoreFailure? { get }
+  var isCatchingUp: Bool { get }
+  /// The model stepped `frames` frames: tells the coordinator.
+  func didStep()
+  func saveNow(_ reason: SaveReason) -> SaveHandle
+  func restoreSlot() -> Bool
+  func resolveRestoreFailure(_ choice: RestoreChoice) throws(SaveFileError)
+  func waitForCatchUp()
+  func collectFinishedSaves()
+  /// The coordinator's events since the last call.
+  func takeEvents() -> [SaveEvent]
+  /// The saves the coordinator started since the last call, in the order it started them.
+  func takeStartedSaves() -> [StartedSave]
+  /// While true, saves reach the cloud only at ``releaseUploads()``: when several saves finish
+  /// on their worker while the sync's task runs, which of them it sees first is up to the
+  /// threads, so the simulation hands them over once all have finished.
+  var holdsUploads: Bool { get set }
+  /// Hands the held saves to the cloud, in the order they started.
+  func releaseUploads()
+}
+
+/// ``DeviceProcess`` for one build's state type.
+@MainActor
+final class CoordinatedProcess<State: Codable & Sendable>: DeviceProcess, SaveSyncing {
+  let game: CoordinatedGame<State>
+  let coordinator: SaveCoordinator<CoordinatedGame<State>>
+  let application: Application
+  let clock: ManualClock
+  private let cloudSync: CloudSaveSync
+  private let disk: SimulatedDisk
+  private var events: [SaveEvent] = []
+  private var started: [StartedSave] = []
+  private var held: [(SaveHandle, SaveReason)] = []
+  var holdsUploads = false
+
+  init(
+    codec: SaveCodec<State>, encode: @escaping @Sendable (GameModel) -> State,
+    decode: @escaping @Sendable (State) -> GameModel, store: SaveStore, disk: SimulatedDisk, slot: SaveSlot,
+    server: CloudServer, transport: any CloudTransport, configuration: CloudSyncConfiguration, logger: Logger
+  ) {
+    game = CoordinatedGame(encode: encode, decode: decode)
+    coordinator = SaveCoordinator(game: game, store: store, codec: codec, slot: slot, logger: logger)
+    clock = ManualClock()
+    application = Application(
+      delegate: coordinator, configuration: Application.Configuration(backgroundBudget: .seconds(10), clock: clock),
+      logger: logger)
+    cloudSync = CloudSaveSync(
+      coordinator: coordinator, server: server, configuration: configuration, clock: clock, transport: transport,
+      logger: logger)
+    self.disk = disk
+    coordinator.sync = self  // sees every save's handle, then hands it to the cloud
+    coordinator.onEvent = { [unowned self] event in events.append(event) }
+  }
+
+  var model: GameModel {
+    get { game.model }
+    set { game.model = newValue }
+  }
+  var isPaused: Bool { game.isPaused }
+  var store: SaveStore { coordinator.store }
+  var cloud: CloudSync { cloudSync.sync }
+  var restoreFailure: RestoreFailure? { coordinator.restoreFailure }
+  var isCatchingUp: Bool { coordinator.isCatchingUp }
+
+  func didStep() { coordinator.didStep(frame: model.frame) }
+  func saveNow(_ reason: SaveReason) -> SaveHandle { coordinator.saveNow(reason) }
+  func restoreSlot() -> Bool { coordinator.restoreSlot() }
+  func resolveRestoreFailure(_ choice: RestoreChoice) throws(SaveFileError) {
+    try coordinator.resolveRestoreFailure(choice)
+  }
+  func waitForCatchUp() { coordinator.waitForCatchUp() }
+  func collectFinishedSaves() { coordinator.collectFinishedSaves() }
+
+  func takeEvents() -> [SaveEvent] {
+    defer { events.removeAll() }
+    return events
+  }
+
+  func takeStartedSaves() -> [StartedSave] {
+    defer { started.removeAll() }
+    return started
+  }
+
+  // MARK: SaveSyncing (a tap between the coordinator and the cloud)
+
+  func saveStarted(_ handle: SaveHandle, reason: SaveReason, application: Application) {
+    let file = FileDigest()
+    let disk = disk
+    // Runs on the save's worker before its next write can prune anything.
+    handle.onCompletion { result in
+      guard case .success(let receipt) = result, receipt.outcome == .written else { return file.set(nil) }
+      file.set(disk.contents(of: receipt.path).map(hex))
+    }
+    started.append(StartedSave(handle: handle, reason: reason, digest: game.snapshotDigest, file: file))
+    if holdsUploads { return held.append((handle, reason)) }
+    cloudSync.saveStarted(handle, reason: reason, application: application)
+  }
+
+  func releaseUploads() {
+    holdsUploads = false
+    for (handle, reason) in held { cloudSync.saveStarted(handle, reason: reason, application: application) }
+    held.removeAll()
+  }
+
+  func catchUp(stateGeneration: Int, application: Application) -> CatchUp {
+    cloudSync.catchUp(stateGeneration: stateGeneration, application: application)
+  }
+
+  func resumeUploads(application: Application) { cloudSync.resumeUploads(application: application) }
+}
