@@ -34,10 +34,12 @@ struct ServerHostileClientTests {
     let flood = Flood(port: server.port, count: 2000)
     defer { flood.closeAll() }
     // Synchronised on what the server does, not on time: every connection has been answered
-    // by the kernel, and a whole shedding band (64) was answered 503, so the cap is full.
-    flood.run(until: { $0.pending == 0 && $0.shed >= 64 }, seconds: 60)
+    // by the kernel, and the server has shed one with 503, which it does only once the cap is
+    // full. (How many of the first band it sheds before the keepers ask depends on the
+    // descriptors the backend holds: 64 on SQLite, 29 in one PostgreSQL run.)
+    flood.run(until: { $0.pending == 0 && $0.shed >= 1 }, seconds: 60)
     let early = flood.counts
-    #expect(early.shed >= 64 && early.pending == 0, "\(early)")
+    #expect(early.shed >= 1 && early.pending == 0, "\(early)")
     for keeper in keepers {
       let health = keeper.exchange(requestHead("GET", "/health"))
       #expect(health?.status == 200, "an accepted connection is still served during the flood")
