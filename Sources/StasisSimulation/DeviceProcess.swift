@@ -6,28 +6,21 @@ import StasisTesting
 /// The simulated game as a ``SaveCoordinator`` sees it: a model in memory whose snapshot is
 /// the running build's state type.
 @MainActor
-final class CoordinatedGame<State: Codable & Sendable>: SaveableGame {
+final class CoordinatedGame<State: BuildState>: SaveableGame {
   var model = GameModel()
   var isPaused = false
   /// The digest of the model the latest snapshot was taken of: the save started next is of it.
   private(set) var snapshotDigest = ""
-  private let encode: @Sendable (GameModel) -> State
-  private let decode: @Sendable (State) -> GameModel
-
-  init(encode: @escaping @Sendable (GameModel) -> State, decode: @escaping @Sendable (State) -> GameModel) {
-    self.encode = encode
-    self.decode = decode
-  }
 
   func snapshot() -> State {
     snapshotDigest = model.digest
-    return encode(model)
+    return State(model)
   }
 
-  func restore(_ state: State) throws { model = decode(state) }
+  func restore(_ state: State) throws { model = state.model }
 
   func summary(of state: State) throws -> SaveSummary {
-    let model = decode(state)
+    let model = state.model
     var summary = SaveSummary()
     summary.frame = model.frame
     summary.playTime = model.playTime
@@ -58,7 +51,7 @@ protocol DeviceProcess: AnyObject {
   var cloud: CloudSync { get }
   var restoreFailure: RestoreFailure? { get }
   var isCatchingUp: Bool { get }
-  /// The model stepped `frames` frames: tells the coordinator.
+  /// Tells the coordinator the model has stepped.
   func didStep()
   func saveNow(_ reason: SaveReason) -> SaveHandle
   func restoreSlot() -> Bool
@@ -79,7 +72,7 @@ protocol DeviceProcess: AnyObject {
 
 /// ``DeviceProcess`` for one build's state type.
 @MainActor
-final class CoordinatedProcess<State: Codable & Sendable>: DeviceProcess, SaveSyncing {
+final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
   let game: CoordinatedGame<State>
   let coordinator: SaveCoordinator<CoordinatedGame<State>>
   let application: Application
@@ -92,11 +85,10 @@ final class CoordinatedProcess<State: Codable & Sendable>: DeviceProcess, SaveSy
   var holdsUploads = false
 
   init(
-    codec: SaveCodec<State>, encode: @escaping @Sendable (GameModel) -> State,
-    decode: @escaping @Sendable (State) -> GameModel, store: SaveStore, disk: SimulatedDisk, slot: SaveSlot,
+    codec: SaveCodec<State>, store: SaveStore, disk: SimulatedDisk, slot: SaveSlot,
     server: CloudServer, transport: any CloudTransport, configuration: CloudSyncConfiguration, logger: Logger
   ) {
-    game = CoordinatedGame(encode: encode, decode: decode)
+    game = CoordinatedGame()
     coordinator = SaveCoordinator(game: game, store: store, codec: codec, slot: slot, logger: logger)
     clock = ManualClock()
     application = Application(

@@ -19,16 +19,46 @@ public struct GameModel: Codable, Sendable, Equatable {
   public var digest: String { (try? StateDigest.sha256(self)) ?? "" }
 }
 
+/// A build's state type: the model in that build's shape.
+protocol BuildState: Codable, Sendable {
+  init(_ model: GameModel)
+  var model: GameModel { get }
+}
+
 /// Schema 1: the state as the first build saves it.
-struct StateV1: Codable, Sendable {
+struct StateV1: BuildState {
   var frame: Int64
   var score: Int64
+
+  init(_ model: GameModel) {
+    frame = model.frame
+    score = model.score
+  }
+
+  var model: GameModel {
+    var model = GameModel()
+    model.frame = frame
+    model.score = score
+    return model
+  }
 }
 
 /// Schema 2: `score` is renamed `points`, with a migration (or, in the broken build, without).
-struct StateV2: Codable, Sendable {
+struct StateV2: BuildState {
   var frame: Int64
   var points: Int64
+
+  init(_ model: GameModel) {
+    frame = model.frame
+    points = model.score
+  }
+
+  var model: GameModel {
+    var model = GameModel()
+    model.frame = frame
+    model.score = points
+    return model
+  }
 }
 
 /// Which build of the game a device runs.
@@ -64,68 +94,19 @@ public enum GameBuild: String, Sendable, CaseIterable {
     switch self {
     case .v1:
       return CoordinatedProcess(
-        codec: codecV1, encode: { StateV1(frame: $0.frame, score: $0.score) },
-        decode: { state in
-          var model = GameModel()
-          model.frame = state.frame
-          model.score = state.score
-          return model
-        }, store: store, disk: disk, slot: slot, server: server, transport: transport, configuration: configuration,
-        logger: logger)
+        codec: codecV1, store: store, disk: disk, slot: slot, server: server, transport: transport,
+        configuration: configuration, logger: logger)
     case .v2, .v2WithoutMigration:
       return CoordinatedProcess(
-        codec: codecV2, encode: { StateV2(frame: $0.frame, points: $0.score) },
-        decode: { state in
-          var model = GameModel()
-          model.frame = state.frame
-          model.score = state.points
-          return model
-        }, store: store, disk: disk, slot: slot, server: server, transport: transport, configuration: configuration,
-        logger: logger)
-    }
-  }
-
-  /// Loads the slot's newest generation this build can read, as the model.
-  func load(store: SaveStore, slot: SaveSlot, fallback: LoadFallback) throws(SaveFileError) -> (
-    model: GameModel, generation: Int, skipped: Int
-  ) {
-    switch self {
-    case .v1:
-      let loaded = try store.load(codec: codecV1, slot: slot, fallback: fallback)
-      var model = GameModel()
-      model.frame = loaded.state.frame
-      model.score = loaded.state.score
-      return (model, loaded.generation, loaded.skipped.count)
-    case .v2, .v2WithoutMigration:
-      let loaded = try store.load(codec: codecV2, slot: slot, fallback: fallback)
-      var model = GameModel()
-      model.frame = loaded.state.frame
-      model.score = loaded.state.points
-      return (model, loaded.generation, loaded.skipped.count)
-    }
-  }
-
-  /// Checks that this build makes a state of `document` (the sync's validation).
-  func validate(_ document: SaveDocument) throws {
-    switch self {
-    case .v1: _ = try codecV1.state(from: document)
-    case .v2, .v2WithoutMigration: _ = try codecV2.state(from: document)
+        codec: codecV2, store: store, disk: disk, slot: slot, server: server, transport: transport,
+        configuration: configuration, logger: logger)
     }
   }
 
   /// The model a file's bytes hold, for any build's file (the checker's reading).
   static func model(ofFile bytes: [UInt8]) -> GameModel? {
     guard let document = try? SaveFileFormat.decode(bytes, path: "sim") else { return nil }
-    var model = GameModel()
-    if document.game.schemaVersion == 1 {
-      guard let state = try? GameBuild.v1.codecV1.state(from: document) else { return nil }
-      model.frame = state.frame
-      model.score = state.score
-    } else {
-      guard let state = try? GameBuild.v2.codecV2.state(from: document) else { return nil }
-      model.frame = state.frame
-      model.score = state.points
-    }
-    return model
+    if document.game.schemaVersion == 1 { return (try? GameBuild.v1.codecV1.state(from: document))?.model }
+    return (try? GameBuild.v2.codecV2.state(from: document))?.model
   }
 }

@@ -425,7 +425,6 @@ public final class Simulation {
   /// catches up before the first step.
   private func coldStart(_ device: SimulatedDevice) async {
     let process = device.start()
-    if !(device.network.isOnline && server.isUp) { device.network.isOnline = device.network.isOnline }
     process.application.launch(options: LaunchOptions(restoreSlot: SimulatedDevice.slot))
     checkRestores(device, after: "cold start", coldStart: true)
     if let failure = process.restoreFailure { answer(device, failure) }
@@ -441,18 +440,20 @@ public final class Simulation {
     let choice: RestoreChoice =
       failure.olderGeneration.map { random.chance(80) ? .loadGeneration($0) : .startOver }
       ?? .startOver
-    do throws(SaveFileError) {
-      try process.resolveRestoreFailure(choice)
-    } catch {
-      note("\(device.name): the answer \(choice) failed (\(error.kind)); starting over")
-      try? process.resolveRestoreFailure(.startOver)
-    }
     switch choice {
     case .loadGeneration(let generation):
       note("\(device.name): restore failed (\(failure.error.kind)); the player plays on from generation \(generation)")
     case .startOver:
       note("\(device.name): restore failed (\(failure.error.kind)); the player starts over")
     }
+    do throws(SaveFileError) {
+      try process.resolveRestoreFailure(choice)
+    } catch {
+      note("\(device.name): the answer failed (\(error.kind)); the player starts over")
+      try? process.resolveRestoreFailure(.startOver)
+    }
+    checker.checks += 1
+    if process.restoreFailure != nil { fail("\(device.name): the game is still held after the player answered") }
     checkRestores(device, after: "the answer", coldStart: false)
   }
 
