@@ -214,7 +214,7 @@ private struct Merger {
         let field = MergeField(path: label, base: object(\.0), ours: object(\.1), theirs: object(\.2))
         let (resolution, side) = settleSide(field)
         conflicts.append(MergeConflict(field: field, resolution: resolution))
-        (choice.side, choice.how) = (side, "both changed it: \(resolution ?? "unsettled")")
+        (choice.side, choice.how) = (side, "both changed it: \(resolution ?? "nothing settles it")")
       }
       for member in members where groupOf[member] == nil { groupOf[member] = choices.count }
       choices.append(choice)
@@ -590,9 +590,9 @@ private struct Merger {
     if conflicts.isEmpty {
       how = "both changed it: derived data, the fallback's side"
     } else if conflicts.count == 1, conflicts.first?.path == name {
-      how = "both changed it: \(conflicts.first?.resolution ?? "unsettled")"
+      how = "both changed it: \(conflicts.first?.resolution ?? "nothing settles it")"
     } else {
-      how = conflicts.map { "\($0.path == name ? "other fields" : $0.path): \($0.resolution ?? "unsettled")" }
+      how = conflicts.map { "\($0.path == name ? "other fields" : $0.path): \($0.resolution ?? "nothing settles it")" }
         .joined(separator: "; ")
     }
     return SectionMerge(name: name, source: source, how: how)
