@@ -226,6 +226,11 @@ struct Merger {
     groupOf.isEmpty ? nil : groupOf[path].map { choices[$0] }
   }
 
+  /// Whether a group names a field inside `path`.
+  func groupsInside(_ path: String) -> Bool {
+    !groupOf.isEmpty && rules.groups.contains { $0.contains { $0.hasPrefix(path + ".") } }
+  }
+
   /// `side`'s value; ours for an unsettled one (the document is not made then).
   static func value<Value>(on side: MergeSide?, _ base: Value?, _ ours: Value?, _ theirs: Value?) -> Value? {
     switch side {
@@ -250,6 +255,10 @@ struct Merger {
   mutating func merge(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String) -> SaveValue? {
     if let choice = groupChoice(path) { return Self.value(on: choice.side, base, ours, theirs) }
     if ours == theirs { return ours }
+    // A group member inside may have to come from the side that did not change this value.
+    if groupsInside(path), case .object(let o)? = ours, case .object(let t)? = theirs {
+      return .object(mergeObject(base, o, t, path: path, everyKey: false))
+    }
     if ours == base {
       fromTheirs += 1
       return theirs
@@ -385,15 +394,21 @@ struct Merger {
         ? SectionMerge(name: name, source: .unchanged, how: prefix + "neither side changed it")
         : SectionMerge(name: name, source: .same, how: prefix + "both made the same change")
     }
-    if ours == base { return SectionMerge(name: name, source: .theirs, how: prefix + "only theirs changed it") }
-    if theirs == base { return SectionMerge(name: name, source: .ours, how: prefix + "only ours changed it") }
+    if ours == base, merged == theirs {
+      return SectionMerge(name: name, source: .theirs, how: prefix + "only theirs changed it")
+    }
+    if theirs == base, merged == ours {
+      return SectionMerge(name: name, source: .ours, how: prefix + "only ours changed it")
+    }
     let source: SectionMerge.Source =
       conflicts.contains { $0.resolution == nil }
       ? .unsettled
       : merged == ours ? .ours : merged == theirs ? .theirs : merged == base ? .base : .merged
     let how: String
-    if conflicts.isEmpty {
+    if conflicts.isEmpty, ours != base, theirs != base {
       how = "both changed it: derived data, the fallback's side"
+    } else if conflicts.isEmpty {
+      how = "\(ours == base ? "only theirs" : "only ours") changed it; a group inside came from the other side"
     } else if conflicts.count == 1, conflicts.first?.path == name {
       how = "both changed it: \(conflicts.first?.resolution ?? "nothing settles it")"
     } else {

@@ -167,6 +167,23 @@ struct DeclaredMergeTests {
     #expect(quiet.conflicts.isEmpty)
   }
 
+  @Test("a group member inside a section comes from the group's side, even where only the other side changed it")
+  func nestedGroupMember() throws {
+    var ours = base
+    ours.map[0].kind = 7  // ours dug
+    var theirs = base
+    theirs.player = Roguelike.Player(gold: 5, depth: 2)  // theirs went down and found gold
+    let rules = MergeRules([:], groups: [["map", "player.depth"]])
+    let outcome = ThreeWayMerge.merge(
+      base: try save(base), ours: try save(ours), theirs: try save(theirs), rules: rules, fallback: .ours,
+      createdAt: 1)
+    let state = try merged(outcome)
+    #expect(state.map == ours.map)
+    #expect(state.player == Roguelike.Player(gold: 5, depth: 1), "depth goes with ours' map; gold is theirs")
+    #expect(outcome.conflicts.map(\.path) == ["map+player.depth"])
+    #expect(outcome.sections.first { $0.name == "player" }?.source == .merged)
+  }
+
   @Test("a bulk array is whole unless declared; by index or by key when it is")
   func bulkWhole() throws {
     var ours = base
