@@ -7,29 +7,34 @@ struct Merge: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Merge two saves of one game against their common ancestor, by the game's declarations.",
     discussion: """
-      A section only one side changed is taken from it, whole. A section both changed is a
-      conflict, taken whole from the --take side (or left for you: then every conflict is listed,
-      nothing is written, and the exit code is 1) — unless the game declared paths inside it: each
-      declared path then merges on its own (rules: max, min, ours, theirs, union, by-index,
-      by-key FIELD), and the rest of the section still comes whole from one side. Arrays and bulk
-      arrays are whole unless declared; a group of paths always comes from one side. The report
-      says, for each section, which side it came from or how it merged.
+      A section only one side changed is taken from it, whole. A section both
+      changed is a conflict, taken whole from the --take side (or left for you:
+      then every conflict is listed, nothing is written, and the exit code is
+      1) — unless the game declared paths inside it: each declared path then
+      merges on its own (rules: max, min, ours, theirs, union, by-index,
+      by-key FIELD), and the rest of the section still comes whole from one
+      side. Arrays and bulk arrays are whole unless declared; a group of paths
+      always comes from one side. The report says, for each section, which
+      side it came from or how it merged.
 
-      Declarations come from --rule PATH=RULE, and from a file (--declarations FILE), one per line:
+      Declarations come from --rule PATH=RULE, and from a file
+      (--declarations FILE), one per line ('#' starts a comment; a PATH may
+      use [*] for any index or key):
         player.highScore = max
         monsters = by-key id
         monsters[*].hp = min
         log = union
         group map, monsters, stairs
-      ('#' starts a comment; a PATH may use [*] for any index or key).
 
       Example:
         stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis
-        stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis --declarations merge.txt --take theirs
+        stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis \\
+          --declarations merge.txt --take theirs
 
-      Exit codes: 0 merged cleanly (rules count as clean) and written; 1 values conflict: nothing is
-      written, unless --take settled them (then written, and still 1, so a script knows), or a save
-      is invalid; 64 usage (a bad declaration); 74 I/O.
+      Exit codes: 0 merged cleanly (rules count as clean) and written; 1
+      values conflict: nothing is written, unless --take settled them (then
+      written, and still 1, so a script knows), or a save is invalid; 64 usage
+      (a bad declaration); 74 I/O.
       """
   )
 
