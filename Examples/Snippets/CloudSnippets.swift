@@ -17,7 +17,7 @@ func cloudSaves(coordinator: SaveCoordinator<SnippetGame>, token: String) -> Clo
     coordinator: coordinator,  // becomes coordinator.sync: every save goes up, launch and return catch up
     server: CloudServer(url: "https://saves.example.com", token: token, device: "steam-deck"),
     configuration: CloudSyncConfiguration(
-      policy: .merge(rules: ["score.points": .max, "camera": .ours], fallback: .longestPlayTime)))
+      policy: .merge(rules: mergeRules(), fallback: .longestPlayTime)))
   cloud.sync.onEvent { event in print(event) }  // "cloud: uploaded generation 3 as r12 (base r11)"
   let hud = cloud.sync.status.hud  // "synced r12", "offline, 2 waiting", "conflict"
   print(hud)
@@ -31,4 +31,29 @@ func manualConflicts() -> CloudSyncConfiguration {
     conflict.theirs.summary.playTime > conflict.ours.summary.playTime ? .theirs : .ours
   }
   return configuration
+}
+
+/// The snippets' game declares how two devices' saves merge.
+func mergeRules() -> MergeRules {
+  // Declared: these merge on their own. Anything else both devices changed comes whole
+  // from the fallback's side, section by section.
+  let rules = MergeRules(
+    ["score.points": .max, "level.index": .max],
+    groups: [["physics", "camera"]])  // the world and the camera that follows it: one device's
+  return rules
+}
+
+/// A roguelike's declarations: every kind of rule.
+func roguelikeMergeRules() -> MergeRules {
+  let rules = MergeRules(
+    [
+      "player.gold": .max,  // numbers: max, min; Booleans too
+      "inventory": .byKey("id"),  // entities by id: what either device picked up or used up
+      "inventory[*].charges": .min,  // an item both devices used: the fewer charges left
+      "log": .union,  // messages from both devices; a set, the same way
+      "settings": .ours,  // this device's, whole (or .theirs)
+      "player.name": .custom { field in field.ours },  // the game decides; nil: the fallback
+    ],
+    groups: [["map", "monsters", "stairs"]])  // one level, always from one device
+  return rules
 }

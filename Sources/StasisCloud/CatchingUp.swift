@@ -176,10 +176,13 @@ extension SyncEngine {
     switch decision {
     case .ours:
       (report.result, local, upload) = ("ours", nil, ours.bytes)
+      report.sections = Self.whole(ours.document, .ours, policyName)
     case .theirs:
       (report.result, local, upload) = ("theirs", theirs.bytes, nil)
+      report.sections = Self.whole(theirsDocument, .theirs, policyName)
     case .base(let bytes):
       (report.result, local, upload) = ("base", bytes, bytes)
+      report.sections = base.map { Self.whole($0.document, .base, policyName) } ?? []
     case .document(let document, let result):
       let bytes = SaveFileFormat.encode(document, signingKey: store.signing.current)
       (report.result, local, upload) = (result, bytes, bytes)
@@ -236,6 +239,11 @@ extension SyncEngine {
     }
   }
 
+  /// Every section of a save taken whole, for the report.
+  static func whole(_ document: SaveDocument, _ source: SectionMerge.Source, _ policy: String) -> [SectionMerge] {
+    document.sections.map { SectionMerge(name: $0.name, source: source, how: "the whole save: \(policy)") }
+  }
+
   enum Decision {
     case ours
     case theirs
@@ -276,6 +284,7 @@ extension SyncEngine {
         fallback: fallback.side(ours: ours.document, theirs: theirs),
         createdAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
       report.fields = merged.conflicts.map { "\($0.path): \($0.resolution ?? "unsettled")" }
+      report.sections = merged.sections
       report.takenFromOurs = merged.takenFromOurs
       report.takenFromTheirs = merged.takenFromTheirs
       if let refusal = merged.refusal {

@@ -18,8 +18,10 @@ public struct ConflictReport: Sendable, Equatable {
   public var revision: Int?
   /// The local generation kept out of pruning because it lost, if one did.
   public var keptGeneration: Int?
-  /// Fields both sides changed and how each was settled (`score.highScore: rule max`).
+  /// Values both sides changed and how each was settled (`score.highScore: rule max (score.highScore)`).
   public var fields: [String]
+  /// Each section of the result and where it came from, or how it merged.
+  public var sections: [SectionMerge] = []
   /// Fields taken from one side because only it changed them.
   public var takenFromOurs: Int
   /// As ``takenFromOurs``, from the server.
@@ -27,13 +29,15 @@ public struct ConflictReport: Sendable, Equatable {
   /// A fallback the policy took, and why ("base revision 1 is no longer on the server").
   public var note: String?
 
-  /// One line: `conflict: base r1, ours generation 4, theirs r2: merged (3 fields) → r3; kept generation 4`.
+  /// One line: `conflict: base r1, ours generation 4, theirs r2: merge → merged (score merged,
+  /// camera theirs, physics theirs; 3 both changed, 1 from ours only, 0 from theirs only), uploaded as r3; …`.
   public var summary: String {
     var line =
       "conflict: base \(base.map { "r\($0)" } ?? "none"), ours generation \(ours), theirs r\(theirs): \(policy) → \(result)"
     if result == "merged" {
+      let parts = sections.filter { $0.source != .unchanged }.map { "\($0.name) \($0.source.rawValue)" }
       line +=
-        " (\(fields.count) field\(fields.count == 1 ? "" : "s") both changed, \(takenFromOurs) from ours, \(takenFromTheirs) from theirs)"
+        " (\(parts.isEmpty ? "" : parts.joined(separator: ", ") + "; ")\(fields.count) both changed, \(takenFromOurs) from ours only, \(takenFromTheirs) from theirs only)"
     }
     if let revision { line += ", uploaded as r\(revision)" }
     if let keptGeneration { line += "; kept generation \(keptGeneration)" }

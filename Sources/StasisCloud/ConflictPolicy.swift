@@ -2,7 +2,7 @@ import Stasis
 
 /// How a conflict is resolved: both this device and the server moved past the same base.
 /// The first five are Google Play's saved-games policies; ``merge(rules:fallback:)`` merges
-/// the two saves field by field against the base. Whatever the policy, the losing side is
+/// the two saves against the base by the game's declarations. Whatever the policy, the losing side is
 /// never deleted: the server keeps its revision, the device keeps its generation.
 public indirect enum ConflictPolicy: Sendable {
   /// The game is handed base, ours and theirs and decides (``CloudSyncConfiguration/onConflict``);
@@ -17,8 +17,10 @@ public indirect enum ConflictPolicy: Sendable {
   /// The base — the last revision both sides agreed on — wins over both.
   case lastKnownGood
   /// A three-way merge of the self-describing trees against the base revision (fetched from
-  /// the server's history). A field both sides changed follows `rules`, else `fallback`'s
-  /// side; when the base is no longer on the server, or the merged state does not load, the
+  /// the server's history), by the game's declarations (``ThreeWayMerge``): a section only one
+  /// side changed comes from it; a section both changed comes whole from `fallback`'s side,
+  /// except the paths `rules` declares inside it, and a group of paths always comes from one
+  /// side. When the base is no longer on the server, or the merged state does not load, the
   /// whole conflict goes to `fallback`, and the report says so.
   case merge(rules: MergeRules, fallback: ConflictPolicy)
 

@@ -1,122 +1,17 @@
 import Stasis
 
-/// One field both sides changed, differently, as a merge rule sees it. A value that is nil is
-/// absent on that side (a field added on one side, removed on the other).
-public struct MergeField: Sendable, Equatable {
-  /// The field's path: `score.highScore`, `level.collected[4]`, `physics.bodies[12]`.
-  public var path: String
-  /// The value at the common ancestor.
-  public var base: SaveValue?
-  /// This device's value.
-  public var ours: SaveValue?
-  /// The server's value.
-  public var theirs: SaveValue?
-}
-
-/// What a game declares for a field both sides changed.
-public enum MergeRule: Sendable {
-  /// The larger number (a high score, a level reached).
-  case max
-  /// The smaller number (a best time).
-  case min
-  /// This device's value.
-  case ours
-  /// The server's value.
-  case theirs
-  /// The game decides; nil leaves the field to the slot's policy. (For an element of a bulk
-  /// array, which is merged whole, only `ours` and `theirs` apply; the others fall back.)
-  case custom(@Sendable (MergeField) -> SaveValue?)
-
-  /// Its name in reports: `max`, `min`, `ours`, `theirs`, `custom`.
-  public var name: String {
-    switch self {
-    case .max: "max"
-    case .min: "min"
-    case .ours: "ours"
-    case .theirs: "theirs"
-    case .custom: "custom"
-    }
-  }
-
-  func apply(_ field: MergeField) -> SaveValue? {
-    switch self {
-    case .ours: return field.ours
-    case .theirs: return field.theirs
-    case .custom(let decide): return decide(field)
-    case .max, .min:
-      guard let ours = field.ours, let theirs = field.theirs, let a = ours.doubleValue, let b = theirs.doubleValue
-      else { return nil }
-      if case .max = self { return a >= b ? ours : theirs }
-      return a <= b ? ours : theirs
-    }
-  }
-}
-
-/// The game's merge rules, by field path. A pattern matches a path exactly, or with `[*]` for
-/// any index (`level.collected[*]`); a rule on an object or a section (`camera`) takes it
-/// whole when both sides changed it.
-///
-/// ```swift
-/// let rules: MergeRules = ["score.highScore": .max, "settings": .ours]
-/// ```
-public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
-  /// The rules, by pattern.
-  public private(set) var rules: [(pattern: String, rule: MergeRule)]
-
-  /// Rules from pattern-rule pairs.
-  public init(_ rules: [(pattern: String, rule: MergeRule)] = []) { self.rules = rules }
-
-  public init(dictionaryLiteral elements: (String, MergeRule)...) {
-    rules = elements.map { (pattern: $0.0, rule: $0.1) }
-  }
-
-  /// Adds or replaces the rule for `pattern`.
-  public subscript(pattern: String) -> MergeRule? {
-    get { rules.first { $0.pattern == pattern }?.rule }
-    set {
-      rules.removeAll { $0.pattern == pattern }
-      if let newValue { rules.append((pattern, newValue)) }
-    }
-  }
-
-  /// The rule for `path`: an exact pattern first, then one with `[*]` for its indices.
-  func rule(for path: String) -> (pattern: String, rule: MergeRule)? {
-    if let exact = rules.first(where: { $0.pattern == path }) { return exact }
-    guard path.contains("[") else { return nil }
-    let general = Self.generalised(path)
-    return rules.first { $0.pattern == general }
-  }
-
-  static func generalised(_ path: String) -> String {
-    var result = ""
-    var inIndex = false
-    for character in path {
-      if character == "[" {
-        inIndex = true
-        result += "[*"
-      } else if character == "]" {
-        inIndex = false
-        result.append(character)
-      } else if !inIndex {
-        result.append(character)
-      }
-    }
-    return result
-  }
-}
-
-/// A field both sides changed, and what became of it.
+/// A value both sides changed, and what became of it.
 public struct MergeConflict: Sendable, Equatable {
-  /// The field.
+  /// The value: a section, a declared field, an element, or a group (`map+monsters`).
   public var field: MergeField
-  /// How it was settled: `rule max`, `policy: theirs`; nil when it was not.
+  /// How it was settled: `rule max (score.highScore)`, `policy: theirs`; nil when it was not.
   public var resolution: String?
 
-  /// The field's path.
+  /// The value's path.
   public var path: String { field.path }
 }
 
-/// A side a conflicting field falls back to when no rule settles it.
+/// A side a conflicting value falls back to when no rule settles it.
 public enum MergeSide: String, Sendable, Equatable {
   /// This device's value.
   case ours
@@ -126,29 +21,69 @@ public enum MergeSide: String, Sendable, Equatable {
   case base
 }
 
+/// Where one section of a merged save came from: what a conflict report says per section.
+public struct SectionMerge: Sendable, Equatable, CustomStringConvertible {
+  /// The side a section came from, or how it merged.
+  public enum Source: String, Sendable, Equatable {
+    /// Neither side changed it.
+    case unchanged
+    /// Both sides made the same change.
+    case same
+    /// Whole from this device.
+    case ours
+    /// Whole from the server.
+    case theirs
+    /// Whole from the common ancestor.
+    case base
+    /// Declared parts merged, so it is neither side's whole.
+    case merged
+    /// Both changed it and nothing settled it.
+    case unsettled
+  }
+
+  /// The section's name.
+  public var name: String
+  /// Where it came from.
+  public var source: Source
+  /// Why: `only ours changed it`, `both changed it: policy: theirs`, `group physics+camera: …`.
+  public var how: String
+
+  /// One line: `physics: theirs (group physics+camera: both changed it: policy: theirs)`.
+  public var description: String { "\(name): \(source.rawValue) (\(how))" }
+}
+
 /// What a three-way merge produced.
 public struct MergeOutcome: Sendable {
-  /// The merged document, or nil when some field both sides changed was left unsettled (no
+  /// The merged document, or nil when some value both sides changed was left unsettled (no
   /// rule, no fallback side), or when the documents cannot be merged (``refusal``).
   public var document: SaveDocument?
-  /// Every field both sides changed, settled or not, in file order.
+  /// Every value both sides changed, settled or not, groups first, then in file order.
   public var conflicts: [MergeConflict]
-  /// Fields taken from one side only, because only that side changed them.
+  /// Each section of the result, in order, and where it came from.
+  public var sections: [SectionMerge]
+  /// Values (sections, declared fields, elements) taken from ours because only ours changed them.
   public var takenFromOurs: Int
   /// As ``takenFromOurs``, from the server's side.
   public var takenFromTheirs: Int
-  /// Why the documents could not be merged field by field (another game, another schema).
+  /// Why the documents could not be merged (another game, another schema).
   public var refusal: String?
 
   /// The conflicts no rule and no fallback settled.
   public var unsettled: [MergeConflict] { conflicts.filter { $0.resolution == nil } }
 }
 
-/// A field-by-field three-way merge of self-describing saves against their common ancestor:
-/// a field only one side changed is taken from that side; a field both changed follows the
-/// game's ``MergeRules``, else the `fallback` side. Objects merge field by field, arrays and
-/// bulk arrays element by element when the three lengths (and the bulk layouts) match, and
-/// as a whole otherwise. Deterministic: fields in name order, elements in index order.
+/// A three-way merge of self-describing saves against their common ancestor, by the game's
+/// declarations (``MergeRules``), that never builds a world no device saw:
+///
+/// - A value only one side changed comes from that side, whole.
+/// - A section both sides changed comes whole from the `fallback` side, unless the game
+///   declared something inside it: then each declared path merges on its own (by its rule),
+///   and the rest of the section still comes whole from one side.
+/// - Arrays (and bulk arrays) are whole unless declared: ``MergeRule/byKey(_:)`` aligns
+///   entities by id, ``MergeRule/byIndex`` fixed slots by index, ``MergeRule/union`` sets and logs.
+/// - A group of paths always comes from one side.
+///
+/// Deterministic: fields in name order, elements in the order of the side the fallback picks.
 public enum ThreeWayMerge {
   /// Merges `ours` and `theirs` against `base`. The result's header is `winner`'s (the side
   /// the slot's policy prefers, else ours) with the longer play time and the higher progress.
@@ -156,30 +91,41 @@ public enum ThreeWayMerge {
     base: SaveDocument, ours: SaveDocument, theirs: SaveDocument, rules: MergeRules = MergeRules(),
     fallback: MergeSide?, createdAt: Int64
   ) -> MergeOutcome {
-    var merger = Merger(rules: rules, fallback: fallback)
     guard ours.game.name == theirs.game.name, base.game.name == ours.game.name else {
       return MergeOutcome(
-        document: nil, conflicts: [], takenFromOurs: 0, takenFromTheirs: 0,
+        document: nil, conflicts: [], sections: [], takenFromOurs: 0, takenFromTheirs: 0,
         refusal: "the saves are of different games ('\(ours.game.name)', '\(theirs.game.name)')")
     }
     guard ours.game.schemaVersion == theirs.game.schemaVersion, base.game.schemaVersion == ours.game.schemaVersion
     else {
       return MergeOutcome(
-        document: nil, conflicts: [], takenFromOurs: 0, takenFromTheirs: 0,
+        document: nil, conflicts: [], sections: [], takenFromOurs: 0, takenFromTheirs: 0,
         refusal:
           "the saves have different schema versions (base \(base.game.schemaVersion), ours \(ours.game.schemaVersion), theirs \(theirs.game.schemaVersion))"
       )
     }
+    var merger = Merger(rules: rules, fallback: fallback)
+    merger.decideGroups(base: base, ours: ours, theirs: theirs)
     var names: [String] = []
     for name in ours.sections.map(\.name) + theirs.sections.map(\.name) where !names.contains(name) {
       names.append(name)
     }
     var sections: [SaveSection] = []
+    var reports: [SectionMerge] = []
     for name in names {
-      let merged = merger.merge(
-        base[section: name].map(SectionValue.init), ours[section: name].map(SectionValue.init),
-        theirs[section: name].map(SectionValue.init), path: name)
-      if let merged { sections.append(SaveSection(name: name, content: merged.content)) }
+      let (b, o, t) = (base[section: name]?.content, ours[section: name]?.content, theirs[section: name]?.content)
+      let first = merger.conflicts.count
+      let merged: SaveSection.Content?
+      if let choice = merger.groupChoice(name) {
+        merged = Merger.value(on: choice.side, b, o, t)
+      } else if let tb = Merger.tree(b), let to = Merger.tree(o), let tt = Merger.tree(t), to != nil || tt != nil {
+        merged = merger.merge(tb, to, tt, path: name).map { .tree($0) }
+      } else {
+        merged = merger.pick(b, o, t, path: name)
+      }
+      if let merged { sections.append(SaveSection(name: name, content: merged)) }
+      reports.append(
+        merger.report(name, b, o, t, merged: merged, conflicts: merger.conflicts[first...]))
     }
     let winner = fallback == .theirs ? theirs : ours
     var summary = winner.summary
@@ -191,47 +137,128 @@ public enum ThreeWayMerge {
     return MergeOutcome(
       document: settled
         ? SaveDocument(game: winner.game, createdAt: createdAt, summary: summary, sections: sections) : nil,
-      conflicts: merger.conflicts, takenFromOurs: merger.fromOurs, takenFromTheirs: merger.fromTheirs, refusal: nil)
+      conflicts: merger.conflicts, sections: reports, takenFromOurs: merger.fromOurs,
+      takenFromTheirs: merger.fromTheirs, refusal: nil)
   }
 }
 
-/// A section as a value to merge: trees merge inside, raw sections only as a whole.
-private struct SectionValue: Equatable {
-  var content: SaveSection.Content
-  init(_ section: SaveSection) { content = section.content }
-  init(_ content: SaveSection.Content) { self.content = content }
+/// The side a group was taken from, and why.
+struct GroupChoice {
+  var label: String
+  /// nil: both changed it and nothing settled it (ours stands in).
+  var side: MergeSide?
+  var how: String
 }
 
-private struct Merger {
+/// One merge in progress: the declarations, the fallback, and what was found so far.
+struct Merger {
   let rules: MergeRules
   let fallback: MergeSide?
   var conflicts: [MergeConflict] = []
   var fromOurs = 0
   var fromTheirs = 0
+  private var groupOf: [String: Int] = [:]
+  private var choices: [GroupChoice] = []
 
   init(rules: MergeRules, fallback: MergeSide?) {
     self.rules = rules
     self.fallback = fallback
   }
 
-  mutating func merge(_ base: SectionValue?, _ ours: SectionValue?, _ theirs: SectionValue?, path: String)
-    -> SectionValue?
-  {
-    func tree(_ value: SectionValue?) -> SaveValue?? {
-      guard let value else { return .some(nil) }
-      if case .tree(let tree) = value.content { return .some(tree) }
-      return nil
+  // MARK: Groups
+
+  /// A group member's value on one side: a whole section, or a field inside a tree section.
+  private enum Found: Equatable {
+    case content(SaveSection.Content)
+    case value(SaveValue)
+
+    var saveValue: SaveValue? {
+      switch self {
+      case .content(.tree(let value)), .value(let value): value
+      case .content(.raw): nil
+      }
     }
-    if let b = tree(base), let o = tree(ours), let t = tree(theirs), o != nil || t != nil {
-      return merge(b, o, t, path: path).map { SectionValue(.tree($0)) }
-    }
-    // A raw section (a thumbnail) or a section that changed encoding: as a whole.
-    return pick(base, ours, theirs, path: path)
   }
 
-  /// The three-way rule for one value, descending into objects, arrays and bulk arrays.
+  private static func find(_ path: String, in document: SaveDocument) -> Found? {
+    let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    guard let section = document[section: parts[0]] else { return nil }
+    if parts.count == 1 { return .content(section.content) }
+    guard case .tree(var value) = section.content else { return nil }
+    for part in parts.dropFirst() {
+      guard let next = value[field: part] else { return nil }
+      value = next
+    }
+    return .value(value)
+  }
+
+  /// Each group's side, from its members' values on the three sides.
+  mutating func decideGroups(base: SaveDocument, ours: SaveDocument, theirs: SaveDocument) {
+    for members in rules.groups where !members.isEmpty {
+      let label = members.joined(separator: "+")
+      let found = members.map { (Self.find($0, in: base), Self.find($0, in: ours), Self.find($0, in: theirs)) }
+      let oursChanged = found.contains { $0.1 != $0.0 }
+      let theirsChanged = found.contains { $0.2 != $0.0 }
+      var choice = GroupChoice(label: label, side: .ours, how: "")
+      if found.allSatisfy({ $0.1 == $0.2 }) {
+        choice.how = oursChanged ? "both made the same change" : "neither side changed it"
+      } else if !oursChanged {
+        fromTheirs += 1
+        (choice.side, choice.how) = (.theirs, "only theirs changed it")
+      } else if !theirsChanged {
+        fromOurs += 1
+        choice.how = "only ours changed it"
+      } else {
+        func object(_ pick: ((Found?, Found?, Found?)) -> Found?) -> SaveValue {
+          .object(SaveObject(zip(members, found).compactMap { name, f in pick(f)?.saveValue.map { (name, $0) } }))
+        }
+        let field = MergeField(path: label, base: object(\.0), ours: object(\.1), theirs: object(\.2))
+        let (resolution, side) = settleSide(field)
+        conflicts.append(MergeConflict(field: field, resolution: resolution))
+        (choice.side, choice.how) = (side, "both changed it: \(resolution ?? "nothing settles it")")
+      }
+      for member in members where groupOf[member] == nil { groupOf[member] = choices.count }
+      choices.append(choice)
+    }
+  }
+
+  func groupChoice(_ path: String) -> GroupChoice? {
+    groupOf.isEmpty ? nil : groupOf[path].map { choices[$0] }
+  }
+
+  /// Whether a group names a field inside `path`.
+  func groupsInside(_ path: String) -> Bool {
+    !groupOf.isEmpty && rules.groups.contains { $0.contains { $0.hasPrefix(path + ".") } }
+  }
+
+  /// `side`'s value; ours for an unsettled one (the document is not made then).
+  static func value<Value>(on side: MergeSide?, _ base: Value?, _ ours: Value?, _ theirs: Value?) -> Value? {
+    switch side {
+    case .theirs?: theirs
+    case .base?: base
+    default: ours
+    }
+  }
+
+  // MARK: Values
+
+  /// A section's tree; `.some(nil)` when the section is absent, nil when it is raw bytes.
+  static func tree(_ content: SaveSection.Content?) -> SaveValue?? {
+    guard let content else { return .some(nil) }
+    if case .tree(let tree) = content { return .some(tree) }
+    return nil
+  }
+
+  /// The three-way rule for one value: one side's change is taken whole; a change on both
+  /// sides follows the declaration for `path`, descends where something inside is declared,
+  /// and is otherwise settled whole by the fallback.
   mutating func merge(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String) -> SaveValue? {
+    if let choice = groupChoice(path) { return Self.value(on: choice.side, base, ours, theirs) }
     if ours == theirs { return ours }
+    // A group member inside may have to come from the side that did not change this value.
+    if groupsInside(path), case .object(let o)? = ours, case .object(let t)? = theirs {
+      return .object(mergeObject(base, o, t, path: path, everyKey: false))
+    }
     if ours == base {
       fromTheirs += 1
       return theirs
@@ -241,96 +268,79 @@ private struct Merger {
       return ours
     }
     let field = MergeField(path: path, base: base, ours: ours, theirs: theirs)
-    if let (pattern, rule) = rules.rule(for: path), let value = rule.apply(field) {
-      conflicts.append(MergeConflict(field: field, resolution: "rule \(rule.name) (\(pattern))"))
-      return value
-    }
-    switch (base, ours, theirs) {
-    case (let b, .object(let o)?, .object(let t)?):
-      var baseObject: SaveObject?
-      if case .object(let object)? = b { baseObject = object }
-      var names = Set(o.fields.map(\.name))
-      names.formUnion(t.fields.map(\.name))
-      var fields: [(name: String, value: SaveValue)] = []
-      for name in names.sorted() {
-        if let value = merge(baseObject?[name], o[name], t[name], path: "\(path).\(name)") {
-          fields.append((name, value))
+    if let (pattern, rule) = rules.rule(for: path) {
+      switch rule {
+      case .union:
+        if case .object(let o)? = ours, case .object(let t)? = theirs {
+          return .object(mergeObject(base, o, t, path: path, everyKey: true))
+        }
+        if let merged = Self.union(base, ours, theirs) {
+          conflicts.append(MergeConflict(field: field, resolution: "rule union (\(pattern))"))
+          return merged
+        }
+      case .byKey(let key):
+        if let merged = mergeByKey(base, ours, theirs, key: key, path: path) { return merged }
+      case .byIndex:
+        if let merged = mergeByIndex(base, ours, theirs, path: path) { return merged }
+      default:
+        if let value = rule.apply(field) {
+          conflicts.append(MergeConflict(field: field, resolution: "rule \(rule.name) (\(pattern))"))
+          return value
         }
       }
-      return .object(SaveObject(fields))
-    case (.array(let b)?, .array(let o)?, .array(let t)?) where b.count == o.count && o.count == t.count:
-      var elements: [SaveValue] = []
-      for index in o.indices {
-        elements.append(merge(b[index], o[index], t[index], path: "\(path)[\(index)]") ?? .null)
+    } else if rules.declares(inside: path) {
+      if case .object(let o)? = ours, case .object(let t)? = theirs {
+        return .object(mergeObject(base, o, t, path: path, everyKey: false))
       }
-      return .array(elements)
-    case (.bulk(let b)?, .bulk(let o)?, .bulk(let t)?)
-    where b.layout == o.layout && o.layout == t.layout && b.count == o.count && o.count == t.count:
-      return .bulk(mergeBulk(b, o, t, path: path))
-    default:
-      return settle(field).value
+      if let merged = mergeByIndex(base, ours, theirs, path: path) { return merged }
     }
+    return settle(field)
   }
 
-  /// Element by element over the raw bytes: an element only one side changed comes from it;
-  /// one both changed follows the rule for `path[*]` (`ours`, `theirs`, `custom`), else the
-  /// fallback side.
-  private mutating func mergeBulk(_ base: BulkArray, _ ours: BulkArray, _ theirs: BulkArray, path: String)
-    -> BulkArray
-  {
-    let stride = base.layout.stride
-    var bytes = [UInt8](repeating: 0, count: base.count * stride)
-    var pending: [MergeField] = []
-    base.withUnsafeBytes { b in
-      ours.withUnsafeBytes { o in
-        theirs.withUnsafeBytes { t in
-          for index in 0..<base.count {
-            let range = index * stride..<(index + 1) * stride
-            let sameOurs = b[range].elementsEqual(o[range])
-            let sameTheirs = b[range].elementsEqual(t[range])
-            let source: UnsafeRawBufferPointer
-            if sameOurs {
-              source = t
-              if !sameTheirs { fromTheirs += 1 }
-            } else if sameTheirs || o[range].elementsEqual(t[range]) {
-              source = o
-              if sameTheirs { fromOurs += 1 }
-            } else {
-              source = o  // settled below
-              pending.append(
-                MergeField(
-                  path: "\(path)[\(index)]", base: .object(base.element(at: index)),
-                  ours: .object(ours.element(at: index)), theirs: .object(theirs.element(at: index))))
-            }
-            for offset in range { bytes[offset] = source[offset] }
-          }
+  /// An object something inside is declared for: each declared field merges on its own; the
+  /// undeclared ones are one value, taken whole from one side (`everyKey`: every key merges).
+  mutating func mergeObject(
+    _ base: SaveValue?, _ ours: SaveObject, _ theirs: SaveObject, path: String, everyKey: Bool
+  ) -> SaveObject {
+    var baseObject: SaveObject?
+    if case .object(let object)? = base { baseObject = object }
+    var names = Set(ours.fields.map(\.name))
+    names.formUnion(theirs.fields.map(\.name))
+    let declared = names.filter { everyKey || rules.declares(atOrInside: "\(path).\($0)") }
+    func rest(_ object: SaveObject?) -> SaveObject {
+      SaveObject(object?.fields.filter { !declared.contains($0.name) } ?? [])
+    }
+    let (restBase, restOurs, restTheirs) = (rest(baseObject), rest(ours), rest(theirs))
+    var restMerged = restOurs
+    if restOurs == restTheirs {
+      restMerged = restOurs
+    } else if restOurs == restBase {
+      fromTheirs += 1
+      restMerged = restTheirs
+    } else if restTheirs == restBase {
+      fromOurs += 1
+    } else {
+      let field = MergeField(
+        path: path, base: baseObject == nil ? nil : .object(restBase), ours: .object(restOurs),
+        theirs: .object(restTheirs))
+      if case .object(let object)? = settle(field) { restMerged = object }
+    }
+    var fields: [(name: String, value: SaveValue)] = []
+    for name in names.sorted() {
+      if declared.contains(name) {
+        if let value = merge(baseObject?[name], ours[name], theirs[name], path: "\(path).\(name)") {
+          fields.append((name, value))
         }
+      } else if let value = restMerged[name] {
+        fields.append((name, value))
       }
     }
-    for field in pending {
-      guard let index = Int(field.path[field.path.index(after: field.path.lastIndex(of: "[")!)...].dropLast()) else {
-        continue
-      }
-      var chosen: BulkArray?
-      if let (pattern, rule) = rules.rule(for: field.path), case .some(let side) = Self.wholeSide(rule) {
-        chosen = side == .ours ? ours : theirs
-        conflicts.append(MergeConflict(field: field, resolution: "rule \(rule.name) (\(pattern))"))
-      } else {
-        let (resolution, side) = settleSide(field)
-        conflicts.append(MergeConflict(field: field, resolution: resolution))
-        chosen = side.map { $0 == .ours ? ours : $0 == .theirs ? theirs : base }
-      }
-      guard let chosen else { continue }
-      chosen.withUnsafeBytes { source in
-        for offset in index * stride..<(index + 1) * stride { bytes[offset] = source[offset] }
-      }
-    }
-    return BulkArray(layout: base.layout, count: base.count, bytes: bytes[...])
+    return SaveObject(fields)
   }
 
   /// The side a rule takes for a value merged only as a whole (an element of a bulk array, a
   /// raw section): `ours` and `theirs` apply; `max`, `min` and closures need values.
-  private static func wholeSide(_ rule: MergeRule) -> MergeSide? {
+  static func wholeSide(_ rule: MergeRule) -> MergeSide? {
     switch rule {
     case .ours: .ours
     case .theirs: .theirs
@@ -338,19 +348,14 @@ private struct Merger {
     }
   }
 
-  /// A leaf (or a value that cannot be merged inside) both sides changed and no rule settled.
-  private mutating func settle(_ field: MergeField) -> (value: SaveValue?, settled: Bool) {
+  /// A value both sides changed that no declaration settled: the fallback side's, whole.
+  private mutating func settle(_ field: MergeField) -> SaveValue? {
     let (resolution, side) = settleSide(field)
     conflicts.append(MergeConflict(field: field, resolution: resolution))
-    switch side {
-    case .ours?: return (field.ours, true)
-    case .theirs?: return (field.theirs, true)
-    case .base?: return (field.base, true)
-    case nil: return (field.ours, false)
-    }
+    return Self.value(on: side, field.base, field.ours, field.theirs)
   }
 
-  private func settleSide(_ field: MergeField) -> (String?, MergeSide?) {
+  func settleSide(_ field: MergeField) -> (String?, MergeSide?) {
     guard let fallback else { return (nil, nil) }
     return ("policy: \(fallback.rawValue)", fallback)
   }
@@ -358,19 +363,66 @@ private struct Merger {
   /// A raw section (a thumbnail, a load report): derived from the state, so when both sides
   /// changed it, the fallback side's is taken (ours without one) and no conflict is counted;
   /// an `ours` or `theirs` rule for its name still decides.
-  private mutating func pick(
-    _ base: SectionValue?, _ ours: SectionValue?, _ theirs: SectionValue?, path: String
-  ) -> SectionValue? {
+  func pick(
+    _ base: SaveSection.Content?, _ ours: SaveSection.Content?, _ theirs: SaveSection.Content?, path: String
+  ) -> SaveSection.Content? {
     if ours == theirs { return ours }
     if ours == base { return theirs }
     if theirs == base { return ours }
     if let (_, rule) = rules.rule(for: path), let side = Self.wholeSide(rule) {
       return side == .ours ? ours : theirs
     }
-    switch fallback {
-    case .theirs?: return theirs
-    case .base?: return base
-    default: return ours
+    return Self.value(on: fallback ?? .ours, base, ours, theirs)
+  }
+
+  // MARK: Reports
+
+  /// Where section `name` came from, given the conflicts found inside it.
+  func report(
+    _ name: String, _ base: SaveSection.Content?, _ ours: SaveSection.Content?, _ theirs: SaveSection.Content?,
+    merged: SaveSection.Content?, conflicts: ArraySlice<MergeConflict>
+  ) -> SectionMerge {
+    var prefix = ""
+    if let choice = groupChoice(name) {
+      prefix = "group \(choice.label): "
+      if ours != theirs {  // the group's side, even where only the other side changed this member
+        return SectionMerge(name: name, source: choice.side.map(Self.source) ?? .unsettled, how: prefix + choice.how)
+      }
+    }
+    if ours == theirs {
+      return ours == base
+        ? SectionMerge(name: name, source: .unchanged, how: prefix + "neither side changed it")
+        : SectionMerge(name: name, source: .same, how: prefix + "both made the same change")
+    }
+    if ours == base, merged == theirs {
+      return SectionMerge(name: name, source: .theirs, how: prefix + "only theirs changed it")
+    }
+    if theirs == base, merged == ours {
+      return SectionMerge(name: name, source: .ours, how: prefix + "only ours changed it")
+    }
+    let source: SectionMerge.Source =
+      conflicts.contains { $0.resolution == nil }
+      ? .unsettled
+      : merged == ours ? .ours : merged == theirs ? .theirs : merged == base ? .base : .merged
+    let how: String
+    if conflicts.isEmpty, ours != base, theirs != base {
+      how = "both changed it: derived data, the fallback's side"
+    } else if conflicts.isEmpty {
+      how = "\(ours == base ? "only theirs" : "only ours") changed it; a group inside came from the other side"
+    } else if conflicts.count == 1, conflicts.first?.path == name {
+      how = "both changed it: \(conflicts.first?.resolution ?? "nothing settles it")"
+    } else {
+      how = conflicts.map { "\($0.path == name ? "other fields" : $0.path): \($0.resolution ?? "nothing settles it")" }
+        .joined(separator: "; ")
+    }
+    return SectionMerge(name: name, source: source, how: how)
+  }
+
+  private static func source(_ side: MergeSide) -> SectionMerge.Source {
+    switch side {
+    case .ours: .ours
+    case .theirs: .theirs
+    case .base: .base
     }
   }
 }

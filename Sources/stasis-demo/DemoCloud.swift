@@ -42,7 +42,7 @@ enum DemoCloud {
           "base": conflict.base ?? NSNull(), "ours": conflict.ours, "theirs": conflict.theirs,
           "policy": conflict.policy, "result": conflict.result, "revision": conflict.revision ?? NSNull(),
           "keptGeneration": conflict.keptGeneration ?? NSNull(), "fields": Array(conflict.fields.prefix(20)),
-          "fieldCount": conflict.fields.count,
+          "fieldCount": conflict.fields.count, "sections": conflict.sections.map(\.description),
           "fromOurs": conflict.takenFromOurs, "fromTheirs": conflict.takenFromTheirs, "note": conflict.note ?? NSNull(),
         ] as [String: Any]
       },

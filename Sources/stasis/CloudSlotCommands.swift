@@ -136,11 +136,13 @@ extension Cloud {
       discussion: """
         The loser is kept: theirs stays in the server's history; ours stays a local generation,
         kept out of pruning until `stasis cloud discard`. The result is uploaded on top of theirs.
-        A merge whose fields both sides changed needs --fallback to settle them.
+        A merge takes each section from the side that changed it; sections both sides changed need
+        --fallback (whole from its side), or the game's declarations (--declarations FILE, the format
+        of `stasis merge`) for the paths inside them.
 
         Example:
           stasis cloud resolve autosave --take theirs
-          stasis cloud resolve autosave --take merge --fallback recent
+          stasis cloud resolve autosave --take merge --fallback recent --declarations merge.txt
         """)
 
     @Argument(help: "The slot.")
@@ -149,13 +151,19 @@ extension Cloud {
     @Option(help: "ours, theirs or merge.")
     var take: String
 
-    @Option(help: "For merge: the policy for fields both sides changed (recent, playtime, progress, last-known-good).")
+    @Option(
+      help: "For merge: the policy for sections both sides changed (recent, playtime, progress, last-known-good).")
     var fallback: String?
+
+    @Option(
+      help: ArgumentHelp("For merge: the game's merge declarations (see stasis merge --help).", valueName: "file"))
+    var declarations: String?
 
     @OptionGroup var options: CloudOptions
 
     func validate() throws {
       guard ["ours", "theirs", "merge"].contains(take) else { throw ValidationError("--take is ours, theirs or merge") }
+      if declarations != nil, take != "merge" { throw ValidationError("--declarations goes with --take merge") }
       if let fallback {
         guard take == "merge", let policy = ConflictPolicy(name: fallback), policy.name != "merge" else {
           throw ValidationError("--fallback goes with --take merge: recent, playtime, progress or last-known-good")
@@ -167,21 +175,34 @@ extension Cloud {
       let taken: ConflictDecision? = take == "ours" ? .ours : take == "theirs" ? .theirs : nil
       let configuration = CloudSyncConfiguration(policy: .manual, onConflict: { _ in taken })
       let (_, _, sync) = try options.open(try checkedSlot(slot), configuration: configuration)
+      var rules = MergeRules()
+      if let declarations {
+        let text: String
+        do {
+          text = try String(contentsOf: URL(fileURLWithPath: declarations), encoding: .utf8)
+        } catch {
+          throw fail(SaveFileError(.io, "could not be read: \(error)", context: .init(file: declarations)))
+        }
+        rules = try MergeDeclarations.parse(text, file: declarations)
+      }
       let policy: ConflictPolicy =
         take == "merge"
-        ? .merge(rules: MergeRules(), fallback: fallback.flatMap { ConflictPolicy(name: $0) } ?? .manual)
+        ? .merge(rules: rules, fallback: fallback.flatMap { ConflictPolicy(name: $0) } ?? .manual)
         : .manual
       let report = await sync!.resolve(with: policy, named: take == "merge" ? "merge" : "take \(take)")
       for event in sync!.status.events { Terminal.standardOutput.line(String(event.description.dropFirst(7))) }
       if let conflict = sync!.status.conflicts.last {
         for field in conflict.fields.prefix(50) { Terminal.standardOutput.line("  \(field)") }
         if conflict.fields.count > 50 { Terminal.standardOutput.line("  … and \(conflict.fields.count - 50) more") }
+        for section in conflict.sections where section.source != .unchanged {
+          Terminal.standardOutput.line("  section \(section)")
+        }
       }
       if let error = report.error { throw fail(error) }
       if report.state == .conflict {
         Terminal.standardError.line(
           Terminal.standardError.paint("error: ", .red)
-            + "still in conflict: fields both sides changed need --fallback recent|playtime|progress, or --take ours|theirs"
+            + "still in conflict: sections both sides changed need --fallback recent|playtime|progress, or --take ours|theirs"
         )
         throw Exit.invalid
       }

@@ -5,20 +5,36 @@ import StasisCloud
 
 struct Merge: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Merge two saves of one game field by field against their common ancestor.",
+    abstract: "Merge two saves of one game against their common ancestor, by the game's declarations.",
     discussion: """
-      A field only one side changed is taken from it; a field both changed is a conflict, settled
-      by a --rule for its path, else by --take, else left for you: then every conflicting field is
-      listed, nothing is written, and the exit code is 1. Objects merge field by field, arrays and
-      bulk arrays element by element when their lengths (and layouts) match.
+      A section only one side changed is taken from it, whole. A section both
+      changed is a conflict, taken whole from the --take side (or left for you:
+      then every conflict is listed, nothing is written, and the exit code is
+      1) — unless the game declared paths inside it: each declared path then
+      merges on its own (rules: max, min, ours, theirs, union, by-index,
+      by-key FIELD), and the rest of the section still comes whole from one
+      side. Arrays and bulk arrays are whole unless declared; a group of paths
+      always comes from one side. The report says, for each section, which
+      side it came from or how it merged.
+
+      Declarations come from --rule PATH=RULE, and from a file
+      (--declarations FILE), one per line ('#' starts a comment; a PATH may
+      use [*] for any index or key):
+        player.highScore = max
+        monsters = by-key id
+        monsters[*].hp = min
+        log = union
+        group map, monsters, stairs
 
       Example:
         stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis
-        stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis --rule score.highScore=max --take theirs
+        stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis \\
+          --declarations merge.txt --take theirs
 
-      Exit codes: 0 merged cleanly (rules count as clean) and written; 1 fields conflict: nothing is
-      written, unless --take settled them (then written, and still 1, so a script knows), or a save
-      is invalid; 64 usage; 74 I/O.
+      Exit codes: 0 merged cleanly (rules count as clean) and written; 1
+      values conflict: nothing is written, unless --take settled them (then
+      written, and still 1, so a script knows), or a save is invalid; 64 usage
+      (a bad declaration); 74 I/O.
       """
   )
 
@@ -40,9 +56,15 @@ struct Merge: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "A rule for fields both sides changed: PATH=max|min|ours|theirs; PATH may use [*] for any index.",
+      "A rule for a path both sides changed: PATH=max|min|ours|theirs|union|by-index|'by-key FIELD'; PATH may use [*] for any index or key. Overrides the file's rule for the same path.",
       valueName: "path=rule"))
   var rule: [String] = []
+
+  @Option(
+    help: ArgumentHelp(
+      "A file of merge declarations: 'PATH = RULE' and 'group PATH, PATH, …' lines (see above).",
+      valueName: "file"))
+  var declarations: String?
 
   @Flag(help: "Print the conflicts as JSON.")
   var json = false
@@ -51,30 +73,38 @@ struct Merge: ParsableCommand {
 
   func validate() throws {
     if let take, MergeSide(rawValue: take) == nil { throw ValidationError("--take is ours, theirs or base") }
-    _ = try rules()
+    _ = try rules(file: nil)
   }
 
-  private func rules() throws -> MergeRules {
+  /// The file's declarations (none without one), then each --rule on top.
+  private func rules(file: String?) throws -> MergeRules {
     var rules = MergeRules()
+    if let declarations, let file { rules = try MergeDeclarations.parse(file, file: declarations) }
     for entry in rule {
       let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
       guard parts.count == 2, !parts[0].isEmpty else { throw ValidationError("--rule takes PATH=RULE, not '\(entry)'") }
-      switch parts[1] {
-      case "max": rules[parts[0]] = .max
-      case "min": rules[parts[0]] = .min
-      case "ours": rules[parts[0]] = .ours
-      case "theirs": rules[parts[0]] = .theirs
-      default: throw ValidationError("--rule \(parts[0]): the rule is max, min, ours or theirs, not '\(parts[1])'")
+      guard let parsed = MergeDeclarations.rule(named: parts[1]) else {
+        throw ValidationError("--rule \(parts[0]): the rule is \(MergeDeclarations.ruleNames), not '\(parts[1])'")
       }
+      rules[parts[0]] = parsed
     }
     return rules
   }
 
   func run() throws {
     let signing = try key.policy()
+    var file: String?
+    if let declarations {
+      do {
+        file = try String(contentsOf: URL(fileURLWithPath: declarations), encoding: .utf8)
+      } catch {
+        throw fail(SaveFileError(.io, "could not be read: \(error)", context: .init(file: declarations)))
+      }
+    }
+    let rules = try rules(file: file)
     let documents = try [base, ours, theirs].map { try openSave($0, signing: signing).document }
     let outcome = ThreeWayMerge.merge(
-      base: documents[0], ours: documents[1], theirs: documents[2], rules: try rules(),
+      base: documents[0], ours: documents[1], theirs: documents[2], rules: rules,
       fallback: take.flatMap(MergeSide.init(rawValue:)), createdAt: Int64(Date().timeIntervalSince1970 * 1000))
     if let refusal = outcome.refusal {
       throw fail(SaveFileError(.typeMismatch, refusal, context: .init(file: theirs, part: "header")))
@@ -91,6 +121,7 @@ struct Merge: ParsableCommand {
               "settled": conflict.resolution ?? NSNull(),
             ] as [String: Any]
           },
+          "sections": outcome.sections.map { ["name": $0.name, "source": $0.source.rawValue, "how": $0.how] },
           "fromOurs": outcome.takenFromOurs, "fromTheirs": outcome.takenFromTheirs,
           "written": outcome.document == nil ? NSNull() : output as Any,
         ]))
@@ -102,15 +133,18 @@ struct Merge: ParsableCommand {
             + out.paint(shortText(field.ours), .red) + ", theirs " + out.paint(shortText(field.theirs), .green)
             + " → " + (conflict.resolution.map { out.paint($0, .green) } ?? out.paint("CONFLICT", .red)))
       }
+      for section in outcome.sections where section.source != .unchanged {
+        out.line("section " + section.description)
+      }
       let unsettled = outcome.unsettled.count
       out.line(
-        "\(outcome.conflicts.count) field\(outcome.conflicts.count == 1 ? "" : "s") both changed"
+        "\(outcome.conflicts.count) value\(outcome.conflicts.count == 1 ? "" : "s") both changed"
           + (outcome.conflicts.isEmpty ? "" : " (\(outcome.conflicts.count - unsettled) settled, \(unsettled) not)")
           + "; \(outcome.takenFromOurs) taken from ours, \(outcome.takenFromTheirs) from theirs")
     }
     guard let merged = outcome.document else {
       Terminal.standardError.line(
-        "nothing written: settle the conflicts with --rule PATH=RULE or --take ours|theirs|base")
+        "nothing written: settle the conflicts with --rule PATH=RULE, --declarations FILE or --take ours|theirs|base")
       throw Exit.invalid
     }
     let bytes = SaveFileFormat.encode(merged, signingKey: signing.current)
@@ -123,7 +157,7 @@ struct Merge: ParsableCommand {
     if !json {
       out.line(
         "merged → \(output)"
-          + (taken == 0 ? "" : " (\(taken) conflicting field\(taken == 1 ? "" : "s") settled by --take \(take ?? ""))"))
+          + (taken == 0 ? "" : " (\(taken) conflicting value\(taken == 1 ? "" : "s") settled by --take \(take ?? ""))"))
     }
     if taken > 0 { throw Exit.invalid }  // written, but not clean: the script should know
   }

@@ -617,7 +617,9 @@ struct CLIGoldenTests {
     #expect(try fixtures.stasis("frobnicate").status == 64)
   }
 
-  @Test("merge: fields from each side, conflicts listed and nothing written; --rule and --take settle them")
+  @Test(
+    "merge: sections from each side, whole; conflicts listed and nothing written; --rule, --declarations and --take settle them"
+  )
   func merge() throws {
     let fixtures = try Fixtures()
     let codec = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.1", schemaVersion: 3))
@@ -639,23 +641,69 @@ struct CLIGoldenTests {
     #expect(conflicting.status == 1)
     #expect(
       conflicting.out == """
-        sprinklers[1]: base {3 fields}, ours {3 fields}, theirs {3 fields} → CONFLICT
-        1 field both changed (0 settled, 1 not); 1 taken from ours, 2 from theirs
+        sprinklers: base [3 × 12-byte elements], ours [3 × 12-byte elements], theirs [3 × 12-byte elements] → CONFLICT
+        section plants: ours (only ours changed it)
+        section sprinklers: unsettled (both changed it: nothing settles it)
+        section weather: theirs (only theirs changed it)
+        1 value both changed (0 settled, 1 not); 1 taken from ours, 1 from theirs
 
         """)
     #expect(
-      conflicting.err == "nothing written: settle the conflicts with --rule PATH=RULE or --take ours|theirs|base\n")
+      conflicting.err
+        == "nothing written: settle the conflicts with --rule PATH=RULE, --declarations FILE or --take ours|theirs|base\n"
+    )
     #expect(!FileManager.default.fileExists(atPath: fixtures.path("out.stasis")), "nothing written")
 
     let taken = try fixtures.stasis(
       "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "out.stasis", "--take", "theirs")
     #expect(taken.status == 1, "written, but a field conflicted: \(taken.err)")
-    #expect(taken.out.hasSuffix("merged → out.stasis (1 conflicting field settled by --take theirs)\n"))
+    #expect(taken.out.hasSuffix("merged → out.stasis (1 conflicting value settled by --take theirs)\n"))
     let merged = try codec.state(
       from: SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("out.stasis"))))))
     #expect(merged.plants[0].height == 1.5)
     #expect(merged.weather == ["rain": 4, "sun": 8])
     #expect(merged.sprinklers.map(\.flow) == [5, 9, 6])
+    // The sprinklers both changed and nothing declares them: ours, whole, not ours' element 1 with theirs' 2.
+    #expect(
+      try fixtures.stasis("merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "ours.out", "--take", "ours")
+        .status == 1)
+    let whole = try codec.state(
+      from: SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("ours.out"))))))
+    #expect(whole.sprinklers.map(\.flow) == [5, 7, 5])
+
+    // The same declarations from a file: the sprinklers by index (theirs where both changed one),
+    // the plants and the weather as a group, which both sides changed: --take's side, ours.
+    try """
+    # the garden's merge declarations
+    sprinklers[*] = theirs
+    group plants, weather   # what grows depends on the weather
+    """.write(toFile: fixtures.path("garden.merge"), atomically: true, encoding: .utf8)
+    let declared = try fixtures.stasis(
+      "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "declared.stasis", "--declarations",
+      "garden.merge", "--take", "ours")
+    #expect(declared.status == 1, "the group was settled by --take: \(declared.err)")
+    #expect(
+      declared.out == """
+        plants+weather: base {2 fields}, ours {2 fields}, theirs {2 fields} → policy: ours
+        sprinklers[1]: base {3 fields}, ours {3 fields}, theirs {3 fields} → rule theirs (sprinklers[*])
+        section plants: ours (group plants+weather: both changed it: policy: ours)
+        section sprinklers: theirs (sprinklers[1]: rule theirs (sprinklers[*]))
+        section weather: ours (group plants+weather: both changed it: policy: ours)
+        2 values both changed (2 settled, 0 not); 0 taken from ours, 1 from theirs
+        merged → declared.stasis (1 conflicting value settled by --take ours)
+
+        """)
+    let grouped = try codec.state(
+      from: SaveFileFormat.decode(
+        try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("declared.stasis"))))))
+    #expect(grouped.plants[0].height == 1.5)
+    #expect(grouped.weather == base.weather, "with the group: ours' weather, which is the base's")
+    #expect(grouped.sprinklers.map(\.flow) == [5, 9, 6])
+    try "sprinklers = by-key\n".write(toFile: fixtures.path("bad.merge"), atomically: true, encoding: .utf8)
+    let bad = try fixtures.stasis(
+      "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "x.stasis", "--declarations", "bad.merge")
+    #expect(bad.status == 64)
+    #expect(bad.err.contains("bad.merge, line 1: the rule is max, min, ours, theirs, union, by-index or by-key FIELD"))
 
     let ruled = try fixtures.stasis(
       "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "ruled.stasis", "--rule", "sprinklers[*]=ours",

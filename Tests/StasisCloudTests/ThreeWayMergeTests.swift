@@ -43,7 +43,7 @@ func state(of document: SaveDocument?) throws -> MergeState {
 struct ThreeWayMergeTests {
   let base = MergeState()
 
-  @Test("a field changed on one side only is taken from that side; disjoint changes both survive")
+  @Test("a section changed on one side only is taken from that side; a dictionary declared union merges key by key")
   func disjoint() throws {
     var ours = base
     ours.settings.volume = 0.9
@@ -52,14 +52,20 @@ struct ThreeWayMergeTests {
     theirs.score.points = 120
     theirs.inventory["shield"] = 2
     let outcome = ThreeWayMerge.merge(
-      base: try document(base), ours: try document(ours), theirs: try document(theirs), fallback: nil, createdAt: 5)
+      base: try document(base), ours: try document(ours), theirs: try document(theirs), rules: ["inventory": .union],
+      fallback: nil, createdAt: 5)
     #expect(outcome.conflicts.isEmpty)
     let merged = try state(of: outcome.document)
     #expect(merged.settings.volume == 0.9)
     #expect(merged.score.points == 120)
-    #expect(merged.inventory == ["potion": 1, "sword": 1, "shield": 2], "a dictionary merges key by key")
+    #expect(
+      merged.inventory == ["potion": 1, "sword": 1, "shield": 2], "a dictionary declared union merges key by key")
     #expect(outcome.takenFromOurs == 2)
     #expect(outcome.takenFromTheirs == 2)
+    let undeclared = ThreeWayMerge.merge(
+      base: try document(base), ours: try document(ours), theirs: try document(theirs), fallback: .theirs, createdAt: 5)
+    #expect(try state(of: undeclared.document).inventory == theirs.inventory, "undeclared: whole, the fallback's")
+    #expect(undeclared.conflicts.map(\.path) == ["inventory"])
   }
 
   @Test("the same field on both sides follows the game's rule: max for a high score")
@@ -80,7 +86,7 @@ struct ThreeWayMergeTests {
     #expect(try state(of: lower.document).score.highScore == 40)
   }
 
-  @Test("the same field without a rule falls back to the policy's side, or is left unsettled")
+  @Test("a section both changed without a rule is the policy's side, whole, or left unsettled")
   func noRule() throws {
     var ours = base
     ours.settings.name = "ours"
@@ -98,7 +104,7 @@ struct ThreeWayMergeTests {
         .settings.name == "player")
     let unsettled = ThreeWayMerge.merge(base: b, ours: o, theirs: t, fallback: nil, createdAt: 1)
     #expect(unsettled.document == nil, "nothing is made up for a field nobody settled")
-    #expect(unsettled.unsettled.map(\.path) == ["settings.name"])
+    #expect(unsettled.unsettled.map(\.path) == ["settings"], "the section is one value")
     let custom = ThreeWayMerge.merge(
       base: b, ours: o, theirs: t,
       rules: [
@@ -110,7 +116,7 @@ struct ThreeWayMergeTests {
     #expect(try state(of: custom.document).settings.name == "ours+theirs")
   }
 
-  @Test("bulk arrays merge element by element when lengths and layouts match, whole otherwise")
+  @Test("bulk arrays merge element by element when declared and lengths and layouts match, whole otherwise")
   func bulk() throws {
     var ours = base
     ours.sparks[0].x = 10
@@ -119,7 +125,10 @@ struct ThreeWayMergeTests {
     theirs.sparks[2].y = 20
     theirs.sparks[1].y = 21
     let (b, o, t) = (try document(base), try document(ours), try document(theirs))
-    let merged = ThreeWayMerge.merge(base: b, ours: o, theirs: t, fallback: .theirs, createdAt: 1)
+    let undeclared = ThreeWayMerge.merge(base: b, ours: o, theirs: t, fallback: .theirs, createdAt: 1)
+    #expect(try state(of: undeclared.document).sparks == theirs.sparks, "not declared: whole")
+    let merged = ThreeWayMerge.merge(
+      base: b, ours: o, theirs: t, rules: ["sparks": .byIndex], fallback: .theirs, createdAt: 1)
     let sparks = try state(of: merged.document).sparks
     #expect(sparks[0] == Spark(x: 10, y: 0), "changed by ours only")
     #expect(sparks[2] == Spark(x: 2, y: 20), "changed by theirs only")
@@ -132,22 +141,26 @@ struct ThreeWayMergeTests {
 
     var longer = base
     longer.sparks.append(Spark(x: 9, y: 9))
-    let whole = ThreeWayMerge.merge(base: b, ours: o, theirs: try document(longer), fallback: .theirs, createdAt: 1)
+    let whole = ThreeWayMerge.merge(
+      base: b, ours: o, theirs: try document(longer), rules: ["sparks": .byIndex], fallback: .theirs, createdAt: 1)
     #expect(try state(of: whole.document).sparks == longer.sparks, "lengths differ: the array is one value")
     #expect(whole.conflicts.map(\.path) == ["sparks"])
     let kept = ThreeWayMerge.merge(base: b, ours: o, theirs: try document(longer), fallback: .ours, createdAt: 1)
     #expect(try state(of: kept.document).sparks == ours.sparks)
   }
 
-  @Test("plain arrays merge element by element when the three lengths match")
+  @Test("plain arrays merge element by element when a rule for their elements is declared")
   func arrays() throws {
     var ours = base
     ours.flags[0] = true
     var theirs = base
     theirs.flags[2] = true
+    let (b, o, t) = (try document(base), try document(ours), try document(theirs))
     let merged = ThreeWayMerge.merge(
-      base: try document(base), ours: try document(ours), theirs: try document(theirs), fallback: nil, createdAt: 1)
+      base: b, ours: o, theirs: t, rules: ["flags[*]": .max], fallback: nil, createdAt: 1)
     #expect(try state(of: merged.document).flags == [true, false, true])
+    let whole = ThreeWayMerge.merge(base: b, ours: o, theirs: t, fallback: nil, createdAt: 1)
+    #expect(whole.unsettled.map(\.path) == ["flags"], "undeclared: one value both changed")
   }
 
   @Test("the header takes the longer play time and the higher progress; the result is deterministic")

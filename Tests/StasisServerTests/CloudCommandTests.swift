@@ -89,7 +89,8 @@ struct CloudCommandTests {
       "cloud", "resolve", "autosave", "--take", "merge", "--fallback", "recent", "--saves", b, "--login", "$LOGIN")
     #expect(resolved.status == 0, "\(resolved.out) \(resolved.err)")
     #expect(resolved.out.contains("merge → merged"))
-    #expect(resolved.out.contains("  score.highScore: policy: "))
+    #expect(resolved.out.contains("  score: policy: "), "no declarations: the score section is one value")
+    #expect(resolved.out.contains("  section volume: theirs (only theirs changed it)"))
     let merged = try storeB.load(codec: playerCodec, slot: "autosave").state
     #expect(merged.volume == 0.1 && merged.inventory["map"] == 1, "each side's own change survives")
 

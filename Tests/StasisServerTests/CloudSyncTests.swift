@@ -191,9 +191,10 @@ struct CloudSyncTests {
 
   // MARK: Merge
 
-  @Test("merge: disjoint fields from each side, the high score by its rule, the rest by the policy")
+  @Test("merge: sections from the side that changed them, the high score by its rule, declared shards by index")
   func merge() async throws {
-    let world = try await World(policy: .merge(rules: ["score.highScore": .max], fallback: .mostRecent))
+    let world = try await World(
+      policy: .merge(rules: ["score.highScore": .max, "shards": .byIndex], fallback: .mostRecent))
     defer { world.server.stop() }
     var theirs = world.base
     theirs.score.highScore = 900
@@ -214,7 +215,7 @@ struct CloudSyncTests {
     #expect(report.error == nil)
     let merged = try world.b.newest()
     #expect(merged.score.highScore == 900, "rule max")
-    #expect(merged.score.points == 7, "no rule: the policy's side, the most recent")
+    #expect(merged.score.points == 7, "the rest of the score: the policy's side, the most recent")
     #expect(merged.volume == 0.2)
     #expect(merged.inventory == ["potion": 1, "sword": 1])
     #expect(merged.shards[1].x == 100 && merged.shards[2].x == 200, "bulk elements from each side")
@@ -223,8 +224,17 @@ struct CloudSyncTests {
     #expect(conflict.result == "merged")
     #expect(
       Set(conflict.fields) == [
-        "score.highScore: rule max (score.highScore)", "score.points: policy: ours", "shards[5]: policy: ours",
+        "score.highScore: rule max (score.highScore)", "score: policy: ours", "shards[5]: policy: ours",
       ])
+    #expect(
+      conflict.sections.map(\.description) == [
+        "inventory: ours (only ours changed it)",
+        "score: merged (other fields: policy: ours; score.highScore: rule max (score.highScore))",
+        "shards: merged (shards[5]: policy: ours)", "volume: theirs (only theirs changed it)",
+      ])
+    #expect(
+      conflict.summary.contains(
+        "merge → merged (inventory ours, score merged, shards merged, volume theirs; 3 both changed"))
     #expect(world.b.kept == [conflict.ours], "ours is kept")
     let log = try await history(world.raw)
     #expect(log.map(\.revision) == [3, 2, 1])

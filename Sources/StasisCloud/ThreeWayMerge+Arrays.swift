@@ -1,0 +1,201 @@
+import Stasis
+
+/// Arrays in a merge: by index, by key (entities), and as a union (sets and logs). Each is
+/// used only where the game declared it; an undeclared array is one value.
+extension Merger {
+  /// Element by element, when the three lengths (and bulk layouts) match; nil otherwise.
+  mutating func mergeByIndex(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String)
+    -> SaveValue?
+  {
+    switch (base, ours, theirs) {
+    case (.array(let b)?, .array(let o)?, .array(let t)?) where b.count == o.count && o.count == t.count:
+      return .array(o.indices.map { merge(b[$0], o[$0], t[$0], path: "\(path)[\($0)]") ?? .null })
+    case (.bulk(let b)?, .bulk(let o)?, .bulk(let t)?)
+    where b.layout == o.layout && o.layout == t.layout && b.count == o.count && o.count == t.count:
+      let (be, oe, te) = (Self.elements(b), Self.elements(o), Self.elements(t))
+      var bytes: [UInt8] = []
+      bytes.reserveCapacity(o.count * o.layout.stride)
+      for index in 0..<o.count {
+        let chosen = mergeBulkElement(
+          (b, be[index], index), (o, oe[index], index), (t, te[index], index), path: "\(path)[\(index)]")
+        bytes += chosen ?? oe[index]
+      }
+      return .bulk(BulkArray(layout: o.layout, count: o.count, bytes: bytes[...]))
+    default:
+      return nil
+    }
+  }
+
+  /// Entities aligned by their `key` field; nil when the values are not arrays of keyed
+  /// objects (or bulk arrays of one layout) with each key once.
+  mutating func mergeByKey(
+    _ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, key: String, path: String
+  ) -> SaveValue? {
+    switch (base, ours, theirs) {
+    case (let b, .array(let o)?, .array(let t)?):
+      var baseElements: [SaveValue] = []
+      if case .array(let elements)? = b { baseElements = elements } else if b != nil { return nil }
+      guard let bk = Self.keyed(baseElements, key), let ok = Self.keyed(o, key),
+        let tk = Self.keyed(t, key)
+      else { return nil }
+      var merged: [SaveValue] = []
+      for id in order(bk, ok, tk) {
+        let value = merge(
+          bk.index[id].map { baseElements[$0] }, ok.index[id].map { o[$0] }, tk.index[id].map { t[$0] },
+          path: "\(path)[\(key)=\(id)]")
+        if let value { merged.append(value) }
+      }
+      return .array(merged)
+    case (let b, .bulk(let o)?, .bulk(let t)?) where o.layout == t.layout:
+      var baseArray = BulkArray(layout: o.layout, count: 0, bytes: [])
+      if case .bulk(let array)? = b, array.layout == o.layout { baseArray = array } else if b != nil { return nil }
+      let objects = { (array: BulkArray) in (0..<array.count).map { SaveValue.object(array.element(at: $0)) } }
+      guard let bk = Self.keyed(objects(baseArray), key), let ok = Self.keyed(objects(o), key),
+        let tk = Self.keyed(objects(t), key)
+      else { return nil }
+      let (be, oe, te) = (Self.elements(baseArray), Self.elements(o), Self.elements(t))
+      var bytes: [UInt8] = []
+      var count = 0
+      for id in order(bk, ok, tk) {
+        let chosen = mergeBulkElement(
+          bk.index[id].map { (baseArray, be[$0], $0) }, ok.index[id].map { (o, oe[$0], $0) },
+          tk.index[id].map { (t, te[$0], $0) }, path: "\(path)[\(key)=\(id)]")
+        if let chosen {
+          bytes += chosen
+          count += 1
+        }
+      }
+      return .bulk(BulkArray(layout: o.layout, count: count, bytes: bytes[...]))
+    default:
+      return nil
+    }
+  }
+
+  /// The result's keys: the fallback side's order (ours without one), each key only the other
+  /// side has right after the key it follows there, then base keys neither has (a removal
+  /// the fallback may undo).
+  func order(_ base: Keyed, _ ours: Keyed, _ theirs: Keyed) -> [String] {
+    let (primary, other) = fallback == .theirs ? (theirs, ours) : (ours, theirs)
+    var leading: [String] = []
+    var following: [String: [String]] = [:]
+    var previous: String?
+    for id in other.keys {
+      if primary.index[id] != nil {
+        previous = id
+      } else if let previous {
+        following[previous, default: []].append(id)
+      } else {
+        leading.append(id)
+      }
+    }
+    var result = leading
+    for id in primary.keys {
+      result.append(id)
+      result += following[id] ?? []
+    }
+    result += base.keys.filter { primary.index[$0] == nil && other.index[$0] == nil }
+    return result
+  }
+
+  /// One element of a bulk array (whole bytes), three ways; nil when it is gone.
+  mutating func mergeBulkElement(
+    _ base: (BulkArray, [UInt8], Int)?, _ ours: (BulkArray, [UInt8], Int)?, _ theirs: (BulkArray, [UInt8], Int)?,
+    path: String
+  ) -> [UInt8]? {
+    let (b, o, t) = (base?.1, ours?.1, theirs?.1)
+    if o == t { return o }
+    if o == b {
+      fromTheirs += 1
+      return t
+    }
+    if t == b {
+      fromOurs += 1
+      return o
+    }
+    let element = { (side: (BulkArray, [UInt8], Int)?) in side.map { SaveValue.object($0.0.element(at: $0.2)) } }
+    let field = MergeField(path: path, base: element(base), ours: element(ours), theirs: element(theirs))
+    let side: MergeSide?
+    if let (pattern, rule) = rules.rule(for: path), case .some(let whole) = Self.wholeSide(rule) {
+      conflicts.append(MergeConflict(field: field, resolution: "rule \(rule.name) (\(pattern))"))
+      side = whole
+    } else {
+      let resolution: String?
+      (resolution, side) = settleSide(field)
+      conflicts.append(MergeConflict(field: field, resolution: resolution))
+    }
+    return Self.value(on: side, b, o, t)
+  }
+
+  static func elements(_ array: BulkArray) -> [[UInt8]] {
+    let stride = array.layout.stride
+    return array.withUnsafeBytes { raw in
+      (0..<array.count).map { [UInt8](raw[($0 * stride)..<(($0 + 1) * stride)]) }
+    }
+  }
+
+  /// Elements' keys in order, and where each is; nil when one lacks the key or has it twice.
+  struct Keyed {
+    var keys: [String] = []
+    var index: [String: Int] = [:]
+  }
+
+  static func keyed(_ elements: [SaveValue], _ key: String) -> Keyed? {
+    var keyed = Keyed()
+    for (position, element) in elements.enumerated() {
+      guard let value = element[field: key], let id = keyText(value), keyed.index[id] == nil else { return nil }
+      keyed.keys.append(id)
+      keyed.index[id] = position
+    }
+    return keyed
+  }
+
+  /// An id as a path shows it: `7`, `"orc"`.
+  static func keyText(_ value: SaveValue) -> String? {
+    if let number = value.int64Value { return "\(number)" }
+    if let number = value.uint64Value { return "\(number)" }
+    if case .string(let text) = value { return "\"\(text.replacingOccurrences(of: "]", with: "?"))\"" }
+    return nil
+  }
+
+  /// ``MergeRule/union`` on arrays: ours in order, less the base elements theirs removed,
+  /// then what theirs added that ours did not. Compared as whole values, with multiplicity.
+  static func union(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?) -> SaveValue? {
+    guard case .array(let o)? = ours, case .array(let t)? = theirs else { return nil }
+    var b: [SaveValue] = []
+    if case .array(let elements)? = base { b = elements } else if base != nil { return nil }
+    func text(_ value: SaveValue) -> String { String(describing: value) }
+    func counts(_ values: [SaveValue]) -> [String: Int] {
+      values.reduce(into: [:]) { $0[text($1), default: 0] += 1 }
+    }
+    var removedByTheirs = counts(b)
+    var addedByTheirs: [SaveValue] = []
+    for element in t {
+      let key = text(element)
+      if removedByTheirs[key, default: 0] > 0 { removedByTheirs[key]! -= 1 } else { addedByTheirs.append(element) }
+    }
+    var unmatchedBase = counts(b)
+    var addedByOurs: [String: Int] = [:]
+    for element in o {
+      let key = text(element)
+      if unmatchedBase[key, default: 0] > 0 { unmatchedBase[key]! -= 1 } else { addedByOurs[key, default: 0] += 1 }
+    }
+    var result: [SaveValue] = []
+    for element in o {
+      let key = text(element)
+      if removedByTheirs[key, default: 0] > 0 {
+        removedByTheirs[key]! -= 1
+      } else {
+        result.append(element)
+      }
+    }
+    for element in addedByTheirs {
+      let key = text(element)
+      if addedByOurs[key, default: 0] > 0 {
+        addedByOurs[key]! -= 1
+      } else {
+        result.append(element)
+      }
+    }
+    return .array(result)
+  }
+}
