@@ -114,15 +114,14 @@ struct Diff: ParsableCommand {
 
   private func summaryValue(_ document: SaveDocument) -> SaveValue {
     let summary = document.summary
-    // The game's own fields sit beside the fixed ones, as `inspect --json` shows them.
-    var fields: [(name: String, value: SaveValue)] = detailFields(summary)
-    let fixed: [(name: String, value: SaveValue)] = [
-      ("slot", .string(summary.slot)), ("playTime", .float64(summary.playTime)), ("frame", .int64(summary.frame)),
-      ("progress", summary.progress.map { .float64($0) } ?? .null), ("device", .string(summary.device)),
-      ("schemaVersion", .uint32(document.game.schemaVersion)),
-    ]
-    fields.removeAll { field in fixed.contains { $0.name == field.name } }
-    return .object(SaveObject(fields + fixed))
+    // The game's own fields are under `summary`, as `inspect --json` shows them: none can
+    // shadow a fixed field.
+    return .object(
+      SaveObject([
+        ("slot", .string(summary.slot)), ("summary", summary.details), ("playTime", .float64(summary.playTime)),
+        ("frame", .int64(summary.frame)), ("progress", summary.progress.map { .float64($0) } ?? .null),
+        ("device", .string(summary.device)), ("schemaVersion", .uint32(document.game.schemaVersion)),
+      ]))
   }
 
   private func jsonDifference(_ difference: Difference) -> [String: Any] {
