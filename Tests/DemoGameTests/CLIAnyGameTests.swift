@@ -143,4 +143,53 @@ struct CLIAnyGameTests {
     #expect(generation["level"] == nil && generation["score"] == nil)
     #expect((generation["summary"] as? [String: Any])?["valid"] as? String == "no")
   }
+
+  @Test("verify, inspect and dump take the current key and the retired ones, by --key-file or a key ring")
+  func retiredKeys() throws {
+    let fixtures = try DungeonFixtures()
+    let current = Array("the current key, thirty-two b!!!".utf8)
+    let retired = Array("the retired key, thirty-two b!!!".utf8)
+    try Data(current).write(to: URL(fileURLWithPath: fixtures.path("current.key")))
+    try Data(retired).write(to: URL(fileURLWithPath: fixtures.path("retired.key")))
+    try FileManager.default.createDirectory(atPath: fixtures.path("keys"), withIntermediateDirectories: true)
+    try Data("# the game's keys, current first\ncurrent.key\n\nretired.key\n".utf8)
+      .write(to: URL(fileURLWithPath: fixtures.path("keys/ring")))
+    try Data(current).write(to: URL(fileURLWithPath: fixtures.path("keys/current.key")))
+    try Data(retired).write(to: URL(fileURLWithPath: fixtures.path("keys/retired.key")))
+    let dungeon = DungeonFixtures.dungeon()
+    try fixtures.write("new.stasis", dungeon, signedWith: current)
+    try fixtures.write("old.stasis", dungeon, signedWith: retired)
+
+    let both = try fixtures.stasis(
+      "verify", "--key-file", "current.key", "--key-file", "retired.key", "new.stasis", "old.stasis")
+    #expect(both.status == 0, "a save signed with a retired key is one the game accepts")
+    #expect(
+      both.out == """
+        ok      new.stasis  signature: valid
+        ok      old.stasis  signature: valid (a retired key)
+        2 valid, 0 invalid
+
+        """)
+    let ring = try fixtures.stasis("verify", "--key-ring", "keys/ring", "new.stasis", "old.stasis")
+    #expect(ring.out == both.out)
+    // The second --key-file no longer replaces the first.
+    let inspect = try fixtures.stasis(
+      "inspect", "--key-file", "current.key", "--key-file", "retired.key", "new.stasis")
+    #expect(inspect.status == 0)
+    #expect(inspect.out.contains("\nsignature: valid\n"))
+    let dump = try fixtures.stasis("dump", "--key-ring", "keys/ring", "old.stasis", "--section", "monsters")
+    #expect(dump.status == 0)
+    #expect(dump.err == "signature: valid (a retired key)\n")
+
+    let onlyCurrent = try fixtures.stasis("verify", "--key-file", "current.key", "old.stasis")
+    #expect(onlyCurrent.status == 1, "without the retired key it is another key's")
+    let empty = fixtures.path("keys/empty-ring")
+    try Data("# nothing\n".utf8).write(to: URL(fileURLWithPath: empty))
+    let refused = try fixtures.stasis("verify", "--key-ring", "keys/empty-ring", "new.stasis")
+    #expect(refused.status == 64)
+    #expect(refused.err == "error: keys/empty-ring: a key ring names 1 to 64 key files, one a line; this one names 0\n")
+    let missing = try fixtures.stasis("verify", "--key-ring", "keys/nowhere", "new.stasis")
+    #expect(missing.status == 74)
+    #expect(missing.err == "error: keys/nowhere: the key ring could not be read\n")
+  }
 }
