@@ -192,4 +192,38 @@ struct CLIAnyGameTests {
     #expect(missing.status == 74)
     #expect(missing.err == "error: keys/nowhere: the key ring could not be read\n")
   }
+
+  @Test("diff --key id: one dead monster is one difference; a byte map shows its first five differing bytes")
+  func diffByKey() throws {
+    let fixtures = try DungeonFixtures()
+    try fixtures.write("before.stasis", DungeonFixtures.dungeon(), signedWith: nil)
+    try fixtures.write(
+      "after.stasis", DungeonFixtures.dungeon(deadMonster: 10, changedTiles: [3, 70, 71, 900, 1000, 2000, 4095]),
+      signedWith: nil)
+
+    let byIndex = try fixtures.stasis("diff", "before.stasis", "after.stasis")
+    #expect(byIndex.status == 1)
+    #expect(byIndex.out.split(separator: "\n").count > 900, "index by index, every monster after the dead one moved")
+
+    let byKey = try fixtures.stasis("diff", "before.stasis", "after.stasis", "--key", "id")
+    #expect(byKey.status == 1)
+    #expect(
+      byKey.out == """
+        map: 7 of 4096 elements differ
+          [3] byte 1 → 2
+          [70] byte 1 → 2
+          [71] byte 1 → 2
+          [900] byte 1 → 2
+          [1000] byte 1 → 2
+          … and 2 more
+        monsters[id=1010]: {3 fields} → (absent)
+        2 differences
+
+        """)
+    let json = try fixtures.stasis("diff", "before.stasis", "after.stasis", "--key", "id", "--json")
+    let list = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
+    #expect(list.map { $0["path"] as? String } == ["map", "monsters[id=1010]"])
+    #expect((list.first?["bulk"] as? [String: Any])?["differingElements"] as? Int == 7)
+    #expect(list.last?["new"] is NSNull)
+  }
 }
