@@ -208,6 +208,7 @@ public final class SaveStore: Sendable {
 
   /// The generation numbers of a slot, newest first. Other files are ignored.
   public func generations(of slot: SaveSlot) throws(SaveFileError) -> [Int] {
+    try slot.validated()
     guard fileSystem.kind(of: folder(of: slot)) == .directory else { return [] }
     let names: [String]
     do {
