@@ -154,6 +154,16 @@ struct ReadmeTests {
     }
   }
 
+  @Test("the dependency snippet says the package name is the checkout's folder name")
+  func dependencyNamesItsFolder() throws {
+    let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+    let snippet = try #require(readme.range(of: ".package(path: \"../stasis\")"))
+    let after = readme[snippet.upperBound...].prefix(800)
+    #expect(after.contains("SwiftPM names a path dependency after its folder"))
+    #expect(after.contains("only when the\ncheckout's folder is named `stasis`"))
+    #expect(after.contains(".package(url:"))
+  }
+
   @Test("the README links nothing outside the repository")
   func noOutsideLinks() throws {
     let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
