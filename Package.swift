@@ -171,9 +171,10 @@ let package = Package(
       name: "stasis-sim",
       dependencies: ["StasisSimulation", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
-    // The README's Swift blocks, compiled (ReadmeTests checks every block is here).
+    // The README's and the DocC articles' Swift blocks, compiled (ReadmeTests and GuideTests check every block is here).
     .target(
-      name: "ReadmeSnippets", dependencies: ["Stasis", "StasisCloud", .product(name: "Logging", package: "swift-log")],
+      name: "ReadmeSnippets",
+      dependencies: ["Stasis", "StasisCloud", "StasisTesting", .product(name: "Logging", package: "swift-log")],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
     .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis", "FuzzDriver"]),

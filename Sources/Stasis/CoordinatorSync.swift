@@ -58,14 +58,24 @@ extension SaveCoordinator {
 
   func finishCatchUp(_ outcome: CatchUpOutcome, _ application: Application) {
     catchUp = nil
+    let launchFailure = launchLoadFailure
+    launchLoadFailure = nil
+    var restored = false
     if case .restore(let generation, let reason) = outcome {
       do {
         let loaded = try store.load(codec: codec, slot: slot, generation: generation)
         try restore(loaded)
+        restored = true
       } catch {
-        record(.keptMemory(reason: "\(reason), but generation \(generation) did not load: \(error)"))
+        if launchFailure == nil {
+          record(.keptMemory(reason: "\(reason), but generation \(generation) did not load: \(error)"))
+        } else {
+          logger.warning("\(reason), but generation \(generation) did not load: \(error)")
+        }
       }
     }
+    // A cold start whose local restore failed: the catch-up's restore is its one load outcome.
+    if let launchFailure, !restored { record(.loadFailed(launchFailure)) }
     if application.state == .active, restoreFailure == nil { game.isPaused = false }
   }
 }

@@ -128,6 +128,7 @@ extension SaveStore {
   /// Creates the slot's folder, with the save folder and its parents, flushing each parent
   /// that gained an entry.
   func makeSlotFolder(_ slot: SaveSlot) throws(SaveFileError) {
+    try slot.validated()
     do {
       try makeSaveFolder()
       if try fileSystem.makeDirectory(folder(of: slot)) { try fileSystem.fsyncDirectory(directory) }

@@ -5,8 +5,8 @@ import Foundation
 /// decoded. A clean load of a save written by the same schema reports nothing.
 ///
 /// ```swift
-/// let loaded = try store.load(codec, slot: "autosave")
-/// for line in loaded.report.lines { logger.info("\(line)") }   // "migrated schema 1 → 2", ...
+/// let loaded = try store.load(codec: codec, slot: "autosave")
+/// for line in loaded.report.lines { logger.info("\(line)") }  // "schema 1 → 2: 1 → 2", "defaulted: tank.armor"
 /// ```
 public struct LoadReport: Sendable, Equatable, Codable {
   /// One migration step that ran.

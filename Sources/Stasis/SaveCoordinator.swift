@@ -177,6 +177,12 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Steps and restores so far: a save's snapshot is the state only while none came after it.
   var steps: UInt64 = 0
   var catchUp: (progress: CatchUp, since: Duration)?
+  /// A cold start's failed restore, held back while the sync catches up: what the catch-up
+  /// restores is the launch's one load outcome, and only when it restores nothing is this one.
+  var launchLoadFailure: SaveFileError?
+  /// The causes of failed saves already logged since the last save that succeeded: a cause is
+  /// logged once, not on every autosave it fails (each failure is still an event).
+  private var loggedSaveFailures: Set<String> = []
   weak var application: Application?
   private var updateObserver: ObserverToken?
 
@@ -247,13 +253,14 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   /// The cold start's restore: a failure over saves that exist holds the game until it answers.
-  private func restoreOnLaunch() {
-    guard let failure = restoreSlotFailure() else { return }
+  /// The failure is returned, not recorded: a catch-up may still restore the slot.
+  private func restoreOnLaunch() -> SaveFileError? {
+    guard let failure = restoreSlotFailure() else { return nil }
     if failure.kind != .notFound {
       restoreFailure = RestoreFailure(error: failure, olderGeneration: newestLoadable(below: failure))
       game.isPaused = true
     }
-    record(.loadFailed(failure))
+    return failure
   }
 
   /// Answers a ``restoreFailure``: restores the older generation, or starts over, and lets the
@@ -314,9 +321,15 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       updateObserver = application.addUpdateObserver { [weak self] _ in self?.update() }
     }
     if options.restoreSlot != nil {
-      restoreOnLaunch()  // the cold start, before the first step
+      let failure = restoreOnLaunch()  // the cold start, before the first step
       if stateGeneration == nil, (try? store.generations(of: slot))?.isEmpty ?? true { stateGeneration = 0 }
+      // One load outcome: while a catch-up may restore the slot, the local failure waits for it.
+      launchLoadFailure = failure
       beginCatchUp(application)
+      if catchUp == nil, let failure = launchLoadFailure {
+        launchLoadFailure = nil
+        record(.loadFailed(failure))
+      }
     } else {
       sync?.resumeUploads(application: application)  // a new game: what waited from the last one goes up
     }
@@ -462,7 +475,14 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     if events.count >= max(1, eventHistoryLimit) { events.removeFirst(events.count - max(1, eventHistoryLimit) + 1) }
     events.append(event)
     switch event {
-    case .saveFailed: logger.warning("\(event.description)")
+    case .saveFailed(_, let error, _):
+      let cause = "\(error.kind.rawValue)|\(error.context.part ?? "")|\(error.message)"
+      if loggedSaveFailures.insert(cause).inserted {
+        logger.warning("\(event.description)")
+      } else {
+        logger.debug("save failed again, as logged before: \(error.kind.rawValue)")
+      }
+    case .saved: loggedSaveFailures.removeAll()
     case .restored(_, _, let skipped, _) where !skipped.isEmpty: logger.warning("\(event.description)")
     default: break
     }

@@ -208,6 +208,7 @@ public final class SaveStore: Sendable {
 
   /// The generation numbers of a slot, newest first. Other files are ignored.
   public func generations(of slot: SaveSlot) throws(SaveFileError) -> [Int] {
+    try slot.validated()
     guard fileSystem.kind(of: folder(of: slot)) == .directory else { return [] }
     let names: [String]
     do {
@@ -423,10 +424,17 @@ public final class SaveStore: Sendable {
       }
       return (try? codec.load(from: document)) != nil
     }
-    let update =
-      error.kind == .signatureMismatch || error.kind == .unsigned ? "use the build that signed it" : "update the game"
+    let update: String
+    switch error.kind {
+    case .unsigned:
+      update =
+        "the save was never signed and this build's signing policy requires a signature: a policy that accepts "
+        + "unsigned saves (`acceptingUnsigned: true`) loads it; it is kept"
+    case .signatureMismatch: update = "use the build that signed it to load it; it is kept"
+    default: update = "update the game to load it; it is kept"
+    }
     error.suggestion =
-      "\(update) to load it; it is kept"
+      update
       + (older.map { "; to play on from generation \($0) instead, `stasis recover \(slot) --generation \($0)`" } ?? "")
     return error
   }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A type that can fill in fields a save does not have: an older save loads into a newer
 /// type, the added fields taking their values from ``saveDefault``. Each field filled in is
 /// reported in ``LoadReport/defaultedFields``.
@@ -193,6 +195,11 @@ private struct TreeDecoder: Decoder {
       }
     }
     if let scalar = try scalar(type) { return scalar }
+    // Byte arrays in one copy; an older build's array of numbers goes the general way below.
+    if case .bytes(let bytes) = value {
+      if type == [UInt8].self { return bytes as! T }
+      if type == Data.self { return Data(bytes) as! T }
+    }
     var source = value
     if let defaults = type as? any SaveDefaults.Type {
       source = mergingDefaults(

@@ -1,6 +1,10 @@
+import Foundation
+
 /// Encodes any `Encodable` value into a ``SaveValue`` tree. Object fields are sorted by name,
 /// so a dictionary's iteration order never reaches the file; arrays of ``BulkStorable``
-/// structs become bulk arrays without being copied.
+/// structs become bulk arrays without being copied; `[UInt8]` and `Data` become the
+/// format's ``SaveValue/bytes(_:)`` value (the decoder still reads byte arrays that older
+/// builds stored as arrays of numbers).
 public struct SaveValueEncoder {
   /// Creates an encoder.
   public init() {}
@@ -11,7 +15,7 @@ public struct SaveValueEncoder {
     if let bulk = value as? any BulkArrayCodable { return .bulk(bulk.bulkArray) }
     let node = EncodingNode()
     do {
-      try value.encode(to: TreeEncoder(node: node, codingPath: []))
+      try node.encode(value, codingPath: [])
     } catch let error as SaveFileError {
       throw error
     } catch let EncodingError.invalidValue(_, context) {
@@ -99,6 +103,8 @@ private func scalarValue<T>(_ value: T) -> SaveValue? {
   case let v as Float: return .float32(v)
   case let v as Double: return .float64(v)
   case let v as String: return .string(v)
+  case let v as [UInt8]: return .bytes(v)
+  case let v as Data: return .bytes([UInt8](v))
   default: return nil
   }
 }

@@ -24,6 +24,7 @@ extension SaveStore {
   public func load<State>(codec: SaveCodec<State>, slot: SaveSlot, generation: Int) throws(SaveFileError)
     -> LoadedSave<State>
   {
+    try slot.validated()
     let path = path(of: slot, generation: generation)
     guard case .file = fileSystem.kind(of: path) else {
       let existing = ((try? generations(of: slot)) ?? []).map(String.init).joined(separator: ", ")
@@ -99,6 +100,7 @@ extension SaveStore {
   }
 
   private func refuseExisting(_ slot: SaveSlot) throws(SaveFileError) {
+    try slot.validated()
     guard fileSystem.kind(of: folder(of: slot)) == .missing else {
       throw SaveFileError(
         .invalidSlotName, "slot '\(slot)' already exists", context: .init(file: folder(of: slot)),
@@ -115,6 +117,7 @@ extension SaveStore {
   func withSlotLock<T>(_ slot: SaveSlot, creating: Bool = false, _ body: () throws(SaveFileError) -> T)
     throws(SaveFileError) -> T
   {
+    try slot.validated()
     let folder = folder(of: slot)
     if creating { try makeSlotFolder(slot) }
     return try writers.gate(slot: slot.name).withLock { () throws(SaveFileError) -> T in

@@ -42,6 +42,7 @@ extension SaveStore {
 
   /// The record `name` of `slot`, or nil when the slot has none.
   public func readRecord(named name: String, slot: SaveSlot) throws(SaveFileError) -> [UInt8]? {
+    try slot.validated()
     try checkRecordName(name)
     let path = "\(folder(of: slot))/.\(name)"
     switch fileSystem.kind(of: path) {

@@ -25,6 +25,10 @@ struct WriteGate: Sendable {
 /// Catching up with the server: fast-forward, or a conflict settled by the policy (whole saves
 /// by their headers, or a three-way merge against the base revision), the loser kept.
 extension SyncEngine {
+  /// The device a save this engine makes (a merge, a game's resolution) is from: the store's,
+  /// as in every other save it writes, else the name the cloud login gives this device.
+  var uploadingDevice: String { store.device.isEmpty ? client.server.device : store.device }
+
   /// Fetch the head; fast-forward, resolve or upload; repeat while the server moved meanwhile.
   func synchronize(gate: WriteGate, uploading: Bool = true) async -> SyncReport {
     var restore: Int?
@@ -183,7 +187,9 @@ extension SyncEngine {
     case .base(let bytes):
       (report.result, local, upload) = ("base", bytes, bytes)
       report.sections = base.map { Self.whole($0.document, .base, policyName) } ?? []
-    case .document(let document, let result):
+    case .document(var document, let result):
+      // Made here, whichever side its summary came from: the revision names this device.
+      document.summary.device = uploadingDevice
       let bytes = SaveFileFormat.encode(document, signingKey: store.signing.current)
       (report.result, local, upload) = (result, bytes, bytes)
     }

@@ -18,29 +18,109 @@ struct BulkDifference {
   var first: [(index: Int, fields: [(name: String, old: SaveValue?, new: SaveValue?)])]
 }
 
-/// Compares two values field by field; bulk arrays element by element, summarised.
-func differences(_ a: SaveValue?, _ b: SaveValue?, path: String, into result: inout [Difference]) {
+/// Compares two values field by field; bulk arrays and byte strings element by element,
+/// summarised. An array of objects that all have one of the `keys` fields, with distinct
+/// values, is aligned by it (`monsters[id=17]`): an element one side removed or added is one
+/// difference, and the others compare with their namesakes wherever they stand.
+func differences(_ a: SaveValue?, _ b: SaveValue?, path: String, keys: [String] = [], into result: inout [Difference]) {
   switch (a, b) {
   case (.object(let left)?, .object(let right)?):
     var names = left.fields.map(\.name)
     for field in right.fields where !names.contains(field.name) { names.append(field.name) }
     for name in names {
-      differences(left[name], right[name], path: path.isEmpty ? name : "\(path).\(name)", into: &result)
+      differences(left[name], right[name], path: path.isEmpty ? name : "\(path).\(name)", keys: keys, into: &result)
     }
   case (.array(let left)?, .array(let right)?):
+    for key in keys {
+      guard let leftIds = ids(left, by: key), let rightIds = ids(right, by: key) else { continue }
+      keyedDifferences(
+        left, right, leftIds: leftIds, rightIds: rightIds, key: key, path: path, keys: keys, into: &result)
+      return
+    }
     if left.count != right.count {
       result.append(Difference(path: "\(path).count", old: .int64(Int64(left.count)), new: .int64(Int64(right.count))))
     }
     for index in 0..<min(left.count, right.count) {
-      differences(left[index], right[index], path: "\(path)[\(index)]", into: &result)
+      differences(left[index], right[index], path: "\(path)[\(index)]", keys: keys, into: &result)
     }
   case (.bulk(let left)?, .bulk(let right)?):
     if let summary = bulkDifference(left, right) {
       result.append(Difference(path: path, old: a, new: b, bulk: summary))
     }
+  case (.bytes(let left)?, .bytes(let right)?):
+    if let summary = bytesDifference(left, right) {
+      result.append(Difference(path: path, old: a, new: b, bulk: summary))
+    }
   default:
     if a != b { result.append(Difference(path: path, old: a, new: b)) }
   }
+}
+
+/// The elements' `key` values by index when every element is an object whose `key` field is
+/// a plain value, no two alike; else nil.
+private func ids(_ items: [SaveValue], by key: String) -> [SaveValue]? {
+  var ids: [SaveValue] = []
+  var seen = IdIndex()
+  for item in items {
+    guard case .object(let object) = item, let value = object[key] else { return nil }
+    switch value {
+    case .object, .array, .bulk, .bytes, .null: return nil
+    default: break
+    }
+    guard seen.index(of: value, in: ids) == nil else { return nil }
+    seen.insert(value, at: ids.count)
+    ids.append(value)
+  }
+  return ids
+}
+
+/// Finds an id among many without comparing each with each: ids bucketed by their text, then
+/// compared exactly (`1` the integer and `1` the byte share a bucket, not an identity).
+private struct IdIndex {
+  private var buckets: [String: [Int]] = [:]
+
+  mutating func insert(_ value: SaveValue, at index: Int) { buckets[shortText(value), default: []].append(index) }
+
+  func index(of value: SaveValue, in ids: [SaveValue]) -> Int? {
+    buckets[shortText(value)]?.first { ids[$0] == value }
+  }
+}
+
+/// Elements matched by `key`: the old side's order first, then what only the new side has.
+private func keyedDifferences(
+  _ left: [SaveValue], _ right: [SaveValue], leftIds: [SaveValue], rightIds: [SaveValue], key: String, path: String,
+  keys: [String], into result: inout [Difference]
+) {
+  var leftIndex = IdIndex()
+  for (index, id) in leftIds.enumerated() { leftIndex.insert(id, at: index) }
+  var rightIndex = IdIndex()
+  for (index, id) in rightIds.enumerated() { rightIndex.insert(id, at: index) }
+  func elementPath(_ id: SaveValue) -> String { "\(path)[\(key)=\(shortText(id))]" }
+  for (index, id) in leftIds.enumerated() {
+    if let counterpart = rightIndex.index(of: id, in: rightIds) {
+      differences(left[index], right[counterpart], path: elementPath(id), keys: keys, into: &result)
+    } else {
+      result.append(Difference(path: elementPath(id), old: left[index], new: nil))
+    }
+  }
+  for (index, id) in rightIds.enumerated() where leftIndex.index(of: id, in: leftIds) == nil {
+    result.append(Difference(path: elementPath(id), old: nil, new: right[index]))
+  }
+}
+
+/// Two byte strings (a tile map): how many bytes differ, and the first five.
+private func bytesDifference(_ left: [UInt8], _ right: [UInt8]) -> BulkDifference? {
+  guard left != right else { return nil }
+  var differing = 0
+  var first: [(index: Int, fields: [(name: String, old: SaveValue?, new: SaveValue?)])] = []
+  for index in 0..<max(left.count, right.count) {
+    let old = index < left.count ? SaveValue.uint8(left[index]) : nil
+    let new = index < right.count ? SaveValue.uint8(right[index]) : nil
+    guard old != new else { continue }
+    differing += 1
+    if first.count < 5 { first.append((index, [("byte", old, new)])) }
+  }
+  return BulkDifference(oldCount: left.count, newCount: right.count, differing: differing, first: first)
 }
 
 private func bulkDifference(_ left: BulkArray, _ right: BulkArray) -> BulkDifference? {
@@ -83,8 +163,11 @@ struct Diff: ParsableCommand {
       Example:
         stasis diff Saves/autosave/0000000002.stasis Saves/autosave/0000000003.stasis
         stasis diff a.stasis b.stasis --json
+        stasis diff a.stasis b.stasis --key id      # monsters[id=17]: one dead monster is one difference
 
-      Bulk arrays (physics bodies) are summarised: how many elements differ, and the first few.
+      Bulk arrays (physics bodies) and byte strings (a tile map) are summarised: how many
+      elements differ, and the first five. Arrays of objects are compared index by index unless
+      --key names the field that identifies their elements.
       Exit 0 when equal, 1 when different, as diff does.
       """
   )
@@ -98,12 +181,22 @@ struct Diff: ParsableCommand {
   @Flag(help: "Print the differences as JSON: a list of {path, old, new}.")
   var json = false
 
+  @Option(
+    name: .customLong("key"),
+    help: ArgumentHelp(
+      """
+      Align arrays of objects by this field (an id): an element removed, added or changed is one \
+      difference, wherever it stands. Repeat it for arrays keyed by different fields.
+      """,
+      valueName: "field"))
+  var keys: [String] = []
+
   func run() throws {
     let left = try openSave(old)
     let right = try openSave(new)
     var result: [Difference] = []
-    differences(summaryValue(left), summaryValue(right), path: "metadata", into: &result)
-    differences(left.tree, right.tree, path: "", into: &result)
+    differences(summaryValue(left), summaryValue(right), path: "metadata", keys: keys, into: &result)
+    differences(left.tree, right.tree, path: "", keys: keys, into: &result)
     if json {
       print(jsonText(result.map(jsonDifference)))
     } else {
@@ -114,15 +207,14 @@ struct Diff: ParsableCommand {
 
   private func summaryValue(_ document: SaveDocument) -> SaveValue {
     let summary = document.summary
-    // The game's own fields sit beside the fixed ones, as `inspect --json` shows them.
-    var fields: [(name: String, value: SaveValue)] = detailFields(summary)
-    let fixed: [(name: String, value: SaveValue)] = [
-      ("slot", .string(summary.slot)), ("playTime", .float64(summary.playTime)), ("frame", .int64(summary.frame)),
-      ("progress", summary.progress.map { .float64($0) } ?? .null), ("device", .string(summary.device)),
-      ("schemaVersion", .uint32(document.game.schemaVersion)),
-    ]
-    fields.removeAll { field in fixed.contains { $0.name == field.name } }
-    return .object(SaveObject(fields + fixed))
+    // The game's own fields are under `summary`, as `inspect --json` shows them: none can
+    // shadow a fixed field.
+    return .object(
+      SaveObject([
+        ("slot", .string(summary.slot)), ("summary", summary.details), ("playTime", .float64(summary.playTime)),
+        ("frame", .int64(summary.frame)), ("progress", summary.progress.map { .float64($0) } ?? .null),
+        ("device", .string(summary.device)), ("schemaVersion", .uint32(document.game.schemaVersion)),
+      ]))
   }
 
   private func jsonDifference(_ difference: Difference) -> [String: Any] {

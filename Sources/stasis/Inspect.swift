@@ -99,7 +99,7 @@ struct Inspect: ParsableCommand {
   @Flag(
     help: """
       Print one JSON object (path, valid, formatVersion, schemaVersion, game, signed, signature, metadata, \
-      sections, loadReport, error).
+      sections, loadReport, error). The game's own summary is metadata.summary.
       """)
   var json = false
 
@@ -121,6 +121,25 @@ struct Inspect: ParsableCommand {
     if !report.valid { throw Exit.invalid }
   }
 
+  /// The game's own summary under one `summary:` label, a field a line, each name padded to the
+  /// longest: a long name never runs into its value, and a field named like a fixed line
+  /// (`device`, `frame`) reads as the game's.
+  private func summaryLines(_ details: SaveValue) -> [(String, String)] {
+    switch details {
+    case .null: return []
+    case .object(let object) where !object.fields.isEmpty:
+      let width = object.fields.map { $0.name.count + 2 }.max() ?? 0
+      return object.fields.enumerated().map { index, field in
+        (
+          index == 0 ? "summary" : "",
+          (field.name + ":").padding(toLength: width, withPad: " ", startingAt: 0)
+            + cellText(field.value)
+        )
+      }
+    default: return [("summary", cellText(details))]
+    }
+  }
+
   private func printText(_ report: FileReport) {
     let out = Terminal.standardOutput
     var fields: [(String, String)] = [("path", report.path)]
@@ -130,7 +149,7 @@ struct Inspect: ParsableCommand {
         ("game", "\(header.game.name) \(header.game.build) (schema \(header.game.schemaVersion))"),
         ("created", isoDate(milliseconds: header.createdAt)), ("slot", header.summary.slot),
       ]
-      fields += detailFields(header.summary).map { ($0.name, cellText($0.value)) }
+      fields += summaryLines(header.summary.details)
       fields.append(("play time", String(format: "%.1f s", header.summary.playTime)))
       if let progress = header.summary.progress { fields.append(("progress", progressText(progress))) }
       if !header.summary.device.isEmpty { fields.append(("device", header.summary.device)) }

@@ -46,7 +46,8 @@ struct Slots: ParsableCommand {
       out.line("no slots in \(directory)")
       return
     }
-    // One column per field of the games' own summaries, in the order they first appear.
+    // One column per field of the games' own summaries, in the order they first appear; one
+    // named like a built-in column is `summary.NAME` (``detailColumn(_:)``).
     let headers = slots.flatMap { $0.generations.compactMap(\.header) }
     var detailNames: [String] = []
     for header in headers {
@@ -73,7 +74,7 @@ struct Slots: ParsableCommand {
         rows.append(row)
       }
     }
-    var columns = ["slot", "generation", "saved at"] + detailNames + ["play time"]
+    var columns = ["slot", "generation", "saved at"] + detailNames.map(detailColumn) + ["play time"]
     if showProgress { columns.append("progress") }
     if showDevice { columns.append("device") }
     columns += ["bytes", "valid", "note"]

@@ -11,6 +11,17 @@ func detailFields(_ summary: SaveSummary) -> [(name: String, value: SaveValue)] 
   }
 }
 
+/// The columns `stasis slots` prints itself. A game's summary field of one of these names (or
+/// one that starts with `summary.`) gets the column `summary.NAME`, so no two columns share a name.
+let builtInColumns: Set<String> = [
+  "slot", "generation", "saved at", "play time", "progress", "device", "bytes", "valid", "note",
+]
+
+/// The column for a game's summary field: its name, unless that could be read as a built-in column.
+func detailColumn(_ name: String) -> String {
+  builtInColumns.contains(name) || name.hasPrefix("summary.") ? "summary.\(name)" : name
+}
+
 /// A summary field as a table cell: strings without quotes, containers by size.
 func cellText(_ value: SaveValue) -> String {
   if case .string(let text) = value { return text }
@@ -22,19 +33,14 @@ func progressText(_ progress: Double?) -> String {
   progress.map { String(format: "%.0f %%", $0 * 100) } ?? "-"
 }
 
-/// The header's summary as JSON: the fixed keys, `summary` (the game's own value) and, for
-/// scripts written against format 1, the game's top-level fields beside them: `level` and
-/// `score` are always there (null when the game's summary has no such field).
+/// The header's summary as JSON: the fixed keys, and `summary`, the game's own value (null
+/// when it records none). The game's fields are only under `summary`, so none can shadow a
+/// fixed key, and no game's field names appear for another game's save.
 func summaryJSON(_ header: SaveHeader) -> [String: Any] {
   let summary = header.summary
-  var object: [String: Any] = ["level": NSNull(), "score": NSNull()]
-  for field in detailFields(summary) { object[field.name] = jsonObject(field.value) }
-  object.merge(
-    [
-      "slot": summary.slot, "createdAt": isoDate(milliseconds: header.createdAt), "frame": summary.frame,
-      "playTime": summary.playTime, "progress": summary.progress ?? NSNull(), "device": summary.device,
-      "summary": jsonObject(summary.details),
-    ]
-  ) { _, fixed in fixed }
-  return object
+  return [
+    "slot": summary.slot, "createdAt": isoDate(milliseconds: header.createdAt), "frame": summary.frame,
+    "playTime": summary.playTime, "progress": summary.progress ?? NSNull(), "device": summary.device,
+    "summary": jsonObject(summary.details),
+  ]
 }

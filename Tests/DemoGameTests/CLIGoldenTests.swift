@@ -117,8 +117,8 @@ struct CLIGoldenTests {
         game:      garden 2.1 (schema 3)
         created:   2026-01-01T00:00:00Z
         slot:      spring
-        day:       3
-        harvest:   300
+        summary:   day:     3
+                   harvest: 300
         play time: 180.0 s
         progress:  75 %
         device:    greenhouse
@@ -145,7 +145,8 @@ struct CLIGoldenTests {
       #expect(object[key] != nil, "missing \(key)")
     }
     let metadata = try #require(object["metadata"] as? [String: Any])
-    #expect(Set(metadata.keys).isSuperset(of: ["slot", "createdAt", "frame", "level", "score", "playTime"]))
+    #expect(Set(metadata.keys) == ["slot", "createdAt", "frame", "playTime", "progress", "device", "summary"])
+    #expect(metadata["summary"] as? [String: Any] != nil, "the game's own fields, only under summary")
     let error = try #require(object["error"] as? [String: Any])
     #expect(error["kind"] as? String == "checksumMismatch")
     #expect(error["section"] as? String == "plants")
@@ -257,8 +258,8 @@ struct CLIGoldenTests {
     #expect(result.status == 1)
     #expect(
       result.out == """
-        metadata.day: 2 → 3
-        metadata.harvest: 200 → 300
+        metadata.summary.day: 2 → 3
+        metadata.summary.harvest: 200 → 300
         metadata.playTime: 120.0 → 180.0
         metadata.frame: 7200 → 10800
         metadata.progress: 0.5 → 0.75
@@ -382,7 +383,9 @@ struct CLIGoldenTests {
     #expect(verify.out.hasPrefix("ok      Saves/fixture/0000000002.stasis"))
     let inspect = try fixtures.stasis("inspect", "Saves/fixture/0000000002.stasis")
     #expect(inspect.out.contains("format:    2\n"))
-    #expect(inspect.out.contains("level:     0\nscore:     4200\n"), "format 1's level and score are the summary")
+    #expect(
+      inspect.out.contains("summary:   level: 0\n           score: 4200\n"),
+      "format 1's level and score are the summary")
     let migrated = try SaveFileFormat.decode(
       [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/0000000002.stasis"))))
     let old = try SaveFileFormat.decode([UInt8](original))
@@ -446,8 +449,8 @@ struct CLIGoldenTests {
       game:      garden 2.1 (schema 3)
       created:   2026-01-01T00:00:00Z
       slot:      spring
-      day:       3
-      harvest:   300
+      summary:   day:     3
+                 harvest: 300
       play time: 180.0 s
       progress:  75 %
       device:    greenhouse

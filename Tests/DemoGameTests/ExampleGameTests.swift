@@ -154,6 +154,16 @@ struct ReadmeTests {
     }
   }
 
+  @Test("the dependency snippet says the package name is the checkout's folder name")
+  func dependencyNamesItsFolder() throws {
+    let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+    let snippet = try #require(readme.range(of: ".package(path: \"../stasis\")"))
+    let after = readme[snippet.upperBound...].prefix(800)
+    #expect(after.contains("SwiftPM names a path dependency after its folder"))
+    #expect(after.contains("only when the\ncheckout's folder is named `stasis`"))
+    #expect(after.contains(".package(url:"))
+  }
+
   @Test("the README links nothing outside the repository")
   func noOutsideLinks() throws {
     let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
@@ -163,5 +173,85 @@ struct ReadmeTests {
       guard !target.hasPrefix("http") else { continue }
       #expect(FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent(target).path), "\(target)")
     }
+  }
+}
+
+/// Every Swift block of the DocC articles, and of the doc comments the guide leans on, is
+/// compiled: each appears, line for line, in a file under `Examples/`.
+@Suite("The guide's Swift compiles")
+struct GuideTests {
+  private static func normalized(_ text: some StringProtocol) -> [String] {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+      .filter { !$0.isEmpty }
+  }
+
+  private static func exampleSources() throws -> [[String]] {
+    var sources: [[String]] = []
+    let files = FileManager.default.enumerator(
+      at: packageRoot.appendingPathComponent("Examples"), includingPropertiesForKeys: nil)
+    for case let file as URL in files ?? FileManager.DirectoryEnumerator() where file.pathExtension == "swift" {
+      sources.append(normalized(try String(contentsOf: file, encoding: .utf8)))
+    }
+    return sources
+  }
+
+  private static func swiftBlocks(_ text: String) -> [String] {
+    text.components(separatedBy: "```swift\n").dropFirst().map { String($0.components(separatedBy: "```").first ?? "") }
+  }
+
+  private static func expectCompiled(_ blocks: [String], from file: String, in sources: [[String]]) {
+    for block in blocks {
+      let lines = normalized(block)
+      let found = sources.contains { source in
+        source.count >= lines.count
+          && (0...(source.count - lines.count)).contains { Array(source[$0..<($0 + lines.count)]) == lines }
+      }
+      #expect(found, "\(file): not in any compiled file under Examples/:\n\(block)")
+    }
+  }
+
+  @Test("every ```swift block of the DocC articles is in a compiled file of Examples/")
+  func articles() throws {
+    let catalog = packageRoot.appendingPathComponent("Sources/Stasis/Stasis.docc")
+    let sources = try Self.exampleSources()
+    let articles = try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter { $0.hasSuffix(".md") }
+      .sorted()
+    var count = 0
+    for article in articles {
+      let text = try String(contentsOf: catalog.appendingPathComponent(article), encoding: .utf8)
+      let blocks = Self.swiftBlocks(text)
+      count += blocks.count
+      Self.expectCompiled(blocks, from: article, in: sources)
+    }
+    #expect(count >= 15)
+  }
+
+  @Test("the guide names what adopters needed, each with a compiled snippet")
+  func coverage() throws {
+    let catalog = packageRoot.appendingPathComponent("Sources/Stasis/Stasis.docc")
+    var blocks = ""
+    for article in try FileManager.default.contentsOfDirectory(atPath: catalog.path).sorted()
+    where article.hasSuffix(".md") {
+      blocks += Self.swiftBlocks(try String(contentsOf: catalog.appendingPathComponent(article), encoding: .utf8))
+        .joined(separator: "\n")
+    }
+    for needed in [
+      "Application.Configuration(backgroundBudget:", "closeGate()", "reachedGate.wait()", "openGate()",
+      "fields[\"x\"] = .int64(", "SigningKey(bytes:", "waitForCatchUp()", "isCatchingUp",
+      "CloudLogin.token(fromFile:", ".custom {", "ConflictPolicy(name:", "SaveStore(directory: \"Saves\", device:",
+    ] {
+      #expect(blocks.contains(needed), "no compiled snippet shows \(needed)")
+    }
+  }
+
+  @Test("the examples in LoadReport's doc comment are the real API")
+  func loadReportComment() throws {
+    let source = try String(
+      contentsOf: packageRoot.appendingPathComponent("Sources/Stasis/LoadReport.swift"), encoding: .utf8)
+    let comment = source.split(separator: "\n").filter { $0.hasPrefix("///") }.map { $0.dropFirst(3) }
+      .joined(separator: "\n")
+    let blocks = Self.swiftBlocks(comment)
+    #expect(!blocks.isEmpty)
+    Self.expectCompiled(blocks, from: "LoadReport.swift", in: try Self.exampleSources())
   }
 }

@@ -98,6 +98,12 @@ struct CloudCommandTests {
     let rows = log.out.split(separator: "\n").dropFirst()
     #expect(rows.map { $0.split(separator: " ").first } == ["r3", "r2", "r1"])
     #expect(rows.first?.hasSuffix("<- base") == true)
+    // Each revision names the device that uploaded it: r1 and r2 are A's saves; r3 is the merge
+    // this CLI (logged in as laptop) made and uploaded, whichever side its summary came from.
+    let logJSON = try stasis("cloud", "log", "autosave", "--saves", b, "--login", "$LOGIN", "--json")
+    let revisions = try #require(
+      try JSONSerialization.jsonObject(with: Data(logJSON.out.utf8)) as? [[String: Any]], "\(logJSON.err)")
+    #expect(revisions.map { $0["device"] as? String } == ["laptop", "A", "A"])
     let slots = try run(product("stasis"), ["slots", b])
     #expect(slots.out.contains("kept: lost a cloud conflict to r2"))
     let kept = storeB.keptGenerations(of: "autosave").first!.generation

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Stasis
 import StasisTesting
 import Synchronization
@@ -179,5 +180,42 @@ struct SaveCoordinatorTests {
     #expect(listener.heard == ["active", "terminate"])
     #expect(try coordinator.store.load(codec: testCodec, slot: "autosave").state == game.state)
     #expect(coordinator.events.contains { if case .saved(.terminate, _, _) = $0 { true } else { false } })
+  }
+}
+
+@MainActor
+@Suite("Save failures in the log")
+struct SaveFailureLogTests {
+  @Test("after a downgrade every autosave fails: each failure is one event, the log says the cause once")
+  func oneLinePerCause() throws {
+    let folder = makeTemporaryDirectory()
+    // A newer build (schema 2) saved last; this build (schema 1) must not save over it.
+    let newer = SaveCodec<TestGameState>(game: GameIdentity(name: testGame.name, build: "next", schemaVersion: 2))
+    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: newer, slot: "autosave").wait().get()
+
+    let lines = RecordingLogHandler.Lines()
+    let game = CountingGame()
+    let coordinator = SaveCoordinator(
+      game: game, store: SaveStore(directory: folder), codec: testCodec, slot: "autosave",
+      logger: Logger(label: "test") { _ in
+        var handler = RecordingLogHandler(lines)
+        handler.logLevel = .info
+        return handler
+      })
+    coordinator.autosaveInterval = 10
+    let app = Application(delegate: coordinator, configuration: .init(clock: ManualClock()))
+    app.launch()
+    for _ in 0..<50 {
+      game.step()
+      coordinator.didStep(frame: Int64(game.state.level.progress))
+      coordinator.waitForSaves()
+    }
+    let failures = coordinator.events.filter { if case .saveFailed = $0 { true } else { false } }
+    #expect(failures.count == 5, "one event per failed save")
+    let failure = try #require(failures.first)
+    guard case .saveFailed(_, let error, _) = failure else { return }
+    #expect(error.kind == .newerSaveInSlot)
+    #expect(lines.messages.count == 1, "\(lines.messages)")
+    #expect(lines.messages.first == failure.description)
   }
 }

@@ -79,6 +79,39 @@ struct SaveSyncingTests {
     #expect(game.restores == 1)
   }
 
+  @Test("a cold start over an empty slot that the sync fills records one load outcome: restored, no loadFailed")
+  func coldStartOneOutcome() throws {
+    let (game, coordinator, app, _, sync) = make()
+    var theirs = TestGameState.sample()
+    theirs.score.points = 555
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    #expect(coordinator.events.isEmpty, "no outcome while the sync may still restore")
+    let progress = sync.catchUps[0].progress
+    #expect(progress.mayWrite())
+    progress.finish(.restore(generation: try write(theirs, coordinator), reason: "fast-forward"))
+    app.update()
+    #expect(game.state.score.points == 555)
+    #expect(coordinator.events.count == 1, "\(coordinator.events)")
+    guard case .restored? = coordinator.events.first else {
+      Issue.record("the first event is not the restore: \(coordinator.events)")
+      return
+    }
+  }
+
+  @Test("a cold start over an empty slot that the sync leaves empty records one loadFailed, once it is over")
+  func coldStartNothingAnywhere() {
+    let (_, coordinator, app, _, sync) = make()
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    sync.catchUps[0].progress.finish(.unchanged)
+    app.update()
+    #expect(coordinator.events.count == 1, "\(coordinator.events)")
+    guard case .loadFailed(let error)? = coordinator.events.first else {
+      Issue.record("\(coordinator.events)")
+      return
+    }
+    #expect(error.kind == .notFound)
+  }
+
   @Test("out of patience before any write: the game plays on, and the sync may no longer write")
   func patience() {
     let (game, coordinator, app, clock, sync) = make()

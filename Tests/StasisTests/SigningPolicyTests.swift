@@ -56,6 +56,10 @@ struct SigningPolicyTests {
     } catch {
       #expect(error.kind == .unsigned)
       #expect(error.context.part == "signature")
+      // Told it was never signed, not to find "the build that signed it".
+      #expect(error.suggestion?.hasPrefix("the save was never signed") == true, "\(error.suggestion ?? "")")
+      #expect(error.suggestion?.contains("acceptingUnsigned: true") == true)
+      #expect(error.suggestion?.contains("the build that signed it") == false)
     }
     // The convenience init means the same.
     let same = SaveStore(directory: folder, signingKey: Self.newKey)
