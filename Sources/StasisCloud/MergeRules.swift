@@ -127,6 +127,10 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
     groups.append(paths)
   }
 
+  /// The rule declared for `path` (`monsters`, `monsters[id=7].hp`): an exact pattern first,
+  /// then one with `[*]` for its indices; nil when none is declared.
+  public func rule(at path: String) -> MergeRule? { rule(for: path)?.rule }
+
   /// The rule for `path`: an exact pattern first, then one with `[*]` for its indices.
   func rule(for path: String) -> (pattern: String, rule: MergeRule)? {
     if let exact = rules.first(where: { $0.pattern == path }) { return exact }

@@ -175,16 +175,7 @@ extension Cloud {
       let taken: ConflictDecision? = take == "ours" ? .ours : take == "theirs" ? .theirs : nil
       let configuration = CloudSyncConfiguration(policy: .manual, onConflict: { _ in taken })
       let (_, _, sync) = try options.open(try checkedSlot(slot), configuration: configuration)
-      var rules = MergeRules()
-      if let declarations {
-        let text: String
-        do {
-          text = try String(contentsOf: URL(fileURLWithPath: declarations), encoding: .utf8)
-        } catch {
-          throw fail(SaveFileError(.io, "could not be read: \(error)", context: .init(file: declarations)))
-        }
-        rules = try MergeDeclarations.parse(text, file: declarations)
-      }
+      let rules = try declarations.map(MergeDeclarations.read) ?? MergeRules()
       let policy: ConflictPolicy =
         take == "merge"
         ? .merge(rules: rules, fallback: fallback.flatMap { ConflictPolicy(name: $0) } ?? .manual)

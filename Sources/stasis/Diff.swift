@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Stasis
+import StasisCloud
 
 /// One difference between two saves.
 struct Difference {
@@ -18,11 +19,27 @@ struct BulkDifference {
   var first: [(index: Int, fields: [(name: String, old: SaveValue?, new: SaveValue?)])]
 }
 
+/// How `stasis diff` aligns arrays of objects: by the key the game's merge declarations give
+/// the array's path (`monsters = by-key id`), else by the first of `keys` that every element
+/// has, with distinct values; else index by index.
+struct Alignment {
+  var keys: [String] = []
+  var declarations = MergeRules()
+
+  /// The fields to try for the array at `path`, the declared one first.
+  func keys(at path: String) -> [String] {
+    if case .byKey(let field)? = declarations.rule(at: path) { return [field] + keys.filter { $0 != field } }
+    return keys
+  }
+}
+
 /// Compares two values field by field; bulk arrays and byte strings element by element,
 /// summarised. An array of objects that all have one of the `keys` fields, with distinct
 /// values, is aligned by it (`monsters[id=17]`): an element one side removed or added is one
 /// difference, and the others compare with their namesakes wherever they stand.
-func differences(_ a: SaveValue?, _ b: SaveValue?, path: String, keys: [String] = [], into result: inout [Difference]) {
+func differences(
+  _ a: SaveValue?, _ b: SaveValue?, path: String, keys: Alignment = Alignment(), into result: inout [Difference]
+) {
   switch (a, b) {
   case (.object(let left)?, .object(let right)?):
     var names = left.fields.map(\.name)
@@ -31,7 +48,7 @@ func differences(_ a: SaveValue?, _ b: SaveValue?, path: String, keys: [String] 
       differences(left[name], right[name], path: path.isEmpty ? name : "\(path).\(name)", keys: keys, into: &result)
     }
   case (.array(let left)?, .array(let right)?):
-    for key in keys {
+    for key in keys.keys(at: path) {
       guard let leftIds = ids(left, by: key), let rightIds = ids(right, by: key) else { continue }
       keyedDifferences(
         left, right, leftIds: leftIds, rightIds: rightIds, key: key, path: path, keys: keys, into: &result)
@@ -89,7 +106,7 @@ private struct IdIndex {
 /// Elements matched by `key`: the old side's order first, then what only the new side has.
 private func keyedDifferences(
   _ left: [SaveValue], _ right: [SaveValue], leftIds: [SaveValue], rightIds: [SaveValue], key: String, path: String,
-  keys: [String], into result: inout [Difference]
+  keys: Alignment, into result: inout [Difference]
 ) {
   var leftIndex = IdIndex()
   for (index, id) in leftIds.enumerated() { leftIndex.insert(id, at: index) }
@@ -164,10 +181,12 @@ struct Diff: ParsableCommand {
         stasis diff Saves/autosave/0000000002.stasis Saves/autosave/0000000003.stasis
         stasis diff a.stasis b.stasis --json
         stasis diff a.stasis b.stasis --key id      # monsters[id=17]: one dead monster is one difference
+        stasis diff a.stasis b.stasis --declarations merge.txt   # 'monsters = by-key id' aligns monsters
 
       Bulk arrays (physics bodies) and byte strings (a tile map) are summarised: how many
       elements differ, and the first five. Arrays of objects are compared index by index unless
-      --key names the field that identifies their elements.
+      --key names the field that identifies their elements, or the game's merge declarations
+      (the file stasis merge reads) give their path a by-key rule.
       Exit 0 when equal, 1 when different, as diff does.
       """
   )
@@ -191,7 +210,15 @@ struct Diff: ParsableCommand {
       valueName: "field"))
   var keys: [String] = []
 
+  @Option(
+    help: ArgumentHelp(
+      "The game's merge declarations (see stasis merge --help): arrays with a by-key rule are aligned by it.",
+      valueName: "file"))
+  var declarations: String?
+
   func run() throws {
+    var keys = Alignment(keys: self.keys)
+    if let declarations { keys.declarations = try MergeDeclarations.read(declarations) }
     let left = try openSave(old)
     let right = try openSave(new)
     var result: [Difference] = []

@@ -91,7 +91,7 @@ struct KeyFileOption: ParsableArguments {
   }
 
   /// A regular file's bytes, up to one past `limit`; one line and exit 74 when it cannot be read.
-  private static func read(_ path: String, what: String, limit: Int) throws -> Data {
+  static func read(_ path: String, what: String, limit: Int) throws -> Data {
     let standardError = Terminal.standardError
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,

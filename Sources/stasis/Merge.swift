@@ -73,13 +73,12 @@ struct Merge: ParsableCommand {
 
   func validate() throws {
     if let take, MergeSide(rawValue: take) == nil { throw ValidationError("--take is ours, theirs or base") }
-    _ = try rules(file: nil)
+    _ = try rules(declared: MergeRules())
   }
 
-  /// The file's declarations (none without one), then each --rule on top.
-  private func rules(file: String?) throws -> MergeRules {
-    var rules = MergeRules()
-    if let declarations, let file { rules = try MergeDeclarations.parse(file, file: declarations) }
+  /// The file's declarations (`declared`), then each --rule on top.
+  private func rules(declared: MergeRules) throws -> MergeRules {
+    var rules = declared
     for entry in rule {
       let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
       guard parts.count == 2, !parts[0].isEmpty else { throw ValidationError("--rule takes PATH=RULE, not '\(entry)'") }
@@ -93,15 +92,7 @@ struct Merge: ParsableCommand {
 
   func run() throws {
     let signing = try key.policy()
-    var file: String?
-    if let declarations {
-      do {
-        file = try String(contentsOf: URL(fileURLWithPath: declarations), encoding: .utf8)
-      } catch {
-        throw fail(SaveFileError(.io, "could not be read: \(error)", context: .init(file: declarations)))
-      }
-    }
-    let rules = try rules(file: file)
+    let rules = try rules(declared: declarations.map(MergeDeclarations.read) ?? MergeRules())
     let documents = try [base, ours, theirs].map { try openSave($0, signing: signing).document }
     let outcome = ThreeWayMerge.merge(
       base: documents[0], ours: documents[1], theirs: documents[2], rules: rules,

@@ -37,6 +37,19 @@ enum MergeDeclarations {
 
   static let ruleNames = "max, min, ours, theirs, union, by-index or by-key FIELD"
 
+  /// A declarations file's largest size.
+  static let maximumBytes = 1 << 20
+
+  /// The declarations in the file at `path`; a file that cannot be read fails as the CLI's
+  /// one-line error, naming it (exit 74).
+  static func read(_ path: String) throws -> MergeRules {
+    let data = try KeyFileOption.read(path, what: "merge declarations file", limit: maximumBytes)
+    guard data.count <= maximumBytes, let text = String(data: data, encoding: .utf8) else {
+      throw ValidationError("\(path): merge declarations are UTF-8 text of at most \(maximumBytes / 1024) KB")
+    }
+    return try parse(text, file: path)
+  }
+
   /// The declarations in `text`; a line that is neither a rule nor a group is refused by number.
   static func parse(_ text: String, file: String) throws -> MergeRules {
     var rules = MergeRules()

@@ -225,5 +225,15 @@ struct CLIAnyGameTests {
     #expect(list.map { $0["path"] as? String } == ["map", "monsters[id=1010]"])
     #expect((list.first?["bulk"] as? [String: Any])?["differingElements"] as? Int == 7)
     #expect(list.last?["new"] is NSNull)
+
+    // The game's merge declarations align the same array, with no --key.
+    try Data("# the dungeon's merge\nmonsters = by-key id\nmonsters[*].hp = min\n".utf8)
+      .write(to: fixtures.root.appendingPathComponent("merge.txt"))
+    let declared = try fixtures.stasis("diff", "before.stasis", "after.stasis", "--declarations", "merge.txt")
+    #expect(declared.status == 1)
+    #expect(declared.out == byKey.out)
+    let unreadable = try fixtures.stasis("diff", "before.stasis", "after.stasis", "--declarations", "nowhere.txt")
+    #expect(unreadable.status == 74)
+    #expect(unreadable.err == "error: nowhere.txt: the merge declarations file could not be read\n")
   }
 }
