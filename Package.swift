@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "Stasis", targets: ["Stasis"]),
     .library(name: "StasisTesting", targets: ["StasisTesting"]),
     .library(name: "StasisCloud", targets: ["StasisCloud"]),
+    .library(name: "StasisMerge", targets: ["StasisMerge"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
     .library(name: "DemoGame", targets: ["DemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
@@ -47,12 +48,15 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
-    // Cloud saves: sync records, the upload queue, fetch, conflicts and the three-way merge,
-    // over AsyncHTTPClient. Kept out of Stasis, which knows no network.
+    // The three-way merge of two saves against their base, by the game's declarations, and the
+    // conflict policies: no network, so a game (the demo) can declare its merge without HTTP.
+    .target(name: "StasisMerge", dependencies: ["Stasis"]),
+    // Cloud saves: sync records, the upload queue, fetch and conflicts, over AsyncHTTPClient.
+    // Kept out of Stasis, which knows no network; it re-exports StasisMerge.
     .target(
       name: "StasisCloud",
       dependencies: [
-        "Stasis",
+        "Stasis", "StasisMerge",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -85,7 +89,7 @@ let package = Package(
     // The tiny deterministic game.
     .target(
       name: "DemoGame",
-      dependencies: ["Stasis", "StasisCloud", .product(name: "Logging", package: "swift-log")]
+      dependencies: ["Stasis", "StasisMerge", .product(name: "Logging", package: "swift-log")]
     ),
     .executableTarget(
       name: "stasis-demo",
@@ -203,8 +207,8 @@ let package = Package(
     // The simulation's own tests: replay, and the planted bugs it must find.
     .testTarget(name: "StasisSimulationTests", dependencies: ["StasisSimulation"]),
     // The three-way merge and the policies, without a server.
-    .testTarget(name: "StasisCloudTests", dependencies: ["Stasis", "StasisCloud"]),
-    .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisTesting"]),
+    .testTarget(name: "StasisMergeTests", dependencies: ["Stasis", "StasisMerge"]),
+    .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisMerge", "StasisTesting"]),
     .testTarget(
       name: "StasisSDLTests",
       dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]

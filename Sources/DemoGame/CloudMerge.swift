@@ -1,5 +1,5 @@
 import Stasis
-import StasisCloud
+import StasisMerge
 
 extension DemoSaveFormat {
   /// What the demo means when two devices' saves of one slot merge: the high score and the

@@ -1,7 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
-import StasisCloud
+import StasisMerge
 import Testing
 
 @Suite("The demo's merge declarations")

@@ -1,5 +1,5 @@
 import Stasis
-import StasisCloud
+import StasisMerge
 import Testing
 
 /// A turn-based roguelike's state, the shape issue 21 met: a 256×256 tile map as a bulk

@@ -1,5 +1,5 @@
 import Stasis
-import StasisCloud
+import StasisMerge
 import Testing
 
 /// A small game's state with every shape a merge meets: numbers, a nested object, a

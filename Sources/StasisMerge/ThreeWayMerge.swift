@@ -48,6 +48,13 @@ public struct SectionMerge: Sendable, Equatable, CustomStringConvertible {
   /// Why: `only ours changed it`, `both changed it: policy: theirs`, `group physics+camera: …`.
   public var how: String
 
+  /// A section's origin, as a report states it.
+  public init(name: String, source: Source, how: String) {
+    self.name = name
+    self.source = source
+    self.how = how
+  }
+
   /// One line: `physics: theirs (group physics+camera: both changed it: policy: theirs)`.
   public var description: String { "\(name): \(source.rawValue) (\(how))" }
 }

@@ -1,0 +1,33 @@
+import Stasis
+import StasisMerge
+
+/// A conflict as the game's ``CloudSyncConfiguration/onConflict`` sees it: the three saves,
+/// whole and verified, and the merge the rules would make.
+public struct SyncConflict: Sendable {
+  /// The slot.
+  public var slot: SaveSlot
+  /// The base revision, when the server still has it.
+  public var base: SaveDocument?
+  /// The base revision's number, when there was one.
+  public var baseRevision: Int?
+  /// This device's save, and its generation.
+  public var ours: SaveDocument
+  /// Its generation.
+  public var oursGeneration: Int
+  /// The server's head, and its revision.
+  public var theirs: SaveDocument
+  /// Its revision.
+  public var theirsRevision: Int
+}
+
+/// What the game decided for a ``SyncConflict``.
+public enum ConflictDecision: Sendable {
+  /// Keep this device's save; it is uploaded on top of theirs.
+  case ours
+  /// Take the server's save; ours stays a kept generation.
+  case theirs
+  /// Go back to the base.
+  case base
+  /// A save the game made (its own merge); written locally and uploaded on top of theirs.
+  case document(SaveDocument)
+}
