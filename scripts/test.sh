@@ -18,29 +18,44 @@ if ! command -v schemathesis >/dev/null; then
 fi
 schemathesis --version  # fails the run here, rather than skipping the API's conformance tests
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
-echo "== swift format lint"
-swift format lint --strict -r Sources Tests Examples Package.swift
-echo "== the stasis CLI needs only Stasis"
+# Two packages: the library, the demo and the CLI at the root; the save server, its load tool
+# and stasis-sim in Server/ (it depends on the root by path). Each stage prints its time.
+stage_start=$SECONDS
+stage_name=""
+stage() {
+  [ -n "$stage_name" ] && echo "== $stage_name: $((SECONDS - stage_start)) s"
+  stage_name="$1"
+  stage_start=$SECONDS
+  [ -n "$1" ] && echo "== $1"
+  return 0
+}
+stage "swift format lint"
+swift format lint --strict -r Sources Tests Examples Package.swift Server/Sources Server/Tests Server/Package.swift
+stage "the stasis CLI needs only Stasis"
 swift package describe --type json | python3 scripts/check-cli-closure.py
-echo "== documentation (DocC, warnings are errors)"
+stage "documentation (DocC, warnings are errors)"
 swift package generate-documentation --target Stasis --warnings-as-errors >/dev/null
-echo "== build"
+stage "build"
 swift build --build-tests
 # The end-to-end runs of the stress level take seconds in release and minutes in debug.
 swift build -c release --product stasis-demo
-export STASIS_USE_RELEASE=1
-echo "== swift test"
+stage "swift test"
+STASIS_USE_RELEASE=1 swift test --skip-build
+stage "build Server/"
+# The server's tests also run the CLI and the demo: built from the root's sources, next to them.
+(cd Server && swift build --build-tests && swift build --product stasis && swift build --product stasis-demo)
+stage "swift test, Server/"
 # The descriptor flood (thousands of sockets) and the simulation (servers opened and crashed
 # in-process) each run in a test process of their own: libdispatch in a process shared with
 # the other suites' pipes and sockets was seen to crash once under that churn.
-swift test --skip-build --skip "ServerHostileClientTests|StasisSimulationTests"
-swift test --skip-build --filter "ServerHostileClientTests"
-swift test --skip-build --filter "StasisSimulationTests"
-# Fresh seeds each run (the debug build `swift build --build-tests` made; no extra build):
-# devices, the in-process server, simulated disks and faults, every invariant after every step.
+(cd Server && swift test --skip-build --skip "ServerHostileClientTests|StasisSimulationTests")
+(cd Server && swift test --skip-build --filter "ServerHostileClientTests")
+(cd Server && swift test --skip-build --filter "StasisSimulationTests")
 # Fresh seeds on every run, as issue 20 asks: a broken invariant fails CI and prints the seed to
 # replay, which then becomes a regression test (`--seeds FIRST-LAST` reruns a fixed range).
-echo "== stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds)"
-.build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
-echo "== fuzz the decoder (bounded)"
+stage "stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds)"
+Server/.build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
+stage "fuzz the decoder (bounded)"
 scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"
+stage ""
+echo "== all passed in $SECONDS s"

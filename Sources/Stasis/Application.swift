@@ -60,8 +60,11 @@ public final class Application {
   public let configuration: Configuration
   /// True from `willTerminate` until the quit's save episode ends: a second quit means nothing.
   public var isTerminating: Bool { episode?.reason == .termination }
-  /// Every finished background episode, oldest first.
+  /// The finished background episodes, oldest first: the newest ``episodeHistoryLimit``, so a
+  /// session that goes to the background for days keeps a bounded history.
   public private(set) var backgroundEpisodes: [BackgroundEpisode] = []
+  /// How many episodes ``backgroundEpisodes`` keeps (default 100).
+  public var episodeHistoryLimit = 100
 
   /// What ``WatchdogPolicy/killProcess`` does; `StasisTesting` replaces it to observe the kill.
   package var processKiller: @MainActor () -> Void = { kill(getpid(), SIGKILL) }
@@ -364,7 +367,7 @@ public final class Application {
       watchdogViolations: violations
     )
     episode = nil
-    backgroundEpisodes.append(record)
+    backgroundEpisodes.append(record, keepingNewest: episodeHistoryLimit)
     if case .expired = outcome {
       logger.warning("\(record.description)")
     } else {

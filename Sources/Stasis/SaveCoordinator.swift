@@ -472,8 +472,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// The one place a save problem or a fallback is logged. A load failure is the asker's to
   /// report (a runner's one line, a HUD), so it is only recorded.
   func record(_ event: SaveEvent) {
-    if events.count >= max(1, eventHistoryLimit) { events.removeFirst(events.count - max(1, eventHistoryLimit) + 1) }
-    events.append(event)
+    events.append(event, keepingNewest: eventHistoryLimit)
     switch event {
     case .saveFailed(_, let error, _):
       let cause = "\(error.kind.rawValue)|\(error.context.part ?? "")|\(error.message)"

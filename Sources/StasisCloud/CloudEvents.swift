@@ -103,16 +103,19 @@ public struct CloudStatus: Sendable, Equatable {
   public var phase: Phase = .idle
   /// The revision last agreed with the server.
   public var base: Int?
-  /// Revisions this run uploaded, in order.
+  /// Revisions this run uploaded, in order (the newest ``historyLimit``).
   public var uploaded: [Int] = []
-  /// Revisions this run fast-forwarded to.
+  /// Revisions this run fast-forwarded to (the newest ``historyLimit``).
   public var downloaded: [Int] = []
-  /// Conflicts this run met.
+  /// Conflicts this run met (the newest ``historyLimit``).
   public var conflicts: [ConflictReport] = []
   /// Local saves waiting to go up.
   public var pending: Int = 0
-  /// Everything that happened, oldest first.
+  /// What happened, oldest first: the newest ``historyLimit`` events (a game that syncs for
+  /// hours keeps a bounded history; ``CloudSync/onEvent`` sees every one).
   public var events: [CloudEvent] = []
+  /// How many entries ``events``, ``uploaded``, ``downloaded`` and ``conflicts`` each keep.
+  public static let historyLimit = 1_000
 
   /// What the HUD shows: `synced r12`, `offline, 2 waiting`, `conflict`.
   public var hud: String {

@@ -124,16 +124,16 @@ final class SyncEngine: Sendable {
 
   func emit(_ event: CloudEvent) {
     status.withLock { status in
-      status.events.append(event)
+      status.events.append(event, keepingNewest: CloudStatus.historyLimit)
       switch event {
       case .uploaded(_, let revision, _):
-        status.uploaded.append(revision)
+        status.uploaded.append(revision, keepingNewest: CloudStatus.historyLimit)
         status.phase = .synced
       case .fastForwarded(let revision, _):
-        status.downloaded.append(revision)
+        status.downloaded.append(revision, keepingNewest: CloudStatus.historyLimit)
         status.phase = .synced
       case .conflict(let report):
-        status.conflicts.append(report)
+        status.conflicts.append(report, keepingNewest: CloudStatus.historyLimit)
         status.phase = report.result == "pending" ? .conflict : .synced
       case .offline: status.phase = .offline
       case .unauthorized: status.phase = .unauthorized

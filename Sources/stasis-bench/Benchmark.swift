@@ -92,7 +92,7 @@ struct StasisBench: ParsableCommand {
 
   @Flag(
     inversion: .prefixedNo,
-    help: "Also measure the demo game (autosave, snapshot, background save, physics, cloud sync).")
+    help: "Also measure the demo game (autosave, snapshot, background save, physics).")
   var game = true
 
   func run() throws {
@@ -105,18 +105,15 @@ struct StasisBench: ParsableCommand {
       if !json { FileHandle.standardError.write(Data("measured \(count) bodies\n".utf8)) }
     }
     let gameReport = game ? try MainActor.assumeIsolated { try measureGame(folder: folder) } : nil
-    let cloudReport = game ? try MainActor.assumeIsolated { try measureCloud(folder: folder) } : nil
     if json {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
       let report = Report(
-        machine: Machine.current, crc32cHardware: CRC32C.isHardwareAccelerated, rows: rows, game: gameReport,
-        cloud: cloudReport)
+        machine: Machine.current, crc32cHardware: CRC32C.isHardwareAccelerated, rows: rows, game: gameReport)
       print(String(decoding: try encoder.encode(report), as: UTF8.self))
     } else {
       printTable(rows)
       if let gameReport { printGame(gameReport) }
-      if let cloudReport { printCloud(cloudReport) }
     }
   }
 }

@@ -50,7 +50,6 @@ struct Report: Codable {
   var crc32cHardware: Bool
   var rows: [Row]
   var game: GameReport?
-  var cloud: CloudReport?
 }
 
 /// A benchmark that could not run its set-up.

@@ -62,6 +62,24 @@ struct ApplicationLifecycleTests {
     #expect(app.backgroundEpisodes.last?.reason == .termination)
   }
 
+  @Test("a long session keeps the newest background episodes only (episodeHistoryLimit)")
+  func episodeHistoryIsBounded() {
+    let (app, _, clock) = makeApplication()
+    app.episodeHistoryLimit = 3
+    app.launch()
+    var task = BackgroundTaskID.invalid
+    app.addObserver(for: .didEnterBackground) { app in task = app.beginBackgroundTask(named: "save") }
+    for trip in 1...5 {
+      app.enterBackground()
+      clock.advance(by: .seconds(trip))
+      app.endBackgroundTask(task)
+      app.update()
+      app.enterForeground()
+    }
+    // Trip N's episode lasted N seconds: the newest three are kept, oldest first.
+    #expect(app.backgroundEpisodes.map(\.duration) == [.seconds(3), .seconds(4), .seconds(5)])
+  }
+
   @Test("terminate waits for a save begun in willTerminate, under the same budget")
   func quitWithTask() {
     let (app, _, clock) = makeApplication()

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import Stasis
-import StasisCloud
+@_spi(Simulation) import Stasis
+@_spi(Simulation) import StasisCloud
 import StasisServer
 import StasisTesting
 import Synchronization

@@ -11,8 +11,12 @@ import Testing
   import Glibc
 #endif
 
+/// The server's package (`Server/`), whose `.build` holds what the tests run.
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
   .deletingLastPathComponent()
+
+/// The repository: the demo's levels, `docs/openapi.yaml`, the schemathesis environment.
+let repositoryRoot = packageRoot.deletingLastPathComponent()
 
 /// The built `stasis-server` (`swift build` puts it next to the tests); `STASIS_SERVER_BINARY`
 /// names another one (a build with its own `--scratch-path`).
@@ -227,7 +231,7 @@ struct Client: Sendable {
 /// Real demo saves: the first level a few seconds in (about 12 KB) and the stress level with
 /// its 5,200 marbles (about 380 KB), each `variant` a different state.
 enum DemoSaves {
-  static let library = LevelLibrary(folder: packageRoot.appendingPathComponent("Assets/levels").path)
+  static let library = LevelLibrary(folder: repositoryRoot.appendingPathComponent("Assets/levels").path)
 
   static func save(level: Int, steps: Int, seed: UInt64 = 1) throws -> [UInt8] {
     var engine = try Engine(library: library, level: level, seed: seed)

@@ -1,3 +1,4 @@
+import ArgumentParser
 import DemoGame
 import Dispatch
 import Foundation
@@ -21,7 +22,7 @@ struct CloudReport: Codable {
   var uploads: Int
 }
 
-extension StasisBench {
+extension StasisSyncBench {
   @MainActor
   func measureCloud(folder: String) throws -> CloudReport? {
     guard let levels = LevelLibrary.locate() else { return nil }
@@ -115,7 +116,9 @@ extension StasisBench {
         }, logger: logger)
       try await app.runService(gracefulShutdownSignals: [])
     }
-    guard ready.wait(timeout: .now() + 30) == .success else { throw BenchError("the bench's server did not start") }
+    guard ready.wait(timeout: .now() + 30) == .success else {
+      throw ValidationError("the bench's server did not start")
+    }
     return ("http://127.0.0.1:\(port.value)", token)
   }
 }

@@ -8,7 +8,7 @@ struct OpenAPITests {
   /// Where schemathesis is: on PATH, or in the virtual environment scripts/test.sh makes.
   static let schemathesis: String? = {
     let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-    let venv = packageRoot.appendingPathComponent(".venv-schemathesis/bin").path
+    let venv = repositoryRoot.appendingPathComponent(".venv-schemathesis/bin").path
     return (paths + [venv, "/root/.pyenv/shims", "/usr/local/bin", "\(NSHomeDirectory())/.local/bin"])
       .map { "\($0)/schemathesis" }.first { FileManager.default.isExecutableFile(atPath: $0) }
   }()
@@ -27,7 +27,7 @@ struct OpenAPITests {
     let result = try run(
       tool,
       [
-        "run", packageRoot.appendingPathComponent("docs/openapi.yaml").path, "--url", server.base,
+        "run", repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, "--url", server.base,
         "-H", "Authorization: Bearer \(player.token)",
         "--checks",
         "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance",

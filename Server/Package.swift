@@ -1,0 +1,124 @@
+// swift-tools-version: 6.0
+// The save server (`stasis-server`), its load tool, and `stasis-sim`, which runs it in-process:
+// a package of their own, so a game that adds Stasis resolves none of the server's packages.
+// It depends on the library's package (the repository's root) by path.
+import PackageDescription
+
+let package = Package(
+  name: "StasisServer",
+  platforms: [.macOS(.v15)],
+  products: [
+    .library(name: "StasisServer", targets: ["StasisServer"]),
+    .executable(name: "stasis-server", targets: ["stasis-server"]),
+    .executable(name: "stasis-load", targets: ["stasis-load"]),
+    .executable(name: "stasis-sim", targets: ["stasis-sim"]),
+    .executable(name: "stasis-sync-bench", targets: ["stasis-sync-bench"]),
+  ],
+  dependencies: [
+    .package(name: "Stasis", path: ".."),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+    // HTTP, the two backends, lifecycle, metrics.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    // stasis-load's client; the server's tests talk HTTP to it as any client would.
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+  ],
+  targets: [
+    // The save server's library: the storage protocol, SQLite and PostgreSQL backends, the v1 API.
+    .target(
+      name: "StasisServer",
+      dependencies: [
+        .product(name: "Stasis", package: "Stasis"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        // The connection cap and the request deadline live in the HTTP/1 channel's pipeline.
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    .executableTarget(
+      name: "stasis-server",
+      dependencies: [
+        "StasisServer",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    // The server under load, on both backends, against pgbench on the same database (release).
+    .executableTarget(
+      name: "stasis-load",
+      dependencies: [
+        .product(name: "Stasis", package: "Stasis"), "StasisServer", .product(name: "DemoGame", package: "Stasis"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    // The deterministic simulation: devices (store + sync) over simulated disks, the real server
+    // in-process over SQLite, faults and clocks from a seed, invariants after every operation.
+    .target(
+      name: "StasisSimulation",
+      dependencies: [
+        .product(name: "Stasis", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
+        .product(name: "StasisCloud", package: "Stasis"), "StasisServer",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    .executableTarget(
+      name: "stasis-sim",
+      dependencies: ["StasisSimulation", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+    ),
+    // What cloud sync costs the demo's main thread, against the server in-process (release).
+    .executableTarget(
+      name: "stasis-sync-bench",
+      dependencies: [
+        .product(name: "Stasis", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
+        .product(name: "DemoGame", package: "Stasis"), "StasisServer",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    // The server end to end, and cloud sync against it: the built stasis-server on a loopback
+    // port, on both backends.
+    .testTarget(
+      name: "StasisServerTests",
+      dependencies: [
+        .product(name: "Stasis", package: "Stasis"), .product(name: "DemoGame", package: "Stasis"),
+        .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]
+    ),
+    // The simulation's own tests: replay, and the planted bugs it must find.
+    .testTarget(name: "StasisSimulationTests", dependencies: ["StasisSimulation"]),
+  ]
+)

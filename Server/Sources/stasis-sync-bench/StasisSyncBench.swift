@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+import Stasis
+
+/// What cloud sync costs the demo game's main thread, against a real server in this process
+/// (`stasis-bench` measures the save path without a network; this needs the server's package).
+@main
+struct StasisSyncBench: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "stasis-sync-bench",
+    abstract: "Measure an autosave's main-thread part with and without its upload, and a trip to the background.",
+    discussion: """
+      Run it from the repository in release (it reads the demo's levels in Assets/levels):
+        swift run -c release --package-path Server stasis-sync-bench
+      """)
+
+  @Option(help: "Folder for the saves and the server's database (default: a temporary folder).")
+  var directory: String?
+
+  func run() throws {
+    let folder = directory ?? NSTemporaryDirectory() + "stasis-sync-bench-\(getpid())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { if directory == nil { try? FileManager.default.removeItem(atPath: folder) } }
+    guard let report = try MainActor.assumeIsolated({ try measureCloud(folder: folder) }) else {
+      throw ValidationError("run from the repository: Assets/levels holds the demo's levels")
+    }
+    printCloud(report)
+  }
+}
