@@ -34,7 +34,7 @@ swift format lint --strict -r Sources Tests Examples Package.swift Server/Source
 stage "the stasis CLI needs only Stasis"
 swift package describe --type json | python3 scripts/check-cli-closure.py
 stage "documentation (DocC, warnings are errors)"
-swift package generate-documentation --target Stasis --warnings-as-errors >/dev/null
+scripts/docs.sh >/dev/null
 stage "build"
 swift build --build-tests
 # The end-to-end runs of the stress level take seconds in release and minutes in debug.

@@ -1,7 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
 import Stasis
 
 /// Where a player's cloud saves live: a `stasis-server`, the player's bearer token, and the
@@ -105,6 +102,9 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
   /// True when the request certainly never reached the server (the connection was refused,
   /// or there is no network): nothing it asked for can have happened there.
   public var neverSent = false
+  /// The transport's own error code when the network failed (`URLError.Code`'s raw value,
+  /// such as `-1004` for a refused connection); nil for an answer the server gave.
+  public var transportCode: Int?
 
   /// Creates an error.
   public init(_ kind: Kind, _ message: String, head: RemoteRevision? = nil) {
@@ -134,10 +134,9 @@ public struct CloudClient: Sendable {
   /// How requests reach the server.
   public let transport: any CloudTransport
 
-  /// A client of `server` on StasisCloud's shared HTTP client (``CloudClient/sharedHTTPClient``).
-  public init(server: CloudServer, http: HTTPClient = CloudClient.sharedHTTPClient) {
-    self.server = server
-    self.transport = HTTPCloudTransport(http: http)
+  /// A client of `server` over HTTP (``HTTPCloudTransport``).
+  public init(server: CloudServer) {
+    self.init(server: server, transport: HTTPCloudTransport())
   }
 
   /// A client of `server` over `transport` (the simulation's in-process server, for one).
@@ -146,19 +145,9 @@ public struct CloudClient: Sendable {
     self.transport = transport
   }
 
-  /// The process's HTTP client for cloud saves: connections are not retried inside a request
-  /// (a server that refuses is reported at once, and the sync's own backoff retries), and a
-  /// connection gets 5 seconds.
-  public static let sharedHTTPClient: HTTPClient = {
-    var configuration = HTTPClient.Configuration()
-    configuration.connectionPool.retryConnectionEstablishment = false
-    configuration.timeout.connect = .seconds(5)
-    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-  }()
-
   /// `GET /v1/slots/{slot}` with `If-None-Match: "known"` when a revision is known.
   public func head(slot: SaveSlot, ifNoneMatch known: Int?) async throws(CloudError) -> HeadFetch {
-    let reply = try await send(.GET, path(slot), headers: known.map { [("If-None-Match", "\"\($0)\"")] } ?? [])
+    let reply = try await send("GET", path(slot), headers: known.map { [("If-None-Match", "\"\($0)\"")] } ?? [])
     switch reply.status {
     case 304: return .unchanged
     case 404: return .missing
@@ -172,7 +161,7 @@ public struct CloudClient: Sendable {
   /// `GET /v1/slots/{slot}/revisions/{n}`: one revision's bytes; nil when the server no longer
   /// has it (pruned past the newest N, or the slot was deleted).
   public func download(slot: SaveSlot, revision: Int) async throws(CloudError) -> [UInt8]? {
-    let reply = try await send(.GET, path(slot) + "/revisions/\(revision)")
+    let reply = try await send("GET", path(slot) + "/revisions/\(revision)")
     switch reply.status {
     case 200: return reply.body
     case 404: return nil
@@ -191,7 +180,7 @@ public struct CloudClient: Sendable {
     headers.append(base.map { ("If-Match", "\"\($0)\"") } ?? ("If-None-Match", "*"))
     if let loser { headers.append(("X-Stasis-Conflict-Loser", "\"\(loser)\"")) }
     if !server.device.isEmpty { headers.append(("X-Stasis-Device", server.device)) }
-    let reply = try await send(.PUT, path(slot), headers: headers, body: bytes)
+    let reply = try await send("PUT", path(slot), headers: headers, body: bytes)
     guard reply.status == 201 else { throw reply.error }
     guard var created = RemoteRevision(json: reply.json) else {
       throw CloudError(.server, "a 201 without a revision")
@@ -203,7 +192,7 @@ public struct CloudClient: Sendable {
 
   /// `GET /v1/slots/{slot}/revisions`: the slot's history, newest first; nil for an unknown slot.
   public func revisions(slot: SaveSlot) async throws(CloudError) -> [RemoteRevision]? {
-    let reply = try await send(.GET, path(slot) + "/revisions")
+    let reply = try await send("GET", path(slot) + "/revisions")
     switch reply.status {
     case 200: return (reply.json["revisions"] as? [[String: Any]] ?? []).compactMap(RemoteRevision.init(json:))
     case 404: return nil
@@ -215,42 +204,15 @@ public struct CloudClient: Sendable {
   /// conflict's loser), or any other one but the head. A missing revision throws
   /// ``CloudError/Kind/notFound``; the head, ``CloudError/Kind/refused``.
   public func discard(slot: SaveSlot, revision: Int) async throws(CloudError) {
-    let reply = try await send(.DELETE, path(slot) + "/revisions/\(revision)")
+    let reply = try await send("DELETE", path(slot) + "/revisions/\(revision)")
     guard reply.status == 204 else { throw reply.error }
   }
 
   /// `GET /v1/slots`: every slot's head, from the server's metadata.
   public func slots() async throws(CloudError) -> [RemoteRevision] {
-    let reply = try await send(.GET, "/v1/slots")
+    let reply = try await send("GET", "/v1/slots")
     guard reply.status == 200 else { throw reply.error }
     return (reply.json["slots"] as? [[String: Any]] ?? []).compactMap(RemoteRevision.init(json:))
-  }
-
-  // MARK: Transport
-
-  /// A failure no retry mends: a URL without a host or with another scheme than http(s), a
-  /// TLS handshake refused, an answer larger than any save.
-  static func configurationMistake(_ error: any Error) -> String? {
-    if let error = error as? HTTPClientError {
-      switch error {
-      case .invalidURL, .emptyHost, .emptyScheme: return "not a server URL (http://HOST:PORT)"
-      default:
-        if "\(error)".contains("unsupportedScheme") { return "the URL's scheme is not http or https" }
-      }
-    }
-    if error is NIOTooManyBytesError { return "the answer is larger than any save" }
-    if String(reflecting: type(of: error)).contains("NIOSSL") { return "TLS failed: \(error)" }
-    return nil
-  }
-
-  /// A transport failure in a few words: NIO's descriptions nest the errno in two layers.
-  static func reason(_ error: any Error) -> String {
-    let text = "\(error)"
-    if text.contains("Connection refused") { return "connection refused" }
-    if text.contains("Connection reset") { return "connection reset" }
-    if text.lowercased().contains("timeout") || text.contains("timed out") { return "timed out" }
-    if let error = error as? HTTPClientError, error == .remoteConnectionClosed { return "the connection closed" }
-    return text
   }
 
   private func path(_ slot: SaveSlot) -> String {
@@ -281,9 +243,9 @@ public struct CloudClient: Sendable {
   }
 
   private func send(
-    _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+    _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
   ) async throws(CloudError) -> Reply {
-    var request = CloudRequest(method: method.rawValue, path: path, body: body)
+    var request = CloudRequest(method: method, path: path, body: body)
     request.headers.append(("Authorization", "Bearer \(server.token)"))
     for (name, value) in headers { request.headers.append((name, value)) }
     let response = try await transport.send(request, to: server)

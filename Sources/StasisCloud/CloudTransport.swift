@@ -1,7 +1,9 @@
-import AsyncHTTPClient
-import NIOCore
-import NIOHTTP1
+import Foundation
 import Stasis
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
 
 /// One request of the v1 API as a transport carries it: the method, the path under the
 /// server's URL, the headers (the bearer token included) and the body.
@@ -60,42 +62,3 @@ public protocol CloudTransport: Sendable {
   func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse
 }
 
-/// The v1 API over HTTP, with AsyncHTTPClient.
-public struct HTTPCloudTransport: CloudTransport {
-  private let http: HTTPClient
-
-  /// A transport over `http` (StasisCloud's shared client by default).
-  public init(http: HTTPClient = CloudClient.sharedHTTPClient) { self.http = http }
-
-  public func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse {
-    let method = request.method
-    let path = request.path
-    var outgoing = HTTPClientRequest(url: server.url + path)
-    outgoing.method = HTTPMethod(rawValue: method)
-    for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
-    if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-    do {
-      let response = try await http.execute(outgoing, timeout: .nanoseconds(Int64(server.timeout.inSeconds * 1e9)))
-      let collected = try await response.body.collect(upTo: FormatLimits.maxFileSize + (1 << 16))
-      return CloudResponse(
-        status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
-        body: [UInt8](buffer: collected))
-    } catch is CancellationError {
-      throw CloudError(.cancelled, "\(method) \(path) was cancelled")
-    } catch let error as HTTPClientError where error == .cancelled {
-      throw CloudError(.cancelled, "\(method) \(path) was cancelled")
-    } catch {
-      if Task.isCancelled { throw CloudError(.cancelled, "\(method) \(path) was cancelled") }
-      if let mistake = CloudClient.configurationMistake(error) {
-        // Retrying cannot help: the URL, the scheme or the answer itself is wrong.
-        throw CloudError(.refused, "\(server.url): \(mistake)")
-      }
-      // Refused, reset, timed out, unresolvable: the server is not there for now. Only a refused
-      // connection says the request never left; a reset or a timeout may come after the commit.
-      let reason = CloudClient.reason(error)
-      var offline = CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(reason)")
-      offline.neverSent = reason == "connection refused"
-      throw offline
-    }
-  }
-}

@@ -31,7 +31,7 @@ struct Discard: ParsableCommand {
       let slot = try SaveSlot(self.slot)
       try SaveStore(directory: saves).discard(generation: generation, slot: slot)
       Terminal.standardOutput.line("discarded generation \(generation) of slot '\(slot)'")
-    } catch let error as SaveFileError {
+    } catch {
       throw fail(error)
     }
   }

@@ -1,0 +1,163 @@
+import Foundation
+import Stasis
+import Synchronization
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The v1 API over HTTP, with Foundation's `URLSession`: the toolchain's own HTTP client
+/// (libcurl on Linux), so a game that syncs resolves no HTTP packages of its own. Failures are
+/// told apart by `URLError`'s code, never by their text; an answer larger than any save is
+/// cut off as it arrives.
+public struct HTTPCloudTransport: CloudTransport {
+  private let answers: BoundedAnswers
+
+  /// A transport on StasisCloud's shared session: no cookies, no cache, no credentials kept.
+  public init() { self.answers = BoundedAnswers.shared }
+
+  public func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse {
+    let method = request.method
+    let path = request.path
+    guard let url = URL(string: server.url + path), let scheme = url.scheme?.lowercased(),
+      scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
+    else { throw CloudError(.refused, "\(server.url): not a server URL (http://HOST:PORT or https://…)") }
+    var outgoing = URLRequest(
+      url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: server.timeout.inSeconds)
+    outgoing.httpMethod = method
+    outgoing.httpShouldHandleCookies = false
+    for (name, value) in request.headers { outgoing.addValue(value, forHTTPHeaderField: name) }
+    if let body = request.body { outgoing.httpBody = Data(body) }
+    do {
+      let (body, response) = try await answers.fetch(outgoing)
+      // Sorted by name: a dictionary's order must not reach what the client sees.
+      let headers = response.allHeaderFields.compactMap { name, value -> (name: String, value: String)? in
+        guard let name = name as? String, let value = value as? String else { return nil }
+        return (name, value)
+      }.sorted { $0.name < $1.name }
+      return CloudResponse(status: response.statusCode, headers: headers, body: body)
+    } catch let error as URLError {
+      throw Self.classify(error, method: method, path: path, server: server)
+    } catch {
+      // Only the collector throws anything else: cancellation before the request started.
+      throw CloudError(.cancelled, "\(method) \(path) was cancelled")
+    }
+  }
+
+  /// What a transport failure means for the sync, by its code: a mistake no retry mends, a
+  /// cancellation, or the server out of reach (retried with backoff). Only a connection that
+  /// was never made says the request never left; a reset or a timeout may come after the commit.
+  static func classify(_ error: URLError, method: String, path: String, server: CloudServer) -> CloudError {
+    var result: CloudError
+    switch error.code {
+    case .cancelled:
+      result = CloudError(.cancelled, "\(method) \(path) was cancelled")
+    case .badURL, .unsupportedURL:
+      result = CloudError(.refused, "\(server.url): not a server URL (http://HOST:PORT or https://…)")
+    case .dataLengthExceedsMaximum:
+      result = CloudError(.refused, "\(server.url): the answer to \(method) \(path) is larger than any save")
+    case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+      .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+      .clientCertificateRequired:
+      result = CloudError(.refused, "\(server.url): TLS failed (URLError \(error.code.rawValue))")
+    default:
+      let reason: String
+      switch error.code {
+      case .cannotConnectToHost: reason = "connection refused"
+      case .cannotFindHost, .dnsLookupFailed: reason = "the host name did not resolve"
+      case .notConnectedToInternet: reason = "no network"
+      case .timedOut: reason = "timed out"
+      case .networkConnectionLost: reason = "the connection closed"
+      default: reason = "URLError \(error.code.rawValue)"
+      }
+      result = CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(reason)")
+      result.neverSent = [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet]
+        .contains(error.code)
+    }
+    result.transportCode = error.code.rawValue
+    return result
+  }
+}
+
+/// Runs requests on one session and collects each answer up to the largest save the format
+/// allows: `URLSession.data(for:)` would hold whatever a server sends. A task cancelled (the
+/// background budget ran out) cancels its request.
+final class BoundedAnswers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+  // @unchecked: every mutable state is inside `pending`, a Mutex; NSObject is not Sendable.
+  static let shared = BoundedAnswers(limit: FormatLimits.maxFileSize + (1 << 16))
+
+  private struct Pending {
+    var body = Data()
+    var response: HTTPURLResponse?
+    var tooLarge = false
+    let continuation: CheckedContinuation<([UInt8], HTTPURLResponse), any Error>
+  }
+
+  private let limit: Int
+  private let pending = Mutex<[Int: Pending]>([:])
+  private let session = Mutex<URLSession?>(nil)
+
+  init(limit: Int) {
+    self.limit = limit
+    super.init()
+  }
+
+  private var urlSession: URLSession {
+    session.withLock { session in
+      if let session { return session }
+      let configuration = URLSessionConfiguration.ephemeral
+      configuration.httpCookieStorage = nil
+      configuration.urlCache = nil
+      configuration.urlCredentialStorage = nil
+      let made = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+      session = made
+      return made
+    }
+  }
+
+  func fetch(_ request: URLRequest) async throws -> ([UInt8], HTTPURLResponse) {
+    let task = urlSession.dataTask(with: request)
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { continuation in
+        pending.withLock { $0[task.taskIdentifier] = Pending(continuation: continuation) }
+        task.resume()
+      }
+    } onCancel: {
+      task.cancel()
+    }
+  }
+
+  func urlSession(
+    _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+  ) {
+    pending.withLock { $0[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse }
+    completionHandler(.allow)
+  }
+
+  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    let limit = self.limit
+    let over = pending.withLock { pending -> Bool in
+      guard var entry = pending[dataTask.taskIdentifier], !entry.tooLarge else { return false }
+      entry.body.append(data)
+      entry.tooLarge = entry.body.count > limit
+      if entry.tooLarge { entry.body = Data() }
+      pending[dataTask.taskIdentifier] = entry
+      return entry.tooLarge
+    }
+    if over { dataTask.cancel() }
+  }
+
+  func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+    if entry.tooLarge {
+      entry.continuation.resume(throwing: URLError(.dataLengthExceedsMaximum))
+    } else if let error {
+      entry.continuation.resume(throwing: error as? URLError ?? URLError(.unknown))
+    } else if let response = entry.response {
+      entry.continuation.resume(returning: ([UInt8](entry.body), response))
+    } else {
+      entry.continuation.resume(throwing: URLError(.badServerResponse))
+    }
+  }
+}
