@@ -61,4 +61,3 @@ public protocol CloudTransport: Sendable {
   /// Sends `request` to `server` and returns its answer, whatever the status.
   func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse
 }
-
