@@ -113,6 +113,9 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     .testTarget(name: "StasisMergeTests", dependencies: ["Stasis", "StasisMerge"]),
+    // StasisCloud's HTTP transport against loopback listeners (the sync against a real server
+    // is tested in Server/).
+    .testTarget(name: "StasisCloudTests", dependencies: ["Stasis", "StasisCloud"]),
     .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisMerge", "StasisTesting"]),
     .testTarget(
       name: "StasisSDLTests",

@@ -40,8 +40,9 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
   public static let fileExists = Errno(rawValue: EEXIST)
   /// `EINTR`: a signal interrupted the call (retried in one place).
   public static let interrupted = Errno(rawValue: EINTR)
-  /// `ELOOP`: a symbolic link where none is followed.
-  public static let tooManyLinks = Errno(rawValue: ELOOP)
+  /// `ELOOP`: the path is a symbolic link, and the store opens its files without following
+  /// one (`O_NOFOLLOW`), so a link planted in a save folder is refused, never written through.
+  public static let symbolicLink = Errno(rawValue: ELOOP)
   /// `EWOULDBLOCK`: a lock is held by another process.
   public static let wouldBlock = Errno(rawValue: EWOULDBLOCK)
   /// `EDQUOT`: the user's disk quota is used up.

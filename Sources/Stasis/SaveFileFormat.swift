@@ -140,12 +140,6 @@ public enum SaveFileFormat {
     }
   }
 
-  /// How long the header is, from the file's first 16 bytes; nil when they are not a header.
-  public static func headerLength(_ prefix: UnsafeRawBufferPointer) -> Int? {
-    guard prefix.count >= 16, prefix.prefix(8).elementsEqual(magic) else { return nil }
-    return Int(UInt32(littleEndian: prefix.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
-  }
-
   private static func parseHeader(_ bytes: UnsafeRawBufferPointer) throws(SaveFileError) -> SaveHeader {
     var reader = ByteReader(bytes, context: .init(part: "header"))
     guard bytes.count > 0 else { throw reader.failure(.truncated, "the file is empty") }

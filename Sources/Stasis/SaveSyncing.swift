@@ -29,13 +29,6 @@ public final class CatchUp: Sendable {
   /// Creates a catch-up in progress.
   public init() {}
 
-  /// A catch-up that is already over, with `outcome`.
-  public static func finished(_ outcome: CatchUpOutcome) -> CatchUp {
-    let catchUp = CatchUp()
-    catchUp.finish(outcome)
-    return catchUp
-  }
-
   /// The synchronizer, before it writes a generation into the slot: true when the game is
   /// still held (the write may go ahead, and its outcome must follow at once), false when it
   /// has played on or an outcome was already given (write nothing).

@@ -65,19 +65,23 @@ public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
   /// The server refused the token: nothing syncs until it is fixed; the game plays on.
   case unauthorized(String)
 
-  public var description: String {
+  /// What happened, in one line without the `cloud: ` prefix (the CLI prints it as is).
+  public var message: String {
     switch self {
     case .uploaded(let generation, let revision, let base):
-      return "cloud: uploaded generation \(generation) as r\(revision) (base \(base.map { "r\($0)" } ?? "none"))"
+      return "uploaded generation \(generation) as r\(revision) (base \(base.map { "r\($0)" } ?? "none"))"
     case .fastForwarded(let revision, let generation):
-      return "cloud: fast-forwarded to r\(revision) as generation \(generation)"
-    case .conflict(let report): return "cloud: \(report.summary)"
-    case .offline(let message, let waiting): return "cloud: offline, \(waiting) waiting: \(message)"
-    case .uploadCancelled(let generation): return "cloud: upload of generation \(generation) cancelled; it stays queued"
-    case .refused(let message): return "cloud: refused: \(message)"
-    case .unauthorized(let message): return "cloud: \(message)"
+      return "fast-forwarded to r\(revision) as generation \(generation)"
+    case .conflict(let report): return report.summary
+    case .offline(let message, let waiting): return "offline, \(waiting) waiting: \(message)"
+    case .uploadCancelled(let generation): return "upload of generation \(generation) cancelled; it stays queued"
+    case .refused(let message): return "refused: \(message)"
+    case .unauthorized(let message): return message
     }
   }
+
+  /// The log line: `cloud: ` and ``message``.
+  public var description: String { "cloud: " + message }
 }
 
 /// The cloud side of a slot at a glance: what a HUD shows and a run's summary prints. Read it

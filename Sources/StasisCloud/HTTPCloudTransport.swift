@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Stasis
 import Synchronization
@@ -16,20 +17,27 @@ public struct HTTPCloudTransport: CloudTransport {
   /// A transport on StasisCloud's shared session: no cookies, no cache, no credentials kept.
   public init() { self.answers = BoundedAnswers.shared }
 
+  /// A transport whose answers may be at most `maximumAnswerBytes` long (tests).
+  init(maximumAnswerBytes: Int) { self.answers = BoundedAnswers(limit: maximumAnswerBytes) }
+
   public func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse {
     let method = request.method
     let path = request.path
-    guard let url = URL(string: server.url + path), let scheme = url.scheme?.lowercased(),
-      scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
+    guard let base = URL(string: server.url), let scheme = base.scheme?.lowercased(),
+      scheme == "http" || scheme == "https", let host = base.host, !host.isEmpty,
+      let url = URL(string: server.url + path)
     else { throw CloudError(.refused, "\(server.url): not a server URL (http://HOST:PORT or https://…)") }
-    var outgoing = URLRequest(
-      url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: server.timeout.inSeconds)
+    var outgoing = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData)
     outgoing.httpMethod = method
     outgoing.httpShouldHandleCookies = false
+    // One connection per request: libcurl silently re-sends a request whose reused connection
+    // died, and a re-sent upload lost its body (the server waited for it, then answered 408).
+    // A sync sends a request every few seconds at most, so the reuse saves little.
+    outgoing.setValue("close", forHTTPHeaderField: "Connection")
     for (name, value) in request.headers { outgoing.addValue(value, forHTTPHeaderField: name) }
     if let body = request.body { outgoing.httpBody = Data(body) }
     do {
-      let (body, response) = try await answers.fetch(outgoing)
+      let (body, response) = try await answers.fetch(outgoing, timeout: server.timeout)
       // Sorted by name: a dictionary's order must not reach what the client sees.
       let headers = response.allHeaderFields.compactMap { name, value -> (name: String, value: String)? in
         guard let name = name as? String, let value = value as? String else { return nil }
@@ -90,6 +98,7 @@ final class BoundedAnswers: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     var body = Data()
     var response: HTTPURLResponse?
     var tooLarge = false
+    var timedOut = false
     let continuation: CheckedContinuation<([UInt8], HTTPURLResponse), any Error>
   }
 
@@ -115,11 +124,22 @@ final class BoundedAnswers: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
   }
 
-  func fetch(_ request: URLRequest) async throws -> ([UInt8], HTTPURLResponse) {
+  /// Runs `request`; after `timeout` (the whole request, not an idle timer: Foundation on Linux
+  /// applies only its session's idle timeout) it is cancelled and fails with `.timedOut`.
+  func fetch(_ request: URLRequest, timeout: Duration) async throws -> ([UInt8], HTTPURLResponse) {
     let task = urlSession.dataTask(with: request)
+    let id = task.taskIdentifier
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
-        pending.withLock { $0[task.taskIdentifier] = Pending(continuation: continuation) }
+        pending.withLock { $0[id] = Pending(continuation: continuation) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.inSeconds) { [self] in
+          let late = pending.withLock { pending -> Bool in
+            guard pending[id] != nil else { return false }
+            pending[id]?.timedOut = true
+            return true
+          }
+          if late { task.cancel() }
+        }
         task.resume()
       }
     } onCancel: {
@@ -152,6 +172,8 @@ final class BoundedAnswers: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
     if entry.tooLarge {
       entry.continuation.resume(throwing: URLError(.dataLengthExceedsMaximum))
+    } else if entry.timedOut {
+      entry.continuation.resume(throwing: URLError(.timedOut))
     } else if let error {
       entry.continuation.resume(throwing: error as? URLError ?? URLError(.unknown))
     } else if let response = entry.response {

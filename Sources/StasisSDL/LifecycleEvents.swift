@@ -19,8 +19,8 @@ public enum LifecycleTransition: Sendable, Equatable {
   case environment(EnvironmentChange)
 }
 
-/// Maps one SDL event to the lifecycle transition it stands for, as DESIGN.md lays out:
-/// the mobile `SDL_APP_*` events, and on the desktop focus, minimise/restore, hide/show,
+/// Maps one SDL event to the lifecycle transition it stands for, as the README's window section
+/// lays out: the mobile `SDL_APP_*` events, and on the desktop focus, minimise/restore, hide/show,
 /// size and display changes, and `SDL_QUIT`. Events with no lifecycle meaning give `nil`.
 public func lifecycleTransition(for event: SDL_Event) -> LifecycleTransition? {
   switch SDL_EventType(event.type) {

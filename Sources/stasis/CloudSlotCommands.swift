@@ -19,7 +19,7 @@ extension Cloud {
       let (_, _, sync) = try options.open(try checkedSlot(slot))
       let report = await sync!.push()
       let uploaded = sync!.status.events.compactMap { event -> String? in
-        if case .uploaded = event { return event.description }
+        if case .uploaded = event { return event.message }
         return nil
       }
       if let error = report.error {
@@ -33,7 +33,7 @@ extension Cloud {
         throw fail(error)
       }
       Terminal.standardOutput.line(
-        uploaded.first.map { String($0.dropFirst(7)) } ?? "nothing to push: \(slot) has no unsynced save")
+        uploaded.first ?? "nothing to push: \(slot) has no unsynced save")
     }
   }
 
@@ -56,7 +56,7 @@ extension Cloud {
     func run() async throws {
       let (_, _, sync) = try options.open(try checkedSlot(slot), configuration: .init(policy: .manual))
       let report = await sync!.pull()
-      let events = sync!.status.events.map { String($0.description.dropFirst(7)) }
+      let events = sync!.status.events.map(\.message)
       if let error = report.error {
         for event in events { Terminal.standardOutput.line(event) }
         throw fail(error)
@@ -181,7 +181,7 @@ extension Cloud {
         ? .merge(rules: rules, fallback: fallback.flatMap { ConflictPolicy(name: $0) } ?? .manual)
         : .manual
       let report = await sync!.resolve(with: policy, named: take == "merge" ? "merge" : "take \(take)")
-      for event in sync!.status.events { Terminal.standardOutput.line(String(event.description.dropFirst(7))) }
+      for event in sync!.status.events { Terminal.standardOutput.line(event.message) }
       if let conflict = sync!.status.conflicts.last {
         for field in conflict.fields.prefix(50) { Terminal.standardOutput.line("  \(field)") }
         if conflict.fields.count > 50 { Terminal.standardOutput.line("  … and \(conflict.fields.count - 50) more") }

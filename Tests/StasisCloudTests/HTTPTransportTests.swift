@@ -1,0 +1,168 @@
+import Foundation
+import Stasis
+import Synchronization
+import Testing
+
+@testable import StasisCloud
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A loopback listener that answers every connection with `answer` (nil: reads and never
+/// answers), for the transport's failures without a real server.
+private final class LoopbackListener: Sendable {
+  let port: Int
+  private let socketDescriptor: Int32
+
+  init(answer: [UInt8]?) throws {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    try #require(bound == 0 && listen(descriptor, 16) == 0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    port = Int(UInt16(bigEndian: address.sin_port))
+    socketDescriptor = descriptor
+    Thread.detachNewThread {
+      while true {
+        let client = accept(descriptor, nil, nil)
+        if client < 0 { return }
+        Thread.detachNewThread {
+          var buffer = [UInt8](repeating: 0, count: 4096)
+          _ = recv(client, &buffer, buffer.count, 0)  // the request's head
+          guard let answer else {
+            while recv(client, &buffer, buffer.count, 0) > 0 {}  // hold it until the client goes
+            close(client)
+            return
+          }
+          var sent = 0
+          while sent < answer.count {
+            let count = answer.withUnsafeBytes {
+              send(client, $0.baseAddress! + sent, answer.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            if count <= 0 { break }
+            sent += count
+          }
+          close(client)
+        }
+      }
+    }
+  }
+
+  // Never closed: a closed descriptor's number is reused at once, and the accept loop would
+  // then answer another test's connections. Shut down, it accepts nothing more.
+  deinit { shutdown(socketDescriptor, Int32(SHUT_RDWR)) }
+}
+
+/// A loopback port nothing listens on: bound, read, closed (no thread keeps its descriptor).
+private func closedPort() throws -> Int {
+  let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  defer { close(descriptor) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let bound = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  try #require(bound == 0)
+  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+  _ = withUnsafeMutablePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+  }
+  return Int(UInt16(bigEndian: address.sin_port))
+}
+
+@Suite("HTTPCloudTransport: failures told apart by URLError's code, answers bounded")
+struct HTTPTransportTests {
+  private let request = CloudRequest(method: "GET", path: "/v1/slots")
+
+  @Test("a refused connection is offline and certainly never sent")
+  func refused() async throws {
+    let server = CloudServer(url: "http://127.0.0.1:\(try closedPort())", token: "t")
+    do {
+      _ = try await HTTPCloudTransport().send(request, to: server)
+      Issue.record("a closed port answered")
+    } catch {
+      #expect(error.kind == .offline)
+      #expect(error.neverSent)
+      #expect(error.transportCode == URLError.Code.cannotConnectToHost.rawValue)
+    }
+  }
+
+  @Test("a URL that is not http(s) is refused: no retry can mend it")
+  func notAServerURL() async throws {
+    for url in ["ftp://127.0.0.1:21", "127.0.0.1:8090", "http://", "http:///v1"] {
+      do {
+        _ = try await HTTPCloudTransport().send(request, to: CloudServer(url: url, token: "t"))
+        Issue.record("\(url) was sent")
+      } catch {
+        #expect(error.kind == .refused, "\(url)")
+        #expect(error.message.contains("not a server URL"), "\(url): \(error.message)")
+      }
+    }
+  }
+
+  @Test("an answer longer than any save is cut off as it arrives, and refused")
+  func answerTooLarge() async throws {
+    let body = [UInt8](repeating: 0x41, count: 200_000)
+    let head = "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+    let listener = try LoopbackListener(answer: Array(head.utf8) + body)
+    let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t")
+    do {
+      _ = try await HTTPCloudTransport(maximumAnswerBytes: 100_000).send(request, to: server)
+      Issue.record("a 200 KB answer passed a 100 KB bound")
+    } catch {
+      #expect(error.kind == .refused)
+      #expect(error.transportCode == URLError.Code.dataLengthExceedsMaximum.rawValue)
+    }
+    // Under the bound, the same answer is read whole.
+    let answer = try await HTTPCloudTransport(maximumAnswerBytes: 300_000).send(request, to: server)
+    #expect(answer.status == 200 && answer.body.count == body.count)
+  }
+
+  @Test("a server that never answers times out: offline, and maybe sent")
+  func timesOut() async throws {
+    let listener = try LoopbackListener(answer: nil)
+    let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t", timeout: .seconds(1))
+    do {
+      _ = try await HTTPCloudTransport().send(request, to: server)
+      Issue.record("a silent server answered")
+    } catch {
+      #expect(error.kind == .offline)
+      #expect(!error.neverSent, "the request reached the server: it may have acted")
+      #expect(error.transportCode == URLError.Code.timedOut.rawValue)
+    }
+  }
+
+  @Test("a task cancelled mid-request (the budget ran out) cancels the request")
+  func cancelled() async throws {
+    let listener = try LoopbackListener(answer: nil)
+    let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t")
+    let request = self.request
+    let sending = Task { () async -> CloudError? in
+      do throws(CloudError) {
+        _ = try await HTTPCloudTransport().send(request, to: server)
+        return nil
+      } catch {
+        return error
+      }
+    }
+    sending.cancel()
+    let error = await sending.value
+    #expect(error?.kind == .cancelled)
+  }
+}
