@@ -247,7 +247,7 @@ struct GuideTests {
   @Test("the examples in LoadReport's doc comment are the real API")
   func loadReportComment() throws {
     let source = try String(
-      contentsOf: packageRoot.appendingPathComponent("Sources/Stasis/LoadReport.swift"), encoding: .utf8)
+      contentsOf: packageRoot.appendingPathComponent("Sources/Stasis/Coding/LoadReport.swift"), encoding: .utf8)
     let comment = source.split(separator: "\n").filter { $0.hasPrefix("///") }.map { $0.dropFirst(3) }
       .joined(separator: "\n")
     let blocks = Self.swiftBlocks(comment)
