@@ -426,6 +426,13 @@ public final class Simulation {
   private func coldStart(_ device: SimulatedDevice) async {
     let process = device.start()
     process.application.launch(options: LaunchOptions(restoreSlot: SimulatedDevice.slot))
+    if process.restoreFailure == nil {
+      // The launch's one load outcome waits for the catch-up when the local restore failed,
+      // and the catch-up runs on the sync's own task: whether it has ended by now is the
+      // threads' to say. Wait for it, so the trace does not depend on them.
+      process.waitForCatchUp()
+      await settle(device)
+    }
     checkRestores(device, after: "cold start", coldStart: true)
     if let failure = process.restoreFailure { answer(device, failure) }
     process.waitForCatchUp()
