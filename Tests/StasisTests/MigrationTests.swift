@@ -129,5 +129,20 @@ struct MigrationTests {
     let bytes = try [UInt8](Data(contentsOf: Self.fixture))
     let error = #expect(throws: SaveFileError.self) { try codec.state(from: try SaveFileFormat.decode(bytes)) }
     #expect(error?.kind == .migrationFailed)
+    #expect(error?.underlyingError is Refusal, "the migration's own error, as a value")
+  }
+
+  @Test("a field the type cannot decode keeps the DecodingError, with its coding path")
+  func decodingErrorKept() throws {
+    struct Renamed: Codable { var health: Int }
+    let value = SaveValue.object(SaveObject([("hp", .int64(3))]))
+    let error = #expect(throws: SaveFileError.self) { try SaveValueDecoder().decode(Renamed.self, from: value) }
+    #expect(error?.kind == .typeMismatch)
+    #expect(error?.context.field == "health")
+    guard case .keyNotFound(let key, _)? = error?.underlyingError as? DecodingError else {
+      Issue.record("not the DecodingError: \(String(describing: error?.underlyingError))")
+      return
+    }
+    #expect(key.stringValue == "health")
   }
 }

@@ -36,7 +36,8 @@ public struct SchemaMigrations: Sendable {
           try step.migrate(&tree)
         } catch {
           throw SaveFileError(
-            .migrationFailed, "migration from schema \(version) to \(version + 1) failed: \(error)")
+            .migrationFailed, "migration from schema \(version) to \(version + 1) failed: \(error)",
+            underlyingError: error)
         }
         ran.append(LoadReport.Migration(from: version, to: version + 1))
       }

@@ -74,7 +74,7 @@ public struct SaveValueDecoder {
     } catch let error as DecodingError {
       throw SaveFileError(error)
     } catch {
-      throw SaveFileError(.typeMismatch, "\(error)")
+      throw SaveFileError(.typeMismatch, "\(error)", underlyingError: error)
     }
     let (declared, undeclared) = log.unreadFields()
     if let first = undeclared.first, !ignoringUnreadFields {
@@ -137,11 +137,14 @@ extension SaveFileError {
     switch error {
     case .keyNotFound(let key, let context):
       self.init(
-        .typeMismatch, "missing field '\(key.stringValue)'", context: .init(field: path(context.codingPath + [key])))
+        .typeMismatch, "missing field '\(key.stringValue)'", context: .init(field: path(context.codingPath + [key])),
+        underlyingError: error)
     case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-      self.init(.typeMismatch, context.debugDescription, context: .init(field: path(context.codingPath)))
+      self.init(
+        .typeMismatch, context.debugDescription, context: .init(field: path(context.codingPath)),
+        underlyingError: error)
     @unknown default:
-      self.init(.typeMismatch, "\(error)")
+      self.init(.typeMismatch, "\(error)", underlyingError: error)
     }
   }
 }

@@ -18,12 +18,15 @@ public struct SaveValueEncoder {
       try node.encode(value, codingPath: [])
     } catch let error as SaveFileError {
       throw error
-    } catch let EncodingError.invalidValue(_, context) {
+    } catch let error as EncodingError {
+      guard case .invalidValue(_, let context) = error else {
+        throw SaveFileError(.typeMismatch, "the value could not be encoded: \(error)", underlyingError: error)
+      }
       throw SaveFileError(
         .typeMismatch, "the value could not be encoded: \(context.debugDescription)",
-        context: .init(field: fieldPath(context.codingPath)))
+        context: .init(field: fieldPath(context.codingPath)), underlyingError: error)
     } catch {
-      throw SaveFileError(.typeMismatch, "the value could not be encoded: \(error)")
+      throw SaveFileError(.typeMismatch, "the value could not be encoded: \(error)", underlyingError: error)
     }
     return node.value
   }

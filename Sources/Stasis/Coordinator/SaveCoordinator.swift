@@ -247,7 +247,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     } catch let error as SaveFileError {
       failure = error
     } catch {
-      failure = SaveFileError(.invalidState, "the game refused the loaded state: \(error)")
+      failure = SaveFileError(
+        .invalidState, "the game refused the loaded state: \(error)", underlyingError: error)
     }
     return failure
   }
@@ -273,7 +274,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       do {
         try game.restore(loaded.state)
       } catch {
-        throw SaveFileError(.invalidState, "the game refused generation \(generation): \(error)")
+        throw SaveFileError(
+          .invalidState, "the game refused generation \(generation): \(error)", underlyingError: error)
       }
       restoreFailure = nil
       adopt(loaded, skipped: [])

@@ -80,11 +80,16 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
   /// The file-system call that failed, for ``Kind/io`` errors: decisions read this, never
   /// the message.
   public var cause: FileSystemError?
+  /// The error this one wraps, as its thrower made it: a file-system call's
+  /// ``FileSystemError``, a migration's own error, the game's refusal of a state, a
+  /// `DecodingError` or an `EncodingError`. Decide by it, not by ``message``, which is for people.
+  public var underlyingError: (any Error)?
 
-  /// Creates an error.
+  /// Creates an error; `underlyingError` is the error it wraps (the file-system `cause`'s when
+  /// none is given).
   public init(
     _ kind: Kind, _ message: String, context: Context = Context(), offset: Int? = nil, suggestion: String? = nil,
-    cause: FileSystemError? = nil
+    cause: FileSystemError? = nil, underlyingError: (any Error)? = nil
   ) {
     self.kind = kind
     self.message = message
@@ -92,6 +97,14 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     self.offset = offset
     self.suggestion = suggestion
     self.cause = cause
+    self.underlyingError = underlyingError ?? cause
+  }
+
+  /// Equal when every field is, and the wrapped errors are of one type and print alike.
+  public static func == (a: SaveFileError, b: SaveFileError) -> Bool {
+    a.kind == b.kind && a.message == b.message && a.context == b.context && a.offset == b.offset
+      && a.suggestion == b.suggestion && a.cause == b.cause
+      && a.underlyingError.map { String(reflecting: $0) } == b.underlyingError.map { String(reflecting: $0) }
   }
 
   /// An I/O error around a failed call: the message says what Stasis was doing, the cause

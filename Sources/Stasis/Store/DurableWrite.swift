@@ -209,7 +209,7 @@ extension SaveStore {
       throw error
     } catch {
       try? fileSystem.unlink(path)
-      throw SaveFileError(.io, "\(error)", context: .init(file: path))
+      throw SaveFileError(.io, "\(error)", context: .init(file: path), underlyingError: error)
     }
   }
 

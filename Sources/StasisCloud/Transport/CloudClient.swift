@@ -102,9 +102,9 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
   /// True when the request certainly never reached the server (the connection was refused,
   /// or there is no network): nothing it asked for can have happened there.
   public var neverSent = false
-  /// The transport's own error code when the network failed (`URLError.Code`'s raw value,
-  /// such as `-1004` for a refused connection); nil for an answer the server gave.
-  public var transportCode: Int?
+  /// The transport's own error when the network failed (a `URLError` over HTTP, whose code
+  /// says what: `.cannotConnectToHost`, `.timedOut`); nil for an answer the server gave.
+  public var underlyingError: (any Error)?
 
   /// Creates an error.
   public init(_ kind: Kind, _ message: String, head: RemoteRevision? = nil) {
@@ -114,6 +114,12 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
   }
 
   public var description: String { "\(kind.rawValue): \(message)" }
+
+  /// Equal when every field is, and the wrapped errors are of one type and print alike.
+  public static func == (a: CloudError, b: CloudError) -> Bool {
+    a.kind == b.kind && a.message == b.message && a.head == b.head && a.neverSent == b.neverSent
+      && a.underlyingError.map { String(reflecting: $0) } == b.underlyingError.map { String(reflecting: $0) }
+  }
 }
 
 /// What a conditional `GET` of a slot's head found.

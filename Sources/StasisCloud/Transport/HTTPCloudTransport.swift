@@ -82,7 +82,7 @@ public struct HTTPCloudTransport: CloudTransport {
       result.neverSent = [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet]
         .contains(error.code)
     }
-    result.transportCode = error.code.rawValue
+    result.underlyingError = error
     return result
   }
 }
