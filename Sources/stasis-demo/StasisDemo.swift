@@ -132,7 +132,7 @@ struct StasisDemo: ParsableCommand {
     if let ioThrottle, ioThrottle <= 0 { throw ValidationError("--io-throttle must be more than 0 bytes per second") }
     if let syncTest, !(1...64).contains(syncTest) { throw ValidationError("--sync-test must be between 1 and 64") }
     do {
-      try SlotName.validate(slot)
+      try SaveSlot.validate(slot)
     } catch {
       throw ValidationError("--slot: \(error.message)")
     }

@@ -1,6 +1,6 @@
 /// A save slot: a folder in the save folder, named by letters, digits, `-`, `_` and `.`.
 /// Every store call takes a `SaveSlot`, and no store call reaches the disk with a name that
-/// fails ``SlotName/validate(_:)``.
+/// fails ``validate(_:)``.
 ///
 /// ```swift
 /// let slot: SaveSlot = "autosave"                 // a literal
@@ -18,9 +18,9 @@ public struct SaveSlot: Hashable, Sendable, Comparable, CustomStringConvertible,
   let refusal: SaveFileError?
 
   /// A slot named `name`, or `invalidSlotName` when the name could leave the save folder or
-  /// confuse the file system (see ``SlotName/validate(_:)``).
+  /// confuse the file system (see ``validate(_:)``).
   public init(_ name: String) throws(SaveFileError) {
-    try SlotName.validate(name)
+    try Self.validate(name)
     self.name = name
     refusal = nil
   }
@@ -30,7 +30,7 @@ public struct SaveSlot: Hashable, Sendable, Comparable, CustomStringConvertible,
   public init(stringLiteral name: String) {
     self.name = name
     do {
-      try SlotName.validate(name)
+      try Self.validate(name)
       refusal = nil
     } catch {
       refusal = error

@@ -1,8 +1,8 @@
-/// Checks slot names: a slot is a folder inside the save folder, so its name must never
-/// reach outside it or confuse the file system.
-public enum SlotName {
+// A slot is a folder inside the save folder, so its name must never reach outside it or
+// confuse the file system: the rules a slot's name follows.
+extension SaveSlot {
   /// Longest slot name, in bytes.
-  public static let maxLength = 64
+  public static let maxNameLength = 64
 
   /// Throws `invalidSlotName` unless `name` is 1–64 characters of letters, digits, `-`, `_`
   /// and `.`, not starting with `.` (no `..`, no separators, no control characters).
@@ -15,7 +15,7 @@ public enum SlotName {
         suggestion: "use letters, digits, '-', '_' and '.'")
     }
     guard !name.isEmpty else { throw refuse("is empty") }
-    guard name.utf8.count <= maxLength else { throw refuse("is longer than \(maxLength) bytes") }
+    guard name.utf8.count <= maxNameLength else { throw refuse("is longer than \(maxNameLength) bytes") }
     guard !name.hasPrefix(".") else { throw refuse("starts with '.'") }
     for scalar in name.unicodeScalars {
       let allowed =
