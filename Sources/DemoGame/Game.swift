@@ -50,25 +50,6 @@ public final class Game {
 
   /// The engine: the state and the rules.
   public var engine: Engine { host.engine }
-  /// Where saves go.
-  public var store: SaveStore { coordinator.store }
-  /// The slot this game saves to.
-  public var slot: SaveSlot { coordinator.slot }
-  /// The codec, with the level check.
-  public var codec: SaveCodec<GameState> { coordinator.codec }
-  /// Steps between autosaves (0: never). 30 s of game time by default.
-  public var autosaveInterval: Int64 {
-    get { coordinator.autosaveInterval }
-    set { coordinator.autosaveInterval = newValue }
-  }
-  /// Everything that happened to saves, oldest first.
-  public var events: [SaveEvent] { coordinator.events }
-  /// Called for each event as it happens (traces, the HUD).
-  public var onEvent: ((SaveEvent) -> Void)? {
-    get { coordinator.onEvent }
-    set { coordinator.onEvent = newValue }
-  }
-
   /// One loop iteration: steps the engine once when the app is active and not paused, then
   /// lets the coordinator autosave when one is due.
   public func tick(_ application: Application, input: Input = Input()) {
@@ -92,25 +73,8 @@ public final class Game {
     return true
   }
 
-  /// True while some save has not finished.
-  public var hasPendingSaves: Bool { coordinator.hasPendingSaves }
-
-  /// Blocks until every save started so far has finished, then records them.
-  public func waitForSaves() { coordinator.waitForSaves() }
-
-  /// Saves now (F5, or a tool), on a worker.
-  @discardableResult
-  public func saveNow(_ reason: SaveReason = .manual) -> SaveHandle { coordinator.saveNow(reason) }
-
-  /// Restores a state loaded by a tool (the slot picker), recording it like a load.
-  public func restore(_ loaded: LoadedSave<GameState>) throws { try coordinator.restore(loaded) }
-
   /// Pauses or resumes the engine (the pause overlay).
   public func setPaused(_ paused: Bool) { host.engine.isPaused = paused }
-
-  /// Loads the slot's newest generation that loads (falling back past damaged ones) and restores it.
-  @discardableResult
-  public func loadSlot() -> Bool { coordinator.restoreSlot() }
 
   /// The sync test of rollback netcode: restores `snapshot`, replays `steps` steps with the
   /// autopilot, and compares the digest with the state the game reached the first time.

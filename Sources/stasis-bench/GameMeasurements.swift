@@ -102,7 +102,7 @@ extension StasisBench {
       let game = Game(
         engine: try Engine(library: shipped, level: 2, seed: 1), store: SaveStore(directory: folder + "/thumbs"),
         slot: "bench")
-      game.autosaveInterval = 0
+      game.coordinator.autosaveInterval = 0
       let app = Application(delegate: game.coordinator)
       app.launch()
       for _ in 0..<300 { game.tick(app) }
@@ -117,12 +117,13 @@ extension StasisBench {
         let snapshot = game.engine.snapshot()
         let png = draw(snapshot)
         handles.append(
-          game.store.save(snapshot, codec: game.codec, slot: "bench", summary: SaveSummary(), thumbnail: png))
+          game.coordinator.store.save(
+            snapshot, codec: game.coordinator.codec, slot: "bench", summary: SaveSummary(), thumbnail: png))
       }
       for handle in handles { handle.wait() }
       game.coordinator.thumbnail = draw
-      thumbnailWorker = median(runs: 15) { game.saveNow(.autosave) }
-      game.waitForSaves()
+      thumbnailWorker = median(runs: 15) { game.coordinator.saveNow(.autosave) }
+      game.coordinator.waitForSaves()
     }
 
     // didEnterBackground to a durable save, for each shipped level after 5 s of play.
@@ -134,7 +135,7 @@ extension StasisBench {
           let game = Game(
             engine: try Engine(library: shipped, level: index, seed: 1),
             store: SaveStore(directory: folder + "/bg-\(index)-\(run)"), slot: "bench")
-          game.autosaveInterval = 0
+          game.coordinator.autosaveInterval = 0
           let app = Application(delegate: game.coordinator)
           app.launch()
           for _ in 0..<300 { game.tick(app) }

@@ -28,7 +28,7 @@ struct HeadlessRunner {
       return fail("\(error)")
     }
     let game = Game(engine: engine, store: store, slot: options.saveSlot)
-    game.autosaveInterval = Int64((options.autosave * 60).rounded())
+    game.coordinator.autosaveInterval = Int64((options.autosave * 60).rounded())
     game.autopilot = options.autopilot  // --no-autopilot: the player stands still
     let app = Application(
       delegate: game.coordinator,
@@ -39,8 +39,8 @@ struct HeadlessRunner {
 
     app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
     game.coordinator.waitForCatchUp()  // the cloud's head, restored before the first step
-    if options.resume, !game.events.contains(where: \.isRestore),
-      let error = game.events.lazy.compactMap(\.loadError).last
+    if options.resume, !game.coordinator.events.contains(where: \.isRestore),
+      let error = game.coordinator.events.lazy.compactMap(\.loadError).last
     {
       return fail("cannot resume slot '\(options.slot)': \(error)")
     }
@@ -57,7 +57,7 @@ struct HeadlessRunner {
         wentAway = true
         app.enterBackground()
         while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
-        game.waitForSaves()
+        game.coordinator.waitForSaves()
         if options.terminateInBackground {
           // The OS kills a suspended app: no willTerminate, no more steps.
           return finish(app: app, game: game, cloud: cloud)
@@ -90,7 +90,7 @@ struct HeadlessRunner {
       app.terminate()
       while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
     }
-    game.waitForSaves()
+    game.coordinator.waitForSaves()
     return finish(app: app, game: game, cloud: cloud)
   }
 

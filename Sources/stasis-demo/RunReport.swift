@@ -13,9 +13,9 @@ struct RunReport {
     let state = game.engine.state
     let digest = state.digest
     // A failed load that a later restore (the cloud's head) made good is not a failure.
-    let lastLoad = game.events.last { $0.isRestore || $0.loadError != nil }
+    let lastLoad = game.coordinator.events.last { $0.isRestore || $0.loadError != nil }
     let failed =
-      game.events.contains {
+      game.coordinator.events.contains {
         if case .saveFailed = $0 { return true }
         return false
       } || lastLoad?.loadError != nil
@@ -24,7 +24,8 @@ struct RunReport {
     } else if !options.printDigest || options.trace {
       print(
         "frame \(state.level.runFrame), level \(state.level.index), score \(state.score.points), "
-          + "\(game.events.filter { if case .saved = $0 { return true } else { return false } }.count) saves")
+          + "\(game.coordinator.events.filter { if case .saved = $0 { return true } else { return false } }.count) saves"
+      )
     }
     if options.printDigest { print("digest: \(digest)") }
     return failed ? 1 : 0
@@ -45,7 +46,7 @@ struct RunReport {
     var saves: [[String: Any]] = []
     var failures: [[String: Any]] = []
     var restoredFrom: Any = NSNull()
-    for event in game.events {
+    for event in game.coordinator.events {
       switch event {
       case .saved(let reason, let receipt, let summary):
         let outcome: String
@@ -87,7 +88,8 @@ struct RunReport {
       "frame": state.level.runFrame, "level": state.level.index, "score": state.score.points,
       "highScore": state.score.highScore, "multiplier": state.score.multiplier,
       "levelsFinished": state.level.levelsFinished, "digest": digest, "saves": saves, "saveFailures": failures,
-      "backgroundEpisodes": episodes, "restoredFrom": restoredFrom, "events": game.events.map(\.description),
+      "backgroundEpisodes": episodes, "restoredFrom": restoredFrom,
+      "events": game.coordinator.events.map(\.description),
       "slot": options.slot, "bodies": state.physics.bodies.count,
       "bodiesAsleep": state.physics.bodies.filter(\.isAsleep).count,
       "peakResidentKB": Self.peakResidentKB() ?? NSNull(),
@@ -104,7 +106,7 @@ struct RunReport {
     app.addBackgroundTaskObserver { event in traceLine(event.description) }
     app.addEnvironmentObserver { _, change in traceLine("environment: \(change.kind) \(change.value)") }
     app.addEpisodeObserver { episode in traceLine("episode: \(episode.description)") }
-    game.onEvent = { event in traceLine(event.description) }
+    game.coordinator.onEvent = { event in traceLine(event.description) }
   }
 }
 

@@ -62,7 +62,7 @@ final class WindowRunner {
       FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
       return 1
     }
-    game.autosaveInterval = Int64((options.autosave * 60).rounded())
+    game.coordinator.autosaveInterval = Int64((options.autosave * 60).rounded())
     game.autopilot = options.autopilot
     // Drawn from the snapshot on the save's worker: the main thread pays only for the copy.
     game.coordinator.thumbnail = { state in try? DemoThumbnail.png(of: state, library: library) }
@@ -72,7 +72,7 @@ final class WindowRunner {
     let report = RunReport(options: options)
     report.installTrace(app: app, game: game)
     let traceAll = options.trace
-    game.onEvent = { [unowned self] event in
+    game.coordinator.onEvent = { [unowned self] event in
       if traceAll { traceLine(event.description) }
       self.show(event)
     }
@@ -113,7 +113,7 @@ final class WindowRunner {
       }
       if app.state == .notRunning {  // terminated: wait for the final save, then leave
         while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
-        game.waitForSaves()
+        game.coordinator.waitForSaves()
         running = false
         continue
       }
@@ -213,12 +213,13 @@ final class WindowRunner {
     case SDLK_F5:
       status = "saving..."
       statusColor = (255, 220, 120)
-      game.saveNow()
+      game.coordinator.saveNow()
     case SDLK_F9:
       status = "loading..."
-      game.loadSlot()
+      game.coordinator.restoreSlot()
     case SDLK_F10:
-      picker = SlotPicker(store: game.store, codec: game.codec, library: library, renderer: renderer)
+      picker = SlotPicker(
+        store: game.coordinator.store, codec: game.coordinator.codec, library: library, renderer: renderer)
     case SDLK_ESCAPE:
       status = "saving before quitting..."  // ASCII: the bitmap font has no "…"
       app.terminate()
@@ -235,8 +236,8 @@ final class WindowRunner {
     picker = nil
     guard let slot else { return }
     do {
-      let loaded = try game.store.load(codec: game.codec, slot: slot.slot)
-      try game.restore(loaded)
+      let loaded = try game.coordinator.store.load(codec: game.coordinator.codec, slot: slot.slot)
+      try game.coordinator.restore(loaded)
       previous = nil
     } catch {
       status = "load failed: \(error)"

@@ -18,19 +18,21 @@ struct IOErrorTests {
     let fileSystem = FaultInjectingFileSystem()
     let store = SaveStore(directory: try temporaryFolder().path, fileSystem: fileSystem)
     let game = Game(engine: try Engine(library: Self.assets, level: 1, seed: 1), store: store, slot: "autosave")
-    game.autosaveInterval = 0
+    game.coordinator.autosaveInterval = 0
     let app = Application(delegate: game.coordinator, configuration: .init(clock: ManualClock()))
     app.launch()
     for _ in 0..<30 { game.tick(app) }
-    game.saveNow().wait()
+    game.coordinator.saveNow().wait()
     fileSystem.fail(operation, times: 2, with: errno)  // two: the store redoes a failed fsync once
     for _ in 0..<30 { game.tick(app) }
-    game.saveNow().wait()
-    game.waitForSaves()
+    game.coordinator.saveNow().wait()
+    game.coordinator.waitForSaves()
     for _ in 0..<30 { game.tick(app) }
     #expect(game.engine.state.level.runFrame == 90, "the game played on")
     guard
-      case .saveFailed(_, let error, _)? = game.events.last(where: { if case .saveFailed = $0 { true } else { false } })
+      case .saveFailed(_, let error, _)? = game.coordinator.events.last(where: {
+        if case .saveFailed = $0 { true } else { false }
+      })
     else {
       Issue.record("no failed save was reported")
       return
@@ -53,16 +55,16 @@ struct IOErrorTests {
     let game = Game(engine: try Engine(library: Self.assets, level: 1, seed: 1), store: store, slot: "autosave")
     let app = Application(delegate: game.coordinator, configuration: .init(clock: ManualClock()))
     app.launch()
-    game.saveNow().wait()
+    game.coordinator.saveNow().wait()
     try FileManager.default.removeItem(atPath: folder)
-    #expect(!game.loadSlot(), "nothing to load: a typed error, no crash")
-    guard case .loadFailed(let error)? = game.events.last else {
+    #expect(!game.coordinator.restoreSlot(), "nothing to load: a typed error, no crash")
+    guard case .loadFailed(let error)? = game.coordinator.events.last else {
       Issue.record("no load failure reported")
       return
     }
     #expect(error.kind == .notFound)
     for _ in 0..<10 { game.tick(app) }
-    let receipt = try game.saveNow().wait().get()
+    let receipt = try game.coordinator.saveNow().wait().get()
     #expect(receipt.generation == 1)
     #expect(try store.load(codec: DemoSaveFormat.codec, slot: "autosave").state.level.runFrame == 10)
   }

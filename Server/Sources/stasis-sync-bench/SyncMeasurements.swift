@@ -31,7 +31,7 @@ extension StasisSyncBench {
       let game = Game(
         engine: try Engine(library: levels, level: 2, seed: 1), store: SaveStore(directory: folder + "/cloud/" + name),
         slot: "bench")
-      game.autosaveInterval = 0
+      game.coordinator.autosaveInterval = 0
       let sync =
         cloud
         ? CloudSaveSync(
@@ -49,10 +49,10 @@ extension StasisSyncBench {
       for _ in 0..<31 {
         game.tick(app)
         let start = clock.now()
-        game.saveNow(.autosave)
+        game.coordinator.saveNow(.autosave)
         times.append((clock.now() - start).inMilliseconds)
       }
-      game.waitForSaves()
+      game.coordinator.waitForSaves()
       return times.sorted()[times.count / 2]
     }
     let (plain, plainApp, _) = try makeGame("plain", cloud: false)

@@ -52,7 +52,7 @@ struct CloudSyncTests {
     func device(_ folder: String, resume: Bool) throws -> (Game, Application, CloudSaveSync) {
       let game = Game(
         engine: try Engine(library: library, level: 2, seed: 7), store: SaveStore(directory: folder), slot: "autosave")
-      game.autosaveInterval = 0
+      game.coordinator.autosaveInterval = 0
       let cloud = CloudSaveSync(
         coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: folder))
       game.coordinator.syncPatience = .seconds(120)  // a busy machine never makes it play on early
@@ -67,7 +67,7 @@ struct CloudSyncTests {
     for _ in 0..<300 { gameA.tick(appA) }
     appA.enterBackground()  // the background save, then its upload as a background task
     while appA.hasBackgroundEpisode { appA.waitForBackgroundWork() }
-    gameA.waitForSaves()
+    gameA.coordinator.waitForSaves()
     #expect(cloudA.sync.status.uploaded == [1])
     let digestAt300 = gameA.engine.state.digest
 
