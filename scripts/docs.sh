@@ -4,6 +4,9 @@
 #   scripts/docs.sh preview    → browse it at http://localhost:8080
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# dump-symbol-graph reads every module of the package, the test modules too: build them first.
+swift build --build-tests >/dev/null
+rm -rf .build/*/symbolgraph
 swift package dump-symbol-graph --emit-extension-block-symbols >/dev/null
 graphs=.build/docc-symbol-graphs
 rm -rf "$graphs" && mkdir -p "$graphs"

@@ -33,10 +33,10 @@ stage "swift format lint"
 swift format lint --strict -r Sources Tests Examples Package.swift Server/Sources Server/Tests Server/Package.swift
 stage "the stasis CLI needs only Stasis"
 swift package describe --type json | python3 scripts/check-cli-closure.py
-stage "documentation (DocC, warnings are errors)"
-scripts/docs.sh >/dev/null
 stage "build"
 swift build --build-tests
+stage "documentation (DocC, warnings are errors)"
+scripts/docs.sh >/dev/null
 # The end-to-end runs of the stress level take seconds in release and minutes in debug.
 swift build -c release --product stasis-demo
 stage "swift test"
