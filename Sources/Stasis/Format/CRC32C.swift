@@ -2,7 +2,7 @@ import CStasisChecksum
 
 /// CRC32C (Castagnoli), the integrity checksum of every part of a save file. Runs at memory
 /// speed on CPUs with a CRC instruction; see `Sources/CStasisChecksum` for why it is C.
-public enum CRC32C {
+package enum CRC32C {
   /// The checksum of `bytes`, continuing from `crc` (0 to start).
   public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
     guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }

@@ -24,7 +24,7 @@ public enum SaveFileFormat {
   }
 
   /// Encodes `document` into `buffer`, replacing its contents but reusing its storage.
-  public static func encode(_ document: SaveDocument, signingKey key: SigningKey? = nil, into buffer: inout [UInt8]) {
+  package static func encode(_ document: SaveDocument, signingKey key: SigningKey? = nil, into buffer: inout [UInt8]) {
     let summary = document.summary
     var details = ByteWriter()
     if summary.details != .null { SectionCoding.encode(summary.details, into: &details) }
@@ -349,7 +349,7 @@ public enum SaveFileFormat {
 
   /// The same as `verify(_:path:signing:)` with `.signed(with: key)` (unsigned files refused),
   /// or `.none` when `key` is nil.
-  public static func verify(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey?)
+  package static func verify(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey?)
     -> Verification
   {
     verify(bytes, path: path, signing: key.map { .signed(with: $0) } ?? .none)
@@ -433,7 +433,7 @@ public enum SaveFileFormat {
   }
 
   /// The same as `decode(_:path:signing:)` with `.signed(with: key)`, or `.none` when `key` is nil.
-  public static func decode(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey?)
+  package static func decode(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signingKey key: SigningKey?)
     throws(SaveFileError) -> SaveDocument
   {
     try decode(bytes, path: path, signing: key.map { .signed(with: $0) } ?? .none)
@@ -464,7 +464,7 @@ public enum SaveFileFormat {
 
   /// Decodes the body of one tree section (description tables and value), with no header or
   /// checksum around it: for fuzzing the tree decoder, and tools that carry sections alone.
-  public static func decodeTreeSection(_ bytes: [UInt8]) throws(SaveFileError) -> SaveValue {
+  package static func decodeTreeSection(_ bytes: [UInt8]) throws(SaveFileError) -> SaveValue {
     let result = bytes.withUnsafeBytes { raw in
       Result { () throws(SaveFileError) in
         var reader = ByteReader(raw, context: .init(part: "section"))
@@ -483,7 +483,7 @@ public enum SaveFileFormat {
   }
 
   /// The same as `decode(_:path:signing:)` with `.signed(with: key)`, or `.none` when `key` is nil.
-  public static func decode(_ bytes: [UInt8], path: String? = nil, signingKey key: SigningKey?)
+  package static func decode(_ bytes: [UInt8], path: String? = nil, signingKey key: SigningKey?)
     throws(SaveFileError) -> SaveDocument
   {
     try decode(bytes, path: path, signing: key.map { .signed(with: $0) } ?? .none)
@@ -491,7 +491,7 @@ public enum SaveFileFormat {
 
   /// Checks and decodes a file held in an array, and says what became of its signature: for
   /// a store or a tool that reports a save signed with a retired key, or not signed at all.
-  public static func decodeWithSignature(_ bytes: [UInt8], path: String? = nil, signing: SigningPolicy)
+  package static func decodeWithSignature(_ bytes: [UInt8], path: String? = nil, signing: SigningPolicy)
     throws(SaveFileError) -> (document: SaveDocument, signature: SignatureStatus)
   {
     let result = bytes.withUnsafeBytes { raw in

@@ -312,7 +312,7 @@ public final class SaveStore: Sendable {
   /// With `ifNewestIs`, the write happens only when the slot's newest generation is still that
   /// one (0: the slot has none), checked under the slot's lock; otherwise it is refused with
   /// ``SaveFileError/Kind/newerSaveInSlot``: a sync never writes over a save it has not seen.
-  public func save(
+  package func save(
     fileBytes bytes: [UInt8], slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse, ifNewestIs: Int? = nil
   ) -> SaveHandle {
     let handle = SaveHandle(slot: slot, sequence: writers.takeSequence())

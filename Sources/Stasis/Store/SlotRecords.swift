@@ -24,11 +24,11 @@ public struct KeptGeneration: Sendable, Equatable, Codable {
 /// ignore it, deleting the slot removes it.
 extension SaveStore {
   /// The largest record: records are bookkeeping, not saves.
-  public static let maxRecordBytes = 1 << 20
+  package static let maxRecordBytes = 1 << 20
 
   /// Writes the record `name` of `slot` atomically and durably, creating the slot's folder
   /// when missing. `name` is 1–32 lowercase letters, digits and dashes.
-  public func writeRecord(_ bytes: [UInt8], named name: String, slot: SaveSlot) throws(SaveFileError) {
+  package func writeRecord(_ bytes: [UInt8], named name: String, slot: SaveSlot) throws(SaveFileError) {
     try checkRecordName(name)
     guard bytes.count <= Self.maxRecordBytes else {
       throw SaveFileError(
@@ -41,7 +41,7 @@ extension SaveStore {
   }
 
   /// The record `name` of `slot`, or nil when the slot has none.
-  public func readRecord(named name: String, slot: SaveSlot) throws(SaveFileError) -> [UInt8]? {
+  package func readRecord(named name: String, slot: SaveSlot) throws(SaveFileError) -> [UInt8]? {
     try slot.validated()
     try checkRecordName(name)
     let path = "\(folder(of: slot))/.\(name)"
