@@ -116,7 +116,14 @@ let package = Package(
     // StasisCloud's HTTP transport against loopback listeners (the sync against a real server
     // is tested in Server/).
     .testTarget(name: "StasisCloudTests", dependencies: ["Stasis", "StasisCloud"]),
-    .testTarget(name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisMerge", "StasisTesting"]),
+    // What the test targets share: the repository's root, built products, processes.
+    .target(name: "TestSupport", path: "Tests/Support"),
+    .testTarget(
+      name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisMerge", "StasisTesting", "TestSupport"]),
+    // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
+    .testTarget(name: "CLITests", dependencies: ["Stasis", "TestSupport"]),
+    // Examples/Tanks built and run, every Swift block of the README and the guide compiled.
+    .testTarget(name: "ExampleTests", dependencies: ["Stasis", "TestSupport"]),
     .testTarget(
       name: "StasisSDLTests",
       dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]

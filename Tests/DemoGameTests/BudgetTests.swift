@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import TestSupport
 import Testing
 
 @Suite("The background budget, end to end")

@@ -2,6 +2,7 @@ import DemoGame
 import Foundation
 import Stasis
 import StasisMerge
+import TestSupport
 import Testing
 
 @Suite("The demo's merge declarations")

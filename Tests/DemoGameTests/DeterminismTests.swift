@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The headless runner's promises, checked on the built executable.

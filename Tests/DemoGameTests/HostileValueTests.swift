@@ -1,5 +1,6 @@
 import Foundation
 import Stasis
+import TestSupport
 import Testing
 
 @testable import DemoGame

@@ -2,6 +2,7 @@ import DemoGame
 import Foundation
 import Stasis
 import StasisTesting
+import TestSupport
 import Testing
 
 @MainActor

@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import TestSupport
 import Testing
 
 @Suite("Kill -9 soak")

@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import TestSupport
 import Testing
 
 /// The reproduction: a newer build of the demo (schema + 1) wrote the slot's newest

@@ -1,4 +1,5 @@
 import DemoGame
+import TestSupport
 import Testing
 
 @Suite("Physics invariants")

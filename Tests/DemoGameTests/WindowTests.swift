@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import TestSupport
 import Testing
 
 /// Runs a command to completion and returns its standard output.

@@ -1,13 +1,13 @@
+// Helpers the test targets share: the repository, built products, processes, folders.
 import Foundation
-import Testing
 
 /// The package's root folder.
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+public let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
   .deletingLastPathComponent()
 
 /// A built product: the release build when `scripts/test.sh` made one (the stress level's
 /// runs take seconds there and minutes in debug), else the one next to this test binary.
-func builtProduct(_ name: String) throws -> URL {
+public func builtProduct(_ name: String) throws -> URL {
   let release = packageRoot.appendingPathComponent(".build/release/\(name)")
   if ProcessInfo.processInfo.environment["STASIS_USE_RELEASE"] == "1",
     FileManager.default.isExecutableFile(atPath: release.path)
@@ -16,23 +16,28 @@ func builtProduct(_ name: String) throws -> URL {
   }
   let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
   let url = here.appendingPathComponent(name)
-  try #require(
-    FileManager.default.isExecutableFile(atPath: url.path),
-    "\(name) is not built next to the tests at \(url.path); run `swift build` first")
+  guard FileManager.default.isExecutableFile(atPath: url.path) else {
+    throw MissingProduct(description: "\(name) is not built next to the tests at \(url.path); run `swift build` first")
+  }
   return url
 }
 
+/// A product the tests run was not built.
+public struct MissingProduct: Error, CustomStringConvertible {
+  public var description: String
+}
+
 /// The result of running a built product.
-struct ProcessResult {
-  var status: Int32
-  var stdout: String
-  var stderr: String
-  var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+public struct ProcessResult {
+  public var status: Int32
+  public var stdout: String
+  public var stderr: String
+  public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 }
 
 /// Runs a built product with arguments and waits for it to exit; `environment`, when given,
 /// replaces this process's environment.
-func run(
+public func run(
   _ product: String, _ arguments: [String], in directory: URL? = nil, environment: [String: String]? = nil
 ) throws -> ProcessResult {
   let process = Process()
@@ -59,22 +64,23 @@ func run(
 }
 
 /// A fresh empty folder under the system's temporary folder.
-func temporaryFolder() throws -> URL {
+public func temporaryFolder() throws -> URL {
   let url = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-test-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   return url
 }
 
 /// A process whose standard output is read line by line as it comes.
-final class LineProcess: @unchecked Sendable {
-  let process = Process()
+public final class LineProcess: @unchecked Sendable {
+  public let process = Process()
   private let pipe = Pipe()
   private var buffer = Data()
-  private(set) var lines: [String] = []
+  public private(set) var lines: [String] = []
 
   /// Starts the process; it is killed after `limit` seconds, so a test that waits on it fails
   /// instead of hanging the suite.
-  init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], limit: Double = 120) throws {
+  public init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], limit: Double = 120) throws
+  {
     process.executableURL = executable
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -88,7 +94,7 @@ final class LineProcess: @unchecked Sendable {
   }
 
   /// Reads until a line satisfies `match` (or the process closes its output); returns it.
-  func waitForLine(_ match: (String) -> Bool) -> String? {
+  public func waitForLine(_ match: (String) -> Bool) -> String? {
     if let line = lines.first(where: match) { return line }
     while true {
       let chunk = pipe.fileHandleForReading.availableData

@@ -1,5 +1,6 @@
 import Foundation
 import Stasis
+import TestSupport
 import Testing
 
 /// The README's guide is a real game: `Examples/Tanks`, built with the package and run here.
@@ -154,13 +155,14 @@ struct ReadmeTests {
     }
   }
 
-  @Test("the dependency snippet says the package name is the checkout's folder name")
-  func dependencyNamesItsFolder() throws {
+  @Test("the dependency snippet names the package as Package.swift does, whatever the checkout's folder")
+  func dependencyNamesThePackage() throws {
     let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-    let snippet = try #require(readme.range(of: ".package(path: \"../stasis\")"))
-    let after = readme[snippet.upperBound...].prefix(800)
-    #expect(after.contains("SwiftPM names a path dependency after its folder"))
-    #expect(after.contains("only when the\ncheckout's folder is named `stasis`"))
+    let manifest = try String(contentsOf: packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+    #expect(manifest.contains("  name: \"Stasis\","), "the package is named Stasis")
+    let snippet = try #require(readme.range(of: ".package(name: \"Stasis\", path: \"../stasis\")"))
+    let after = readme[snippet.upperBound...].prefix(400)
+    #expect(after.contains(".product(name: \"Stasis\", package: \"Stasis\")"))
     #expect(after.contains(".package(url:"))
   }
 
