@@ -104,10 +104,10 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
-    // The server end to end, and cloud sync against it: the built stasis-server on a loopback
-    // port, on both backends.
-    .testTarget(
-      name: "StasisServerTests",
+    // What the server's test targets share: the built server on a loopback port, databases on
+    // both backends, raw HTTP, a fault-injecting proxy, devices that sync (`@testable import`).
+    .target(
+      name: "ServerTestSupport",
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "DemoGame", package: "Stasis"),
         .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
@@ -115,6 +115,31 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      path: "Tests/Support"
+    ),
+    // The server end to end: the built stasis-server on a loopback port, on both backends.
+    .testTarget(
+      name: "StasisServerTests",
+      dependencies: [
+        "ServerTestSupport", .product(name: "Stasis", package: "Stasis"),
+        .product(name: "DemoGame", package: "Stasis"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]
+    ),
+    // Cloud sync and the `stasis cloud` CLI against a real server: offline, conflicts, lost
+    // answers, kept losers.
+    .testTarget(
+      name: "StasisCloudSyncTests",
+      dependencies: [
+        "ServerTestSupport", .product(name: "Stasis", package: "Stasis"),
+        .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
+        .product(name: "StasisTesting", package: "Stasis"),
+        .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),

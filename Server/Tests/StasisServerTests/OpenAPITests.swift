@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import ServerTestSupport
+
 /// The API against its description: schemathesis (PyPI, installed by scripts/test.sh) sends
 /// generated requests, valid and not, with a real token and a real slot.
 @Suite("stasis-server: docs/openapi.yaml, checked by schemathesis", .serialized)

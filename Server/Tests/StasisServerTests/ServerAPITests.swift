@@ -4,6 +4,8 @@ import NIOHTTP1
 import Stasis
 import Testing
 
+@testable import ServerTestSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -5,6 +5,8 @@ import Stasis
 import Synchronization
 import Testing
 
+@testable import ServerTestSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif

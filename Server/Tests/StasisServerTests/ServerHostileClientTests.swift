@@ -3,6 +3,8 @@ import Stasis
 import Synchronization
 import Testing
 
+@testable import ServerTestSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif

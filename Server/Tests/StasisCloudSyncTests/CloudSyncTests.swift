@@ -6,6 +6,8 @@ import StasisTesting
 import Synchronization
 import Testing
 
+@testable import ServerTestSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif

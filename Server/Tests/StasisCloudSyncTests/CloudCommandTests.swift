@@ -2,22 +2,11 @@ import Foundation
 import Stasis
 import Testing
 
+@testable import ServerTestSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif
-
-/// A built product next to the `stasis-server` the tests run (the release build when
-/// `scripts/test.sh` made one, or the one `STASIS_SERVER_BINARY` names).
-func product(_ name: String) -> String {
-  URL(fileURLWithPath: serverBinary).deletingLastPathComponent().appendingPathComponent(name).path
-}
-
-/// `stasis-demo --headless … --json`: its summary.
-func demo(_ arguments: [String]) throws -> (status: Int32, json: [String: Any], err: String) {
-  let result = try run(product("stasis-demo"), ["--headless", "--json"] + arguments)
-  let json = (try? JSONSerialization.jsonObject(with: Data(result.out.utf8))) as? [String: Any] ?? [:]
-  return (result.status, json, result.err)
-}
 
 @Suite("stasis cloud and stasis-demo --cloud against a real stasis-server", .serialized)
 struct CloudCommandTests {

@@ -3,6 +3,8 @@ import Stasis
 import StasisCloud
 import Testing
 
+@testable import ServerTestSupport
+
 @Suite("A conflict's loser stays on the server until it is discarded", .serialized)
 struct KeptLoserTests {
   /// The revision list of slot `autosave`, as the API's JSON objects, newest first.

@@ -279,3 +279,16 @@ func rawExchange(port: Int, _ bytes: [UInt8]) throws -> String {
   }
   return String(decoding: response, as: UTF8.self)
 }
+
+/// A built product next to the `stasis-server` the tests run (the release build when
+/// `scripts/test.sh` made one, or the one `STASIS_SERVER_BINARY` names).
+func product(_ name: String) -> String {
+  URL(fileURLWithPath: serverBinary).deletingLastPathComponent().appendingPathComponent(name).path
+}
+
+/// `stasis-demo --headless … --json`: its summary.
+func demo(_ arguments: [String]) throws -> (status: Int32, json: [String: Any], err: String) {
+  let result = try run(product("stasis-demo"), ["--headless", "--json"] + arguments)
+  let json = (try? JSONSerialization.jsonObject(with: Data(result.out.utf8))) as? [String: Any] ?? [:]
+  return (result.status, json, result.err)
+}

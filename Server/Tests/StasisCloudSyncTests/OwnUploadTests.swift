@@ -3,6 +3,8 @@ import Stasis
 import StasisCloud
 import Testing
 
+@testable import ServerTestSupport
+
 @Suite("A device never conflicts with its own upload", .serialized)
 struct OwnUploadTests {
   @Test(
