@@ -153,7 +153,7 @@ extension Cloud {
       for name in names.sorted() {
         guard let slot = try? SaveSlot(name) else { continue }
         let record = SyncRecord.load(store: store, slot: slot, server: client.server)
-        let local = (try? store.generations(of: slot).first) ?? nil
+        let local = store.newestGeneration(of: slot)
         let head = heads.first { $0.slot == name }
         let state = SyncState.classify(record: record, newestLocal: local, head: head?.revision)
         let waiting = record.queued.count

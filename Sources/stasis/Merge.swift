@@ -96,7 +96,7 @@ struct Merge: ParsableCommand {
     let documents = try [base, ours, theirs].map { try openSave($0, signing: signing).document }
     let outcome = ThreeWayMerge.merge(
       base: documents[0], ours: documents[1], theirs: documents[2], rules: rules,
-      fallback: take.flatMap(MergeSide.init(rawValue:)), createdAt: Int64(Date().timeIntervalSince1970 * 1000))
+      fallback: take.flatMap(MergeSide.init(rawValue:)), createdAt: wallClockMilliseconds())
     if let refusal = outcome.refusal {
       throw fail(SaveFileError(.typeMismatch, refusal, context: .init(file: theirs, part: "header")))
     }

@@ -227,7 +227,7 @@ public struct SaveServer: Sendable {
   /// A server over `backend`; `metrics` writes the Prometheus text for `/metrics`.
   public init(
     backend: any SaveBackend, options: ServerOptions,
-    clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
+    clock: @escaping @Sendable () -> Int64 = nowMilliseconds,
     metrics: @escaping @Sendable () -> [UInt8] = { [] }
   ) {
     self.backend = backend
@@ -554,13 +554,16 @@ extension Int64 {
   }
 }
 
-/// Lowercase hex of a digest.
-func hex(_ digest: some Sequence<UInt8>) -> String {
+/// Lowercase hex of a digest (the simulation's too).
+package func hex(_ digest: some Sequence<UInt8>) -> String {
   let digits = Array("0123456789abcdef".utf8)
   var text: [UInt8] = []
   for byte in digest {
     text.append(digits[Int(byte >> 4)])
-    text.append(digits[Int(byte & 15)])
+    text.append(digits[Int(byte & 0x0F)])
   }
   return String(decoding: text, as: UTF8.self)
 }
+
+/// Milliseconds since the Unix epoch: the server's default clock.
+@usableFromInline package func nowMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }

@@ -139,7 +139,7 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
     // Runs on the save's worker before its next write can prune anything.
     handle.onCompletion { result in
       guard case .success(let receipt) = result, receipt.outcome == .written else { return file.set(nil) }
-      file.set(disk.contents(of: receipt.path).map(hex))
+      file.set(disk.contents(of: receipt.path).map(sha256Hex))
     }
     started.append(StartedSave(handle: handle, reason: reason, digest: game.snapshotDigest, file: file))
     if holdsUploads { return held.append((handle, reason)) }

@@ -168,7 +168,7 @@ public final class SimulatedNetwork: CloudTransport {
       let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any],
       let revision = json["revision"] as? Int
     {
-      upload = Acknowledged(device: device, revision: revision, sha256: hex(body))
+      upload = Acknowledged(device: device, revision: revision, sha256: sha256Hex(body))
     }
     let lost = state.withLock { state -> Bool in
       if let upload { state.committed.append(upload) }

@@ -2,6 +2,7 @@ import Crypto
 import Logging
 import Stasis
 import StasisCloud
+import StasisServer
 import StasisTesting
 import Synchronization
 
@@ -97,19 +98,14 @@ final class SimulatedDevice {
 
   /// The SHA-256 of a generation's bytes, nil when it is not there.
   func sha256(of generation: Int) -> String? {
-    disk.contents(of: path(of: generation)).map(hex)
+    disk.contents(of: path(of: generation)).map(sha256Hex)
   }
 
   func takeEvents() -> [CloudEvent] { cloudEvents.take() }
 }
 
 /// Lowercase hex SHA-256.
-func hex(_ bytes: [UInt8]) -> String {
-  SHA256.hash(data: bytes).map { byte in
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-  }.joined()
-}
+func sha256Hex(_ bytes: [UInt8]) -> String { StasisServer.hex(SHA256.hash(data: bytes)) }
 
 /// One process's line to the server over the device's network: once cut (the process died),
 /// every request fails as never sent.

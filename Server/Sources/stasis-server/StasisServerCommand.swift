@@ -209,7 +209,7 @@ struct Players: AsyncParsableCommand {
       do {
         _ = try await storage.withBackend(logger: Logger(label: "stasis-server")) { backend, _ in
           try await backend.addPlayer(
-            name: name, tokenHash: BearerToken.hash(token), at: Int64(Date().timeIntervalSince1970 * 1000))
+            name: name, tokenHash: BearerToken.hash(token), at: nowMilliseconds())
         }
       } catch let error as PlayerError {
         FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))

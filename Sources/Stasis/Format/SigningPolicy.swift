@@ -99,7 +99,7 @@ extension SaveStore {
     lockTimeout: Duration = .seconds(5),
     signingKey: SigningKey?,
     fileSystem: any FileSystem = PosixFileSystem(),
-    wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    wallClock: @escaping @Sendable () -> Int64 = wallClockMilliseconds
   ) {
     self.init(
       directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout,

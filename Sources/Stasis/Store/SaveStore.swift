@@ -143,7 +143,7 @@ public final class SaveStore: Sendable {
   let fileSystem: any FileSystem
   /// Which keys sign and verify saves, and whether unsigned ones are accepted.
   public let signing: SigningPolicy
-  let wallClock: @Sendable () -> Int64
+  package let wallClock: @Sendable () -> Int64
   /// The device name written into saves whose summary names none (``SaveSummary/device``):
   /// the machine's host name unless given.
   public let device: String
@@ -181,7 +181,7 @@ public final class SaveStore: Sendable {
     lockTimeout: Duration = .seconds(5),
     signing: SigningPolicy = .none,
     fileSystem: any FileSystem = PosixFileSystem(),
-    wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
+    wallClock: @escaping @Sendable () -> Int64 = wallClockMilliseconds,
     device: String? = nil,
     logger: Logger = Logger(label: "stasis.store")
   ) {
@@ -220,6 +220,9 @@ public final class SaveStore: Sendable {
   }
 
   /// The generation number in a file name such as `0000000042.stasis`, or nil.
+  /// The slot's newest generation, nil when it has none or cannot be listed.
+  package func newestGeneration(of slot: SaveSlot) -> Int? { (try? generations(of: slot))?.first }
+
   public static func generationNumber(fileName name: String) -> Int? {
     guard name.hasSuffix(".stasis"), name.count == 17 else { return nil }
     let digits = name.prefix(10)

@@ -99,7 +99,7 @@ extension SyncEngine {
       emit(.refused(error.message))
       return .failure(error)
     }
-    let newest = ((try? store.generations(of: slot).first) ?? nil) ?? 0
+    let newest = store.newestGeneration(of: slot) ?? 0
     guard gate.mayWrite(over: newest) else { return .success(nil) }
     switch await writeLocal(bytes, ifNewestIs: newest) {
     case .failure(let error):
@@ -195,7 +195,7 @@ extension SyncEngine {
     }
     var written: Int?
     if let local {
-      let newest = ((try? store.generations(of: slot).first) ?? nil) ?? 0
+      let newest = store.newestGeneration(of: slot) ?? 0
       guard newest == ours.generation, gate.mayWrite(over: newest) else { return .stopped(.conflict, nil) }
       // The loser is kept before anything is written: the write may prune.
       do {
@@ -288,7 +288,7 @@ extension SyncEngine {
       let merged = ThreeWayMerge.merge(
         base: base.document, ours: ours.document, theirs: theirs, rules: rules,
         fallback: fallback.side(ours: ours.document, theirs: theirs),
-        createdAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+        createdAt: store.wallClock())
       report.fields = merged.conflicts.map { "\($0.path): \($0.resolution ?? "unsettled")" }
       report.sections = merged.sections
       report.takenFromOurs = merged.takenFromOurs

@@ -168,7 +168,7 @@ public final class CloudSync: Sendable {
     let record = SyncRecord.load(store: store, slot: slot, server: client.server)
     let heads = try await client.slots()
     let head = heads.first { $0.slot == slot.name }
-    let local = (try? store.generations(of: slot).first) ?? nil
+    let local = store.newestGeneration(of: slot)
     return (SyncState.classify(record: record, newestLocal: local, head: head?.revision), record, head)
   }
 }

@@ -336,5 +336,5 @@ final class SyncEngine: Sendable {
 }
 
 func sha256Hex(_ bytes: [UInt8]) -> String {
-  SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+  hexEncoded(SHA256.hash(data: bytes))
 }

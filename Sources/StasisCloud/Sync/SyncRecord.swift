@@ -116,7 +116,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
 
   /// A token's tag in a record: enough to tell players apart, never enough to use.
   static func playerTag(_ token: String) -> String {
-    String(SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16))
+    String(hexEncoded(SHA256.hash(data: Data(token.utf8))).prefix(16))
   }
 
   /// Writes the record atomically into the slot's folder.

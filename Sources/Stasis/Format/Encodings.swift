@@ -1,0 +1,18 @@
+import Foundation
+
+/// Milliseconds since the Unix epoch: the default wall clock of stores and merges (tests
+/// inject their own). The engine never reads it.
+@usableFromInline package func wallClockMilliseconds() -> Int64 {
+  Int64((Date().timeIntervalSince1970 * 1000).rounded())
+}
+
+/// Bytes as lowercase hexadecimal (a SHA-256 as 64 characters).
+package func hexEncoded(_ bytes: some Sequence<UInt8>) -> String {
+  let digits = Array("0123456789abcdef".utf8)
+  var text: [UInt8] = []
+  for byte in bytes {
+    text.append(digits[Int(byte >> 4)])
+    text.append(digits[Int(byte & 0x0F)])
+  }
+  return String(decoding: text, as: UTF8.self)
+}
