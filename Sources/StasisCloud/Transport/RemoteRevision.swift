@@ -1,0 +1,57 @@
+import Stasis
+
+/// What the server keeps about one revision (`GET /v1/slots/{slot}/revisions`, a `412`'s head).
+public struct RemoteRevision: Sendable, Equatable {
+  /// The slot.
+  public var slot: String
+  /// The revision number (1, 2, 3, … per slot, never reused).
+  public var revision: Int
+  /// The revision it was based on, or nil for a creation.
+  public var baseRevision: Int?
+  /// The file's size.
+  public var bytes: Int
+  /// The file's SHA-256, lowercase hex.
+  public var sha256: String
+  /// When the server stored it (ISO 8601).
+  public var uploadedAt: String
+  /// The device that wrote it.
+  public var device: String
+  /// Play time in seconds, from the save's header.
+  public var playTime: Double
+  /// Progress 0–1, from the save's header, when the game records one.
+  public var progress: Double?
+  /// The revision uploaded over this one as a conflict's resolution, when this one lost: the
+  /// server keeps it out of pruning until it is discarded (``CloudClient/discard(slot:revision:)``).
+  public var lostTo: Int?
+  /// Why the server keeps it, when it does.
+  public var keptReason: String?
+
+  /// True when the server keeps this revision out of pruning.
+  public var isKept: Bool { lostTo != nil || keptReason != nil }
+
+  /// Reads the API's JSON object; nil when a required key is missing.
+  init?(json: [String: Any]) {
+    guard let revision = json["revision"] as? Int else { return nil }
+    slot = json["slot"] as? String ?? ""
+    self.revision = revision
+    baseRevision = json["baseRevision"] as? Int
+    bytes = json["bytes"] as? Int ?? 0
+    sha256 = json["sha256"] as? String ?? ""
+    uploadedAt = json["uploadedAt"] as? String ?? ""
+    device = json["device"] as? String ?? ""
+    playTime = json["playTime"] as? Double ?? Double(json["playTime"] as? Int ?? 0)
+    progress = json["progress"] as? Double
+    lostTo = json["lostTo"] as? Int
+    keptReason = json["keptReason"] as? String
+  }
+}
+
+/// What a conditional `GET` of a slot's head found.
+public enum HeadFetch: Sendable, Equatable {
+  /// The head is still the revision asked about (`304`).
+  case unchanged
+  /// The slot does not exist on the server (never made, or deleted).
+  case missing
+  /// The head is `revision`, with its file's bytes.
+  case changed(revision: Int, bytes: [UInt8])
+}
