@@ -5,7 +5,7 @@ import Hummingbird
 import Logging
 import Metrics
 import NIOCore
-import Stasis
+@_spi(Plumbing) import Stasis
 
 #if canImport(Glibc)
   import Glibc
@@ -354,7 +354,7 @@ public struct SaveServer: Sendable {
     let baseRevision: Int64? = if case .head(let base) = precondition { base } else { nil }
     let metadata = RevisionMetadata(
       slot: slot, revision: 0, baseRevision: baseRevision, bytes: Int64(bytes.count),
-      sha256: hex(SHA256.hash(data: bytes)), uploadedAt: clock(),
+      sha256: hexEncoded(SHA256.hash(data: bytes)), uploadedAt: clock(),
       device: String(device.prefix(255)), game: header.game.name, build: header.game.build,
       schema: Int64(header.game.schemaVersion), createdAt: header.createdAt, playTime: summary.playTime,
       progress: summary.progress, summaryJSON: summaryJSON)
@@ -552,17 +552,6 @@ extension Int64 {
     let r = self % divisor
     return r < 0 ? r + divisor : r
   }
-}
-
-/// Lowercase hex of a digest (the simulation's too).
-package func hex(_ digest: some Sequence<UInt8>) -> String {
-  let digits = Array("0123456789abcdef".utf8)
-  var text: [UInt8] = []
-  for byte in digest {
-    text.append(digits[Int(byte >> 4)])
-    text.append(digits[Int(byte & 0x0F)])
-  }
-  return String(decoding: text, as: UTF8.self)
 }
 
 /// Milliseconds since the Unix epoch: the server's default clock.

@@ -1,6 +1,6 @@
 import Crypto
 import Logging
-import Stasis
+@_spi(Plumbing) import Stasis
 import StasisCloud
 import StasisServer
 import StasisTesting
@@ -105,7 +105,7 @@ final class SimulatedDevice {
 }
 
 /// Lowercase hex SHA-256.
-func sha256Hex(_ bytes: [UInt8]) -> String { StasisServer.hex(SHA256.hash(data: bytes)) }
+func sha256Hex(_ bytes: [UInt8]) -> String { hexEncoded(SHA256.hash(data: bytes)) }
 
 /// One process's line to the server over the device's network: once cut (the process died),
 /// every request fails as never sent.

@@ -6,8 +6,9 @@ import Foundation
   Int64((Date().timeIntervalSince1970 * 1000).rounded())
 }
 
-/// Bytes as lowercase hexadecimal (a SHA-256 as 64 characters).
-package func hexEncoded(_ bytes: some Sequence<UInt8>) -> String {
+/// Bytes as lowercase hexadecimal (a SHA-256 as 64 characters). Plumbing for the library's own
+/// packages (the server's too), not part of the public API.
+@_spi(Plumbing) public func hexEncoded(_ bytes: some Sequence<UInt8>) -> String {
   let digits = Array("0123456789abcdef".utf8)
   var text: [UInt8] = []
   for byte in bytes {

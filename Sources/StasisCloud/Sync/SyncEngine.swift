@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Logging
-import Stasis
+@_spi(Plumbing) import Stasis
 import Synchronization
 
 /// The worker: every command runs to its end before the next starts, so no two requests of

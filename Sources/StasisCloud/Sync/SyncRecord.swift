@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Stasis
+@_spi(Plumbing) import Stasis
 
 /// What a slot remembers of its cloud: the revision it last agreed with the server (the base)
 /// and the local generation it agreed with, the local saves waiting to go up, and a conflict
