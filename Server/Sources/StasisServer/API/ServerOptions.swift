@@ -1,0 +1,27 @@
+/// How a server runs: where it listens, what it keeps, what it allows.
+public struct ServerOptions: Sendable {
+  /// The address to listen on.
+  public var host: String
+  /// The port; 0 picks a free one (the `listening on` line says which).
+  public var port: Int
+  /// Revisions kept per slot; older ones are pruned in the transaction that adds a new one.
+  public var keepRevisions: Int
+  /// Per-player limits.
+  public var limits: PlayerLimits
+  /// How long a client may take to send a whole request, headers and body, on any route. The
+  /// clock starts when the connection is ready for the request; an idle connection is closed
+  /// when it passes. Enforced by ``SaveServer/httpServer(gate:)``.
+  public var requestTimeout: Duration
+
+  /// Creates options.
+  public init(
+    host: String = "127.0.0.1", port: Int = 8080, keepRevisions: Int = 10, limits: PlayerLimits = PlayerLimits(),
+    requestTimeout: Duration = .seconds(30)
+  ) {
+    self.host = host
+    self.port = port
+    self.keepRevisions = keepRevisions
+    self.limits = limits
+    self.requestTimeout = requestTimeout
+  }
+}

@@ -1,0 +1,66 @@
+/// What the server keeps about one revision besides its bytes: what the upload said and what
+/// the save's header says. Listing reads these columns only, never the file bytes.
+public struct RevisionMetadata: Sendable, Equatable {
+  /// The slot.
+  public var slot: String
+  /// The revision number: 1, 2, 3, … per slot, never reused, even after a delete.
+  public var revision: Int64
+  /// The revision the upload was based on (`If-Match`), or nil for a creation.
+  public var baseRevision: Int64?
+  /// The file's size in bytes.
+  public var bytes: Int64
+  /// The file's SHA-256, lowercase hex.
+  public var sha256: String
+  /// When the server stored it, in milliseconds since the Unix epoch.
+  public var uploadedAt: Int64
+  /// The device that wrote the save (from its header; the `X-Stasis-Device` header when empty).
+  public var device: String
+  /// From the save's header: the game's name, build and schema version.
+  public var game: String
+  /// The game's build.
+  public var build: String
+  /// The game's state schema version.
+  public var schema: Int64
+  /// When the save was made, in milliseconds since the Unix epoch.
+  public var createdAt: Int64
+  /// Play time in seconds.
+  public var playTime: Double
+  /// Progress from 0 to 1, when the game records one.
+  public var progress: Double?
+  /// The game's own summary as JSON text (`null` when none).
+  public var summaryJSON: String
+  /// The revision uploaded over this one as a conflict's resolution, when this one lost that
+  /// conflict: it is kept out of pruning until it is discarded. Nil for every other revision.
+  public var lostTo: Int64?
+
+  /// True when the revision is kept out of pruning (it lost a conflict).
+  public var isKept: Bool { lostTo != nil }
+
+  /// Why the revision is kept, in one line; nil when it is not.
+  public var keptReason: String? {
+    lostTo.map { "lost a conflict to r\($0); kept until discarded" }
+  }
+
+  /// Creates metadata.
+  public init(
+    slot: String, revision: Int64, baseRevision: Int64?, bytes: Int64, sha256: String, uploadedAt: Int64,
+    device: String, game: String, build: String, schema: Int64, createdAt: Int64, playTime: Double,
+    progress: Double?, summaryJSON: String, lostTo: Int64? = nil
+  ) {
+    self.slot = slot
+    self.revision = revision
+    self.baseRevision = baseRevision
+    self.bytes = bytes
+    self.sha256 = sha256
+    self.uploadedAt = uploadedAt
+    self.device = device
+    self.game = game
+    self.build = build
+    self.schema = schema
+    self.createdAt = createdAt
+    self.playTime = playTime
+    self.progress = progress
+    self.summaryJSON = summaryJSON
+    self.lostTo = lostTo
+  }
+}
