@@ -225,7 +225,7 @@ struct SaveStoreTests {
       return
     }
     #expect(error.kind == .io)
-    #expect(error.message.contains("EIO"))
+    #expect(error.cause?.errno == .ioError && error.cause?.operation == .fsync)
     #expect(try store.generations(of: "autosave") == [1])
     #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
   }
@@ -242,7 +242,7 @@ struct SaveStoreTests {
       return
     }
     #expect(error.kind == .io)
-    #expect(error.description.contains("ENOSPC"))
+    #expect(error.cause?.errno == .noSpace)
     #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
   }
 

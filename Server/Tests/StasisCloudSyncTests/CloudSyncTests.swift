@@ -569,14 +569,18 @@ struct CloudSyncTests {
       ).status == 201)
     let refused = await reader.sync.synchronize()
     #expect(refused.error?.kind == .refused)
-    #expect(refused.error?.message.contains("signature mismatch") == true, "\(String(describing: refused.error))")
+    #expect(
+      (refused.error?.underlyingError as? SaveFileError)?.kind == .signatureMismatch,
+      "\(String(describing: refused.error))")
     #expect(try reader.generations == [1] && fileSHA(reader, 1) == before, "nothing local changed")
 
     // A byte flipped in the server's database, in the middle of the shards: checksums catch it.
     try flipByteOfNewestRevision(sqlite: database.arguments[1])
     let flipped = await reader.sync.synchronize()
     #expect(flipped.error?.kind == .refused)
-    #expect(flipped.error?.message.contains("checksum mismatch") == true, "\(String(describing: flipped.error))")
+    #expect(
+      (flipped.error?.underlyingError as? SaveFileError)?.kind == .checksumMismatch,
+      "\(String(describing: flipped.error))")
     #expect(try reader.generations == [1] && fileSHA(reader, 1) == before, "nothing local changed")
   }
 

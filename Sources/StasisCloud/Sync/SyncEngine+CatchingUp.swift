@@ -103,7 +103,8 @@ extension SyncEngine {
     guard gate.mayWrite(over: newest) else { return .success(nil) }
     switch await writeLocal(bytes, ifNewestIs: newest) {
     case .failure(let error):
-      let refusal = CloudError(.refused, "revision \(revision) could not be written locally: \(error)")
+      var refusal = CloudError(.refused, "revision \(revision) could not be written locally: \(error)")
+      refusal.underlyingError = error
       emit(.refused(refusal.message))
       return .failure(refusal)
     case .success(let generation):

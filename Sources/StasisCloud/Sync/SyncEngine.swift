@@ -170,7 +170,9 @@ final class SyncEngine: Sendable {
       try configuration.validate?(document)
       return .success(document)
     } catch {
-      return .failure(CloudError(.refused, "revision \(revision) of slot '\(slot)' failed verification: \(error)"))
+      var refusal = CloudError(.refused, "revision \(revision) of slot '\(slot)' failed verification: \(error)")
+      refusal.underlyingError = error
+      return .failure(refusal)
     }
   }
 

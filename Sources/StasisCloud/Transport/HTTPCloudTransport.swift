@@ -30,10 +30,6 @@ public struct HTTPCloudTransport: CloudTransport {
     var outgoing = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData)
     outgoing.httpMethod = method
     outgoing.httpShouldHandleCookies = false
-    // One connection per request: libcurl silently re-sends a request whose reused connection
-    // died, and a re-sent upload lost its body (the server waited for it, then answered 408).
-    // A sync sends a request every few seconds at most, so the reuse saves little.
-    outgoing.setValue("close", forHTTPHeaderField: "Connection")
     for (name, value) in request.headers { outgoing.addValue(value, forHTTPHeaderField: name) }
     if let body = request.body { outgoing.httpBody = Data(body) }
     do {
@@ -87,9 +83,15 @@ public struct HTTPCloudTransport: CloudTransport {
   }
 }
 
-/// Runs requests on one session and collects each answer up to the largest save the format
-/// allows: `URLSession.data(for:)` would hold whatever a server sends. A task cancelled (the
-/// background budget ran out) cancels its request.
+/// Runs each request on a session of its own and collects its answer up to the largest save
+/// the format allows: `URLSession.data(for:)` would hold whatever a server sends. A task
+/// cancelled (the background budget ran out) cancels its request.
+///
+/// A session per request, so a connection per request: libcurl silently re-sends a request
+/// whose reused connection died, and a re-sent upload went without its body (the server waited,
+/// then answered 408); asking for `Connection: close` instead made libcurl reuse a connection
+/// the server was closing. A sync sends a request every few seconds at most: the reuse saved
+/// little.
 final class BoundedAnswers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   // @unchecked: every mutable state is inside `pending`, a Mutex; NSObject is not Sendable.
   static let shared = BoundedAnswers(limit: FormatLimits.maxFileSize + (1 << 16))
@@ -103,32 +105,27 @@ final class BoundedAnswers: NSObject, URLSessionDataDelegate, @unchecked Sendabl
   }
 
   private let limit: Int
-  private let pending = Mutex<[Int: Pending]>([:])
-  private let session = Mutex<URLSession?>(nil)
+  private let pending = Mutex<[ObjectIdentifier: Pending]>([:])
 
   init(limit: Int) {
     self.limit = limit
     super.init()
   }
 
-  private var urlSession: URLSession {
-    session.withLock { session in
-      if let session { return session }
-      let configuration = URLSessionConfiguration.ephemeral
-      configuration.httpCookieStorage = nil
-      configuration.urlCache = nil
-      configuration.urlCredentialStorage = nil
-      let made = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-      session = made
-      return made
-    }
+  private func makeSession() -> URLSession {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpCookieStorage = nil
+    configuration.urlCache = nil
+    configuration.urlCredentialStorage = nil
+    return URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
   }
 
   /// Runs `request`; after `timeout` (the whole request, not an idle timer: Foundation on Linux
   /// applies only its session's idle timeout) it is cancelled and fails with `.timedOut`.
   func fetch(_ request: URLRequest, timeout: Duration) async throws -> ([UInt8], HTTPURLResponse) {
-    let task = urlSession.dataTask(with: request)
-    let id = task.taskIdentifier
+    let session = makeSession()
+    let task = session.dataTask(with: request)
+    let id = ObjectIdentifier(task)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         pending.withLock { $0[id] = Pending(continuation: continuation) }
@@ -151,25 +148,26 @@ final class BoundedAnswers: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
   ) {
-    pending.withLock { $0[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse }
+    pending.withLock { $0[ObjectIdentifier(dataTask)]?.response = response as? HTTPURLResponse }
     completionHandler(.allow)
   }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
     let limit = self.limit
     let over = pending.withLock { pending -> Bool in
-      guard var entry = pending[dataTask.taskIdentifier], !entry.tooLarge else { return false }
+      guard var entry = pending[ObjectIdentifier(dataTask)], !entry.tooLarge else { return false }
       entry.body.append(data)
       entry.tooLarge = entry.body.count > limit
       if entry.tooLarge { entry.body = Data() }
-      pending[dataTask.taskIdentifier] = entry
+      pending[ObjectIdentifier(dataTask)] = entry
       return entry.tooLarge
     }
     if over { dataTask.cancel() }
   }
 
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-    guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+    session.finishTasksAndInvalidate()  // its one task is over; the session lets its delegate go
+    guard let entry = pending.withLock({ $0.removeValue(forKey: ObjectIdentifier(task)) }) else { return }
     if entry.tooLarge {
       entry.continuation.resume(throwing: URLError(.dataLengthExceedsMaximum))
     } else if entry.timedOut {
