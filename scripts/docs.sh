@@ -4,14 +4,22 @@
 #   scripts/docs.sh preview    → browse it at http://localhost:8080
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# dump-symbol-graph reads every module of the package, the test modules too: build them first.
-swift build --build-tests >/dev/null
-rm -rf .build/*/symbolgraph
-swift package dump-symbol-graph --emit-extension-block-symbols >/dev/null
+# Stasis's symbol graph from the debug build's modules (swift package dump-symbol-graph would
+# rebuild the whole package in a configuration of its own, and read every module).
+swift build --target Stasis >/dev/null
+triple=$(swift -print-target-info | python3 -c "import json, sys; print(json.load(sys.stdin)['target']['unversionedTriple'])")
+build=.build/$triple/debug
 graphs=.build/docc-symbol-graphs
 rm -rf "$graphs" && mkdir -p "$graphs"
+clang_modules=()
+for map in .build/checkouts/*/Sources/*/include/module.modulemap "$build"/*.build/module.modulemap; do
+  [ -f "$map" ] && clang_modules+=(-Xcc "-fmodule-map-file=$PWD/$map" -Xcc -I -Xcc "$PWD/$(dirname "$map")")
+done
+clang_modules+=(-Xcc -I -Xcc "$PWD/Sources/CStasisChecksum/include")
 # Stasis's own graph and its extensions of other modules (Stasis@Swift), nothing else.
-cp .build/*/symbolgraph/Stasis.symbols.json .build/*/symbolgraph/Stasis@*.symbols.json "$graphs"/
+swift-symbolgraph-extract -module-name Stasis -target "$triple" -module-cache-path "$build/ModuleCache" \
+  "${clang_modules[@]}" -I "$build/Modules" -minimum-access-level public -emit-extension-block-symbols \
+  -output-dir "$graphs"
 options=(--additional-symbol-graph-dir "$graphs" --fallback-display-name Stasis --fallback-bundle-identifier Stasis)
 if [ "${1:-}" = preview ]; then
   exec docc preview Sources/Stasis/Stasis.docc "${options[@]}"
