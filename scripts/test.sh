@@ -2,6 +2,18 @@
 # Every test: installs what is missing, builds, lints, and runs the whole suite headless.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Two packages: the library, the demo and the CLI at the root; the save server, its load tool
+# and stasis-sim in Server/ (it depends on the root by path). Each stage prints its time.
+stage_start=$SECONDS
+stage_name=""
+stage() {
+  [ -n "$stage_name" ] && echo "== $stage_name: $((SECONDS - stage_start)) s"
+  stage_name="$1"
+  stage_start=$SECONDS
+  [ -n "$1" ] && echo "== $1"
+  return 0
+}
+stage "install what is missing (Debian packages, PostgreSQL, schemathesis)"
 scripts/install-deps.sh
 # The server tests run against PostgreSQL for real (never skipped) and schemathesis from PyPI.
 export STASIS_TEST_POSTGRES_URL="$(scripts/postgres.sh)"
@@ -18,17 +30,6 @@ if ! command -v schemathesis >/dev/null; then
 fi
 schemathesis --version  # fails the run here, rather than skipping the API's conformance tests
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
-# Two packages: the library, the demo and the CLI at the root; the save server, its load tool
-# and stasis-sim in Server/ (it depends on the root by path). Each stage prints its time.
-stage_start=$SECONDS
-stage_name=""
-stage() {
-  [ -n "$stage_name" ] && echo "== $stage_name: $((SECONDS - stage_start)) s"
-  stage_name="$1"
-  stage_start=$SECONDS
-  [ -n "$1" ] && echo "== $1"
-  return 0
-}
 stage "swift format lint"
 swift format lint --strict -r Sources Tests Examples Package.swift Server/Sources Server/Tests Server/Package.swift
 stage "the stasis CLI needs only Stasis"
