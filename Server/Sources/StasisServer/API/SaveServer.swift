@@ -138,20 +138,23 @@ public struct SaveServer: Sendable {
     let loser = try parseLoser(request)
     let body = try await collect(request.body, limit: limit)
     let bytes = [UInt8](buffer: body)
-    let header: SaveHeader
-    switch checkedHeader(bytes) {
-    case .success(let checked): header = checked
-    case .failure(let error): throw APIError(.badRequest, error.description)
+    // The Stasis reader checks every checksum and decodes every section's tree before anything
+    // is stored; the metadata comes from the document it read, in the same pass.
+    let document: SaveDocument
+    do {
+      document = try SaveFileFormat.decode(bytes)
+    } catch {
+      throw APIError(.badRequest, error.description)
     }
-    let summary = header.summary
+    let summary = document.summary
     let device = summary.device.isEmpty ? (request.headers[deviceHeader] ?? "") : summary.device
     let summaryJSON = JSON(summary.details).text
     let baseRevision: Int64? = if case .head(let base) = precondition { base } else { nil }
     let metadata = RevisionMetadata(
       slot: slot, revision: 0, baseRevision: baseRevision, bytes: Int64(bytes.count),
       sha256: hexEncoded(SHA256.hash(data: bytes)), uploadedAt: clock(),
-      device: String(device.prefix(255)), game: header.game.name, build: header.game.build,
-      schema: Int64(header.game.schemaVersion), createdAt: header.createdAt, playTime: summary.playTime,
+      device: String(device.prefix(255)), game: document.game.name, build: document.game.build,
+      schema: Int64(document.game.schemaVersion), createdAt: document.createdAt, playTime: summary.playTime,
       progress: summary.progress, summaryJSON: summaryJSON)
     let outcome = try await backend.put(
       player: context.player!, precondition: precondition, loser: loser, metadata: metadata, file: bytes,
@@ -216,17 +219,6 @@ public struct SaveServer: Sendable {
         .eTag: etag(metadata.revision), .contentType: "application/vnd.stasis",
         HTTPField.Name("X-Stasis-Revision")!: "\(metadata.revision)",
       ], body: .init(byteBuffer: ByteBuffer(bytes: file)))
-  }
-}
-
-/// The header of a whole, valid save: every checksum checked and every section's tree decoded
-/// by the Stasis reader before anything is stored.
-private func checkedHeader(_ bytes: [UInt8]) -> Result<SaveHeader, SaveFileError> {
-  Result { () throws(SaveFileError) in
-    _ = try SaveFileFormat.decode(bytes)
-    return try bytes.withUnsafeBytes { raw in
-      Result { () throws(SaveFileError) in try SaveFileFormat.readHeader(raw) }
-    }.get()
   }
 }
 
