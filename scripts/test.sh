@@ -36,10 +36,10 @@ stage "the stasis CLI needs only Stasis"
 swift package describe --type json | python3 scripts/check-cli-closure.py
 stage "build"
 swift build --build-tests
-stage "documentation (DocC, warnings are errors)"
-scripts/docs.sh 2>&1 | tail -25   # ends with the public surface count; a DocC warning fails the run
 # The end-to-end runs of the stress level take seconds in release and minutes in debug.
 swift build -c release --product stasis-demo
+stage "documentation (DocC, warnings are errors)"
+scripts/docs.sh 2>&1 | tail -25   # ends with the public surface count; a DocC warning fails the run
 stage "swift test"
 STASIS_USE_RELEASE=1 swift test --skip-build
 stage "build Server/"
