@@ -22,6 +22,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+    // StasisCloud's HTTP client.
+    .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
     // The toolkit: lifecycle, background budget, save format, store. No SDL, no game.
@@ -36,12 +39,15 @@ let package = Package(
     // The three-way merge of two saves against their base, by the game's declarations, and the
     // conflict policies: no network, so a game (the demo) can declare its merge without HTTP.
     .target(name: "StasisMerge", dependencies: ["Stasis"]),
-    // Cloud saves: sync records, the upload queue, fetch and conflicts, over Foundation's URLSession.
+    // Cloud saves: sync records, the upload queue, fetch and conflicts, over AsyncHTTPClient.
     // Kept out of Stasis, which knows no network; it re-exports StasisMerge.
     .target(
       name: "StasisCloud",
       dependencies: [
         "Stasis", "StasisMerge",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Logging", package: "swift-log"),
       ]
@@ -115,7 +121,9 @@ let package = Package(
     .testTarget(name: "StasisMergeTests", dependencies: ["Stasis", "StasisMerge"]),
     // StasisCloud's HTTP transport against loopback listeners (the sync against a real server
     // is tested in Server/).
-    .testTarget(name: "StasisCloudTests", dependencies: ["Stasis", "StasisCloud"]),
+    .testTarget(
+      name: "StasisCloudTests",
+      dependencies: ["Stasis", "StasisCloud", .product(name: "NIOCore", package: "swift-nio")]),
     // What the test targets share: the repository's root, built products, processes.
     .target(name: "TestSupport", path: "Tests/Support"),
     .testTarget(

@@ -1,13 +1,11 @@
 import Foundation
+import NIOCore
 import Stasis
 import Synchronization
 import Testing
 
 @testable import StasisCloud
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -86,7 +84,7 @@ private func closedPort() throws -> Int {
   return Int(UInt16(bigEndian: address.sin_port))
 }
 
-@Suite("HTTPCloudTransport: failures told apart by URLError's code, answers bounded")
+@Suite("HTTPCloudTransport: failures told apart, answers bounded")
 struct HTTPTransportTests {
   private let request = CloudRequest(method: "GET", path: "/v1/slots")
 
@@ -99,7 +97,7 @@ struct HTTPTransportTests {
     } catch {
       #expect(error.kind == .offline)
       #expect(error.neverSent)
-      #expect((error.underlyingError as? URLError)?.code == .cannotConnectToHost)
+      #expect(error.underlyingError != nil, "the client's own error is kept")
     }
   }
 
@@ -127,7 +125,7 @@ struct HTTPTransportTests {
       Issue.record("a 200 KB answer passed a 100 KB bound")
     } catch {
       #expect(error.kind == .refused)
-      #expect((error.underlyingError as? URLError)?.code == .dataLengthExceedsMaximum)
+      #expect(error.underlyingError is NIOTooManyBytesError)
     }
     // Under the bound, the same answer is read whole.
     let answer = try await HTTPCloudTransport(maximumAnswerBytes: 300_000).send(request, to: server)
@@ -144,7 +142,7 @@ struct HTTPTransportTests {
     } catch {
       #expect(error.kind == .offline)
       #expect(!error.neverSent, "the request reached the server: it may have acted")
-      #expect((error.underlyingError as? URLError)?.code == .timedOut)
+      #expect(error.underlyingError != nil)
     }
   }
 

@@ -281,8 +281,10 @@ struct CloudSyncTests {
     let b = Device(server: proxy.url, token: token, name: "B", policy: policy)
     let base = PlayerState()
     try a.save(base, at: 100)
-    #expect(await a.sync.synchronize().error == nil)
-    #expect(await b.sync.synchronize().restore == 1)
+    let uploaded = await a.sync.synchronize()
+    #expect(uploaded.error == nil, "\(uploaded)")
+    let fastForwarded = await b.sync.synchronize()
+    #expect(fastForwarded.restore == 1, "\(fastForwarded)")
     var fromA = base
     fromA.score.highScore = 10
     fromA.volume = 0.1

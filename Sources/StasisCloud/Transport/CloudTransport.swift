@@ -1,10 +1,6 @@
 import Foundation
 import Stasis
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// One request of the v1 API as a transport carries it: the method, the path under the
 /// server's URL, the headers (the bearer token included) and the body.
 public struct CloudRequest: Sendable {
