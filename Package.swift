@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 // Stasis: a game-state save/restore toolkit (docs/ARCHITECTURE.md draws its targets). The save
 // server, its load tool and the simulation are a package of their own, in Server/.
 import PackageDescription
@@ -18,13 +18,21 @@ let package = Package(
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
     .executable(name: "stasis-example-tanks", targets: ["stasis-example-tanks"]),
   ],
+  // `Cloud` (on by default) is StasisCloud's HTTP client. A game that does not sync turns it off
+  // with `.package(url: …, from: …, traits: [])`, and then resolves four packages, not 23:
+  // SwiftPM does not fetch a dependency that only a disabled trait uses.
+  traits: [
+    .trait(name: "Cloud", description: "StasisCloud's HTTP transport: AsyncHTTPClient and SwiftNIO."),
+    .default(enabledTraits: ["Cloud"]),
+  ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
-    // StasisCloud's HTTP client.
+    // StasisCloud's HTTP client, used only under the `Cloud` trait.
     .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
   ],
   targets: [
     // The toolkit: lifecycle, background budget, save format, store. No SDL, no game.
@@ -45,9 +53,11 @@ let package = Package(
       name: "StasisCloud",
       dependencies: [
         "Stasis", "StasisMerge",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Cloud"])),
+        .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Cloud"])),
+        .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Cloud"])),
+        .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Cloud"])),
+        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Cloud"])),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Logging", package: "swift-log"),
       ]
@@ -123,7 +133,9 @@ let package = Package(
     // is tested in Server/).
     .testTarget(
       name: "StasisCloudTests",
-      dependencies: ["Stasis", "StasisCloud", .product(name: "NIOCore", package: "swift-nio")]),
+      dependencies: [
+        "Stasis", "StasisCloud", .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Cloud"])),
+      ]),
     // What the test targets share: the repository's root, built products, processes.
     .target(name: "TestSupport", path: "Tests/Support"),
     .testTarget(

@@ -10,13 +10,26 @@ import Testing
   import Glibc
 #endif
 
-/// A loopback listener that answers every connection with `answer` (nil: reads and never
-/// answers), for the transport's failures without a real server.
+/// A loopback listener that reads each connection's request head, then answers it as `behavior`
+/// says, for the transport's failures without a real server.
 private final class LoopbackListener: Sendable {
+  enum Behavior: Sendable {
+    /// Sends these bytes, then closes.
+    case answer([UInt8])
+    /// Never answers; holds the connection until the client goes.
+    case silent
+    /// Closes without a byte of answer.
+    case close
+    /// Resets the connection (a close with a zero linger sends RST).
+    case reset
+  }
+
   let port: Int
   private let socketDescriptor: Int32
 
-  init(answer: [UInt8]?) throws {
+  convenience init(answer: [UInt8]) throws { try self.init(.answer(answer)) }
+
+  init(_ behavior: Behavior) throws {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -40,8 +53,19 @@ private final class LoopbackListener: Sendable {
         Thread.detachNewThread {
           var buffer = [UInt8](repeating: 0, count: 4096)
           _ = recv(client, &buffer, buffer.count, 0)  // the request's head
-          guard let answer else {
+          let answer: [UInt8]
+          switch behavior {
+          case .answer(let bytes): answer = bytes
+          case .silent:
             while recv(client, &buffer, buffer.count, 0) > 0 {}  // hold it until the client goes
+            close(client)
+            return
+          case .close:
+            close(client)
+            return
+          case .reset:
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
             close(client)
             return
           }
@@ -97,7 +121,8 @@ struct HTTPTransportTests {
     } catch {
       #expect(error.kind == .offline)
       #expect(error.neverSent)
-      #expect(error.underlyingError != nil, "the client's own error is kept")
+      let cause = try #require(error.underlyingError, "the client's own error is kept")
+      #expect(TransportFailure(cause) == .refused)
     }
   }
 
@@ -126,6 +151,7 @@ struct HTTPTransportTests {
     } catch {
       #expect(error.kind == .refused)
       #expect(error.underlyingError is NIOTooManyBytesError)
+      #expect(TransportFailure(try #require(error.underlyingError)) == .tooLarge)
     }
     // Under the bound, the same answer is read whole.
     let answer = try await HTTPCloudTransport(maximumAnswerBytes: 300_000).send(request, to: server)
@@ -134,7 +160,7 @@ struct HTTPTransportTests {
 
   @Test("a server that never answers times out: offline, and maybe sent")
   func timesOut() async throws {
-    let listener = try LoopbackListener(answer: nil)
+    let listener = try LoopbackListener(.silent)
     let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t", timeout: .seconds(1))
     do {
       _ = try await HTTPCloudTransport().send(request, to: server)
@@ -142,13 +168,44 @@ struct HTTPTransportTests {
     } catch {
       #expect(error.kind == .offline)
       #expect(!error.neverSent, "the request reached the server: it may have acted")
-      #expect(error.underlyingError != nil)
+      #expect(TransportFailure(try #require(error.underlyingError)) == .timedOut)
     }
+  }
+
+  @Test(
+    "a connection closed or reset before the answer is offline, and maybe sent",
+    arguments: [(LoopbackListener.Behavior.close, TransportFailure.closed), (.reset, .reset)])
+  fileprivate func closedOrReset(behavior: LoopbackListener.Behavior, expected: TransportFailure) async throws {
+    let listener = try LoopbackListener(behavior)
+    let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t", timeout: .seconds(5))
+    do {
+      _ = try await HTTPCloudTransport().send(request, to: server)
+      Issue.record("a closed connection answered")
+    } catch {
+      #expect(error.kind == .offline)
+      #expect(!error.neverSent, "the request reached the server: it may have acted")
+      let cause = try #require(error.underlyingError)
+      #expect(TransportFailure(cause) == expected, "\(cause)")
+    }
+  }
+
+  @Test("failures are told apart by type and errno, not by their text")
+  func classifiedByType() {
+    #expect(TransportFailure(IOError(errnoCode: ECONNREFUSED, reason: "connect")) == .refused)
+    #expect(TransportFailure(IOError(errnoCode: ECONNRESET, reason: "read")) == .reset)
+    #expect(TransportFailure(IOError(errnoCode: ETIMEDOUT, reason: "read")) == .timedOut)
+    #expect(TransportFailure(ChannelError.connectTimeout(.seconds(5))) == .timedOut)
+    #expect(TransportFailure(ChannelError.eof) == .closed)
+    // A refusal's text no longer decides it: an error that only says so is "other".
+    struct Lookalike: Error, CustomStringConvertible { var description: String { "Connection refused" } }
+    #expect(TransportFailure(Lookalike()) == .other("Connection refused"))
+    #expect(TransportFailure(IOError(errnoCode: ECONNREFUSED, reason: "x")).isConfigurationMistake == false)
+    #expect(TransportFailure(NIOTooManyBytesError(maxBytes: 10)).isConfigurationMistake)
   }
 
   @Test("a task cancelled mid-request (the budget ran out) cancels the request")
   func cancelled() async throws {
-    let listener = try LoopbackListener(answer: nil)
+    let listener = try LoopbackListener(.silent)
     let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t")
     let request = self.request
     let sending = Task { () async -> CloudError? in

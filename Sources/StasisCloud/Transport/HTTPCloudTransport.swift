@@ -2,6 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
+import NIOSSL
 import Stasis
 
 /// The v1 API over HTTP, with AsyncHTTPClient.
@@ -52,44 +54,106 @@ public struct HTTPCloudTransport: CloudTransport {
       throw CloudError(.cancelled, "\(method) \(path) was cancelled")
     } catch {
       if Task.isCancelled { throw CloudError(.cancelled, "\(method) \(path) was cancelled") }
-      if let mistake = Self.configurationMistake(error) {
-        // Retrying cannot help: the URL, the scheme or the answer itself is wrong.
-        var refused = CloudError(.refused, "\(server.url): \(mistake)")
+      let failure = TransportFailure(error)
+      if failure.isConfigurationMistake {
+        // Retrying cannot help: the URL, the TLS set-up or the answer itself is wrong.
+        var refused = CloudError(.refused, "\(server.url): \(failure.words)")
         refused.underlyingError = error
         throw refused
       }
       // Refused, reset, timed out, unresolvable: the server is not there for now. Only a refused
-      // connection says the request never left; a reset or a timeout may come after the commit.
-      let reason = Self.reason(error)
-      var offline = CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(reason)")
-      offline.neverSent = reason == "connection refused"
+      // connection (or a name with no address) says the request never left; a reset or a
+      // timeout may come after the server committed it.
+      var offline = CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(failure.words)")
+      offline.neverSent = failure == .refused || failure == .unresolved
       offline.underlyingError = error
       throw offline
     }
   }
+}
 
-  /// A failure no retry mends: a URL without a host or with another scheme than http(s), a
-  /// TLS handshake refused, an answer larger than any save.
-  static func configurationMistake(_ error: any Error) -> String? {
-    if let error = error as? HTTPClientError {
+/// How a request failed on its way to the server and back, told apart by the error's type and
+/// its errno, never by its text.
+enum TransportFailure: Equatable, Sendable {
+  /// Nothing listens there: the connection was refused, and the request never left.
+  case refused
+  /// The host name has no address.
+  case unresolved
+  /// The connection was reset mid-exchange.
+  case reset
+  /// The server closed the connection before it answered.
+  case closed
+  /// The connection, a read, a write or the request's whole deadline ran out.
+  case timedOut
+  /// The TLS handshake failed (a certificate, a protocol): a set-up mistake.
+  case tls
+  /// The answer is larger than any save.
+  case tooLarge
+  /// The client refused the URL (no host, no scheme).
+  case notAServerURL
+  /// Anything else the client reports; the error itself says what.
+  case other(String)
+
+  init(_ error: any Error) {
+    switch error {
+    case let error as HTTPClientError:
       switch error {
-      case .invalidURL, .emptyHost, .emptyScheme: return "not a server URL (http://HOST:PORT)"
-      default:
-        if "\(error)".contains("unsupportedScheme") { return "the URL's scheme is not http or https" }
+      case .invalidURL, .emptyHost, .emptyScheme: self = .notAServerURL
+      case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
+        .getConnectionFromPoolTimeout:
+        self = .timedOut
+      case .remoteConnectionClosed: self = .closed
+      default: self = .other("\(error)")
       }
+    case let error as NIOConnectionError:
+      // Every address tried: refused if each refused; a name no lookup answered has none.
+      let causes = error.connectionErrors.map { TransportFailure($0.error) }
+      if causes.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
+        self = .unresolved
+      } else if !causes.isEmpty, causes.allSatisfy({ $0 == .refused }) {
+        self = .refused
+      } else {
+        self = causes.first { $0 != .refused } ?? .other("\(error)")
+      }
+    case let error as IOError:
+      switch error.errnoCode {
+      case ECONNREFUSED: self = .refused
+      case ECONNRESET, EPIPE: self = .reset
+      case ETIMEDOUT: self = .timedOut
+      default: self = .other("\(error)")
+      }
+    case let error as ChannelError:
+      switch error {
+      case .connectTimeout: self = .timedOut
+      case .eof, .ioOnClosedChannel, .outputClosed, .alreadyClosed: self = .closed
+      default: self = .other("\(error)")
+      }
+    case is NIOTooManyBytesError: self = .tooLarge
+    case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError: self = .tls
+    default: self = .other("\(error)")
     }
-    if error is NIOTooManyBytesError { return "the answer is larger than any save" }
-    if String(reflecting: type(of: error)).contains("NIOSSL") { return "TLS failed: \(error)" }
-    return nil
   }
 
-  /// A transport failure in a few words: NIO's descriptions nest the errno in two layers.
-  static func reason(_ error: any Error) -> String {
-    let text = "\(error)"
-    if text.contains("Connection refused") { return "connection refused" }
-    if text.contains("Connection reset") { return "connection reset" }
-    if text.lowercased().contains("timeout") || text.contains("timed out") { return "timed out" }
-    if let error = error as? HTTPClientError, error == .remoteConnectionClosed { return "the connection closed" }
-    return text
+  /// A failure that no retry mends.
+  var isConfigurationMistake: Bool {
+    switch self {
+    case .tls, .tooLarge, .notAServerURL: true
+    default: false
+    }
+  }
+
+  /// The failure in a few words, for the error's message.
+  var words: String {
+    switch self {
+    case .refused: "connection refused"
+    case .unresolved: "the host name did not resolve"
+    case .reset: "connection reset"
+    case .closed: "the connection closed"
+    case .timedOut: "timed out"
+    case .tls: "TLS failed"
+    case .tooLarge: "the answer is larger than any save"
+    case .notAServerURL: "not a server URL (http://HOST:PORT)"
+    case .other(let text): text
+    }
   }
 }
