@@ -92,7 +92,9 @@ let package = Package(
     .executableTarget(
       name: "stasis-demo",
       dependencies: [
-        "Stasis", "StasisSDL", "DemoGame", "StasisCloud", "CSDL2", "CSDL2Image",
+        "Stasis", "StasisSDL", "DemoGame", "StasisMerge", "CSDL2", "CSDL2Image",
+        // `--cloud`: without the `Cloud` trait the demo builds, and plays, without it.
+        .target(name: "StasisCloud", condition: .when(traits: ["Cloud"])),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]

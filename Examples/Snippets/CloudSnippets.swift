@@ -12,14 +12,14 @@ final class SnippetGame: SaveableGame {
 }
 
 @MainActor
-func cloudSaves(coordinator: SaveCoordinator<SnippetGame>, token: String) -> CloudSaveSync {
-  let cloud = CloudSaveSync(
+func cloudSaves(coordinator: SaveCoordinator<SnippetGame>, token: String) -> CloudSync {
+  let cloud = CloudSync(
     coordinator: coordinator,  // becomes coordinator.sync: every save goes up, launch and return catch up
     server: CloudServer(url: "https://saves.example.com", token: token, device: "steam-deck"),
     configuration: CloudSyncConfiguration(
       policy: .merge(rules: mergeRules(), fallback: .longestPlayTime)))
-  cloud.sync.onEvent { event in print(event) }  // "cloud: uploaded generation 3 as r12 (base r11)"
-  let hud = cloud.sync.status.hud  // "synced r12", "offline, 2 waiting", "conflict"
+  cloud.onEvent { event in print(event) }  // "cloud: uploaded generation 3 as r12 (base r11)"
+  let hud = cloud.status.hud  // "synced r12", "offline, 2 waiting", "conflict"
   print(hud)
   return cloud
 }

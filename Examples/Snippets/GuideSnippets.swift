@@ -129,7 +129,7 @@ func signingWithTheGamesKey() throws -> SaveStore {
 // MARK: - CloudSaves: the login, the device, merge rules and a policy by name
 
 @MainActor
-func cloudForThisDevice(game: SnippetGame, conflictPolicy: String) throws -> CloudSaveSync {
+func cloudForThisDevice(game: SnippetGame, conflictPolicy: String) throws -> CloudSync {
   let token = try CloudLogin.token(fromFile: "alice.token")  // the line `stasis-server players add alice` printed
   let store = SaveStore(directory: "Saves", device: "steam-deck")  // every save says where it was made
   let coordinator = SaveCoordinator(game: game, store: store, codec: snippetCodec, slot: "autosave")
@@ -141,7 +141,7 @@ func cloudForThisDevice(game: SnippetGame, conflictPolicy: String) throws -> Clo
     },
   ]
   let policy = ConflictPolicy(name: conflictPolicy, rules: rules, fallback: .longestPlayTime) ?? .mostRecent
-  return CloudSaveSync(
+  return CloudSync(
     coordinator: coordinator,
     server: CloudServer(url: "https://saves.example.com", token: token, device: "steam-deck"),
     configuration: CloudSyncConfiguration(policy: policy))

@@ -1,52 +1,95 @@
 import DemoGame
 import Foundation
 import Stasis
-import StasisCloud
 
-/// `--cloud URL`: the demo's slot synced with a stasis-server through the coordinator.
-@MainActor
-enum DemoCloud {
-  /// Attaches cloud sync to `game` when `--cloud` is given; nil without it. A token that
-  /// cannot be read is an error line, not a crash: the game plays on without the cloud.
-  static func attach(_ options: StasisDemo, to game: Game, onEvent: (@Sendable (CloudEvent) -> Void)? = nil)
-    -> CloudSaveSync?
-  {
-    guard let url = options.cloud else { return nil }
-    let token: String
-    if let file = options.tokenFile {
-      do {
-        token = try CloudLogin.token(fromFile: file)
-      } catch {
-        FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
-        return nil
-      }
-    } else {
-      token = ProcessInfo.processInfo.environment["STASIS_TOKEN"] ?? ""
+#if Cloud
+  import StasisCloud
+#endif
+
+// The only file of the demo that knows StasisCloud: built without the package's `Cloud` trait
+// (the release build `scripts/test.sh` makes for the stress runs), `--cloud` is refused.
+
+/// The HUD's colour for the cloud's state.
+typealias HUDColor = (UInt8, UInt8, UInt8)
+
+#if Cloud
+  /// `--cloud URL`: the demo's slot synced with a stasis-server through the coordinator.
+  @MainActor
+  final class DemoCloud {
+    private let sync: CloudSync
+
+    private init(sync: CloudSync) { self.sync = sync }
+
+    /// The cloud's state for the HUD: "synced r12", "offline, 2 waiting", "conflict".
+    var hud: (text: String, color: HUDColor) {
+      let status = sync.status
+      let color: HUDColor =
+        switch status.phase {
+        case .synced, .idle: (140, 230, 150)
+        case .syncing: (200, 200, 200)
+        case .offline: (255, 220, 120)
+        case .conflict, .unauthorized: (255, 120, 100)
+        }
+      return (status.hud, color)
     }
-    let device = options.device ?? ProcessInfo.processInfo.hostName
-    let cloud = CloudSaveSync(
-      coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: device),
-      configuration: CloudSyncConfiguration(policy: DemoSaveFormat.conflictPolicy(named: options.conflictPolicy)!))
-    game.coordinator.syncPatience = .milliseconds(Int64((options.syncPatience * 1000).rounded()))
-    if let onEvent { cloud.sync.onEvent(onEvent) }
-    return cloud
-  }
 
-  /// The `cloud` object of `--json`.
-  static func json(_ status: CloudStatus) -> [String: Any] {
-    [
-      "base": status.base ?? NSNull(), "uploaded": status.uploaded, "downloaded": status.downloaded,
-      "pending": status.pending, "state": status.hud,
-      "conflicts": status.conflicts.map { conflict in
-        [
-          "base": conflict.base ?? NSNull(), "ours": conflict.ours, "theirs": conflict.theirs,
-          "policy": conflict.policy, "result": conflict.result, "revision": conflict.revision ?? NSNull(),
-          "keptGeneration": conflict.keptGeneration ?? NSNull(), "fields": Array(conflict.fields.prefix(20)),
-          "fieldCount": conflict.fields.count, "sections": conflict.sections.map(\.description),
-          "fromOurs": conflict.takenFromOurs, "fromTheirs": conflict.takenFromTheirs, "note": conflict.note ?? NSNull(),
-        ] as [String: Any]
-      },
-      "events": status.events.map(\.description),
-    ]
+    /// The `cloud` object of `--json`.
+    var json: [String: Any] { Self.json(sync.status) }
+
+    /// Attaches cloud sync to `game` when `--cloud` is given; nil without it. A token that
+    /// cannot be read is an error line, not a crash: the game plays on without the cloud.
+    /// `onEvent` gets each event's line.
+    static func attach(_ options: StasisDemo, to game: Game, onEvent: (@Sendable (String) -> Void)? = nil)
+      -> DemoCloud?
+    {
+      guard let url = options.cloud else { return nil }
+      let token: String
+      if let file = options.tokenFile {
+        do {
+          token = try CloudLogin.token(fromFile: file)
+        } catch {
+          FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
+          return nil
+        }
+      } else {
+        token = ProcessInfo.processInfo.environment["STASIS_TOKEN"] ?? ""
+      }
+      let device = options.device ?? ProcessInfo.processInfo.hostName
+      let cloud = CloudSync(
+        coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: device),
+        configuration: CloudSyncConfiguration(policy: DemoSaveFormat.conflictPolicy(named: options.conflictPolicy)!))
+      game.coordinator.syncPatience = .milliseconds(Int64((options.syncPatience * 1000).rounded()))
+      if let onEvent { cloud.onEvent { onEvent($0.description) } }
+      return DemoCloud(sync: cloud)
+    }
+
+    private static func json(_ status: CloudStatus) -> [String: Any] {
+      [
+        "base": status.base ?? NSNull(), "uploaded": status.uploaded, "downloaded": status.downloaded,
+        "pending": status.pending, "state": status.hud,
+        "conflicts": status.conflicts.map { conflict in
+          [
+            "base": conflict.base ?? NSNull(), "ours": conflict.ours, "theirs": conflict.theirs,
+            "policy": conflict.policy, "result": conflict.result, "revision": conflict.revision ?? NSNull(),
+            "keptGeneration": conflict.keptGeneration ?? NSNull(), "fields": Array(conflict.fields.prefix(20)),
+            "fieldCount": conflict.fields.count, "sections": conflict.sections.map(\.description),
+            "fromOurs": conflict.takenFromOurs, "fromTheirs": conflict.takenFromTheirs,
+            "note": conflict.note ?? NSNull(),
+          ] as [String: Any]
+        },
+        "events": status.events.map(\.description),
+      ]
+    }
   }
-}
+#else
+  /// A build without the `Cloud` trait: `--cloud` is refused when the options are checked.
+  @MainActor
+  final class DemoCloud {
+    var hud: (text: String, color: HUDColor) { ("", (0, 0, 0)) }
+    var json: [String: Any] { [:] }
+
+    static func attach(_ options: StasisDemo, to game: Game, onEvent: (@Sendable (String) -> Void)? = nil)
+      -> DemoCloud?
+    { nil }
+  }
+#endif

@@ -1,7 +1,6 @@
 import DemoGame
 import Foundation
 import Stasis
-import StasisCloud
 
 /// The headless session: a scripted platform that launches, sends the game away and brings
 /// it back on the given steps, then prints what happened.
@@ -35,7 +34,7 @@ struct HeadlessRunner {
       configuration: .init(backgroundBudget: .milliseconds(Int64((options.budget * 1000).rounded()))))
     if options.trace { installTrace(app: app, game: game) }
     let trace = options.trace
-    let cloud = DemoCloud.attach(options, to: game) { event in if trace { traceLine(event.description) } }
+    let cloud = DemoCloud.attach(options, to: game) { line in if trace { traceLine(line) } }
 
     app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
     game.coordinator.waitForCatchUp()  // the cloud's head, restored before the first step
@@ -94,8 +93,8 @@ struct HeadlessRunner {
     return finish(app: app, game: game, cloud: cloud)
   }
 
-  private func finish(app: Application, game: Game, cloud: CloudSaveSync? = nil) -> Int32 {
-    RunReport(options: options).finish(app: app, game: game, cloud: cloud?.sync.status)
+  private func finish(app: Application, game: Game, cloud: DemoCloud? = nil) -> Int32 {
+    RunReport(options: options).finish(app: app, game: game, cloud: cloud?.json)
   }
 
   private func installTrace(app: Application, game: Game) {

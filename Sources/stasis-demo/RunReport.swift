@@ -1,7 +1,6 @@
 import DemoGame
 import Foundation
 import Stasis
-import StasisCloud
 
 /// What a run prints at its end and while it goes: the summary (text, `--json`, the digest)
 /// and the trace. Shared by the headless and the window runners.
@@ -9,7 +8,7 @@ import StasisCloud
 struct RunReport {
   let options: StasisDemo
 
-  func finish(app: Application, game: Game, cloud: CloudStatus? = nil) -> Int32 {
+  func finish(app: Application, game: Game, cloud: [String: Any]? = nil) -> Int32 {
     let state = game.engine.state
     let digest = state.digest
     // A failed load that a later restore (the cloud's head) made good is not a failure.
@@ -41,7 +40,7 @@ struct RunReport {
     return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
   }
 
-  func summaryJSON(app: Application, game: Game, digest: String, cloud: CloudStatus? = nil) -> String {
+  func summaryJSON(app: Application, game: Game, digest: String, cloud: [String: Any]? = nil) -> String {
     let state = game.engine.state
     var saves: [[String: Any]] = []
     var failures: [[String: Any]] = []
@@ -94,7 +93,7 @@ struct RunReport {
       "bodiesAsleep": state.physics.bodies.filter(\.isAsleep).count,
       "peakResidentKB": Self.peakResidentKB() ?? NSNull(),
     ]
-    if let cloud { summary["cloud"] = DemoCloud.json(cloud) }
+    if let cloud { summary["cloud"] = cloud }
     let data = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])) ?? Data("{}".utf8)
     return String(decoding: data, as: UTF8.self)
   }

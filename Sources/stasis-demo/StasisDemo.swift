@@ -2,7 +2,7 @@ import ArgumentParser
 import DemoGame
 import Foundation
 import Stasis
-import StasisCloud
+import StasisMerge
 
 /// `stasis-demo`: the demo game in a window, or headless for tests and scripts.
 @main
@@ -139,6 +139,9 @@ struct StasisDemo: ParsableCommand {
     guard DemoSaveFormat.conflictPolicy(named: conflictPolicy) != nil else {
       throw ValidationError("--conflict-policy is one of \(ConflictPolicy.names.joined(separator: ", "))")
     }
+    #if !Cloud
+      if cloud != nil { throw ValidationError("--cloud: this stasis-demo was built without the Cloud trait") }
+    #endif
     if cloud == nil, tokenFile != nil { throw ValidationError("--token-file goes with --cloud URL") }
     if cloud != nil, tokenFile == nil, (ProcessInfo.processInfo.environment["STASIS_TOKEN"] ?? "").isEmpty {
       throw ValidationError("--cloud needs the player's token: --token-file FILE, or STASIS_TOKEN")

@@ -2,7 +2,6 @@ import CSDL2
 import DemoGame
 import Foundation
 import Stasis
-import StasisCloud
 import StasisSDL
 
 /// The demo in a real window: SDL events drive the lifecycle, the engine steps at a fixed
@@ -17,7 +16,7 @@ final class WindowRunner {
   private var app: Application!
   private var watch: LifecycleEventWatch?
   /// `--cloud`: the slot's sync, whose state the HUD shows.
-  private var cloud: CloudSaveSync?
+  private var cloud: DemoCloud?
   private var library: LevelLibrary!
   private var previous: GameState?
   private var status = "ready"
@@ -76,7 +75,7 @@ final class WindowRunner {
       if traceAll { traceLine(event.description) }
       self.show(event)
     }
-    cloud = DemoCloud.attach(options, to: game) { event in if traceAll { traceLine(event.description) } }
+    cloud = DemoCloud.attach(options, to: game) { line in if traceAll { traceLine(line) } }
     let application = app!
     watch = LifecycleEventWatch { transition in
       // On desktop Linux SDL sends no SDL_APP_* events; where it does, this is the main thread.
@@ -323,15 +322,8 @@ final class WindowRunner {
     font.draw(status, x: width - font.width(of: status) - 10, y: 5, on: renderer, color: statusColor)
     if let cloud {
       // The cloud's state: "synced r12", "offline, 2 waiting", "conflict".
-      let status = cloud.sync.status
-      let text = "CLOUD " + status.hud
-      let color: (UInt8, UInt8, UInt8) =
-        switch status.phase {
-        case .synced, .idle: (140, 230, 150)
-        case .syncing: (200, 200, 200)
-        case .offline: (255, 220, 120)
-        case .conflict, .unauthorized: (255, 120, 100)
-        }
+      let (hud, color) = cloud.hud
+      let text = "CLOUD " + hud
       font.draw(text, x: width - font.width(of: text) - 10, y: height - 24, on: renderer, color: color)
     }
     let help = "arrows/WASD move  space jump  P pause  F5 save  F9 load  F10 slots  B background  Esc quit"

@@ -160,10 +160,15 @@ struct ReadmeTests {
     let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
     let manifest = try String(contentsOf: packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
     #expect(manifest.contains("  name: \"Stasis\","), "the package is named Stasis")
-    let snippet = try #require(readme.range(of: ".package(name: \"Stasis\", path: \"../stasis\")"))
+    let snippet = try #require(readme.range(of: ".package(name: \"Stasis\", path: \"../stasis\", traits: [])"))
     let after = readme[snippet.upperBound...].prefix(400)
     #expect(after.contains(".product(name: \"Stasis\", package: \"Stasis\")"))
     #expect(after.contains(".package(url:"))
+    // The trait it turns off is the manifest's, and the measured one-file game does the same.
+    #expect(manifest.contains(".trait(name: \"Cloud\""))
+    let game = try String(
+      contentsOf: packageRoot.appendingPathComponent("Examples/OneFileGame/Package.swift"), encoding: .utf8)
+    #expect(game.contains(".package(name: \"Stasis\", path: \"../..\", traits: [])"))
   }
 
   @Test("the README links nothing outside the repository")

@@ -39,7 +39,7 @@ struct StartedSave {
 }
 
 /// One running process of the game on a device, whatever its build: an `Application` on a
-/// manual clock, a `SaveCoordinator` as its delegate, and the cloud through `CloudSaveSync`.
+/// manual clock, a `SaveCoordinator` as its delegate, and the cloud through `CloudSync`.
 /// The simulation drives it as a game loop would.
 @MainActor
 protocol DeviceProcess: AnyObject {
@@ -77,7 +77,7 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
   let coordinator: SaveCoordinator<CoordinatedGame<State>>
   let application: Application
   let clock: ManualClock
-  private let cloudSync: CloudSaveSync
+  private let cloudSync: CloudSync
   private let disk: SimulatedDisk
   private var events: [SaveEvent] = []
   private var started: [StartedSave] = []
@@ -94,7 +94,7 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
     application = Application(
       delegate: coordinator, configuration: Application.Configuration(backgroundBudget: .seconds(10), clock: clock),
       logger: logger)
-    cloudSync = CloudSaveSync(
+    cloudSync = CloudSync(
       coordinator: coordinator, server: server, configuration: configuration, clock: clock, transport: transport,
       logger: logger)
     self.disk = disk
@@ -108,7 +108,7 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
   }
   var isPaused: Bool { game.isPaused }
   var store: SaveStore { coordinator.store }
-  var cloud: CloudSync { cloudSync.sync }
+  var cloud: CloudSync { cloudSync }
   var restoreFailure: RestoreFailure? { coordinator.restoreFailure }
   var isCatchingUp: Bool { coordinator.isCatchingUp }
 

@@ -8,7 +8,7 @@ import Synchronization
 
 /// One device of the player, running one build of the game: while its process runs, an
 /// `Application` whose delegate is a real `SaveCoordinator` over a real `SaveStore` on the
-/// device's own simulated disk, and `CloudSaveSync` over its own line to the server. Its
+/// device's own simulated disk, and `CloudSync` over its own line to the server. Its
 /// process can be killed.
 @MainActor
 final class SimulatedDevice {

@@ -27,14 +27,14 @@ extension StasisSyncBench {
   func measureCloud(folder: String) throws -> CloudReport? {
     guard let levels = LevelLibrary.locate() else { return nil }
     let (url, token) = try startServer(database: folder + "/cloud/server.sqlite")
-    func makeGame(_ name: String, cloud: Bool) throws -> (Game, Stasis.Application, CloudSaveSync?) {
+    func makeGame(_ name: String, cloud: Bool) throws -> (Game, Stasis.Application, CloudSync?) {
       let game = Game(
         engine: try Engine(library: levels, level: 2, seed: 1), store: SaveStore(directory: folder + "/cloud/" + name),
         slot: "bench")
       game.coordinator.autosaveInterval = 0
       let sync =
         cloud
-        ? CloudSaveSync(
+        ? CloudSync(
           coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: "bench"),
           configuration: CloudSyncConfiguration(autosaveUploadInterval: .zero)) : nil
       let app = Stasis.Application(delegate: game.coordinator)
@@ -60,7 +60,7 @@ extension StasisSyncBench {
     let (synced, app, sync) = try makeGame("synced", cloud: true)
     let with = autosaveMs(synced, app)
     // Every upload so far has gone up before the trips (read here: the main actor waits below).
-    let cloudSync = sync!.sync
+    let cloudSync = sync!
     let settled = DispatchSemaphore(value: 0)
     Task.detached {
       await cloudSync.settle()
@@ -79,7 +79,7 @@ extension StasisSyncBench {
     trips.sort()
     return CloudReport(
       autosaveMainThreadMs: without, autosaveWithUploadMainThreadMs: with, backgroundSaveAndUploadMs: trips[2],
-      uploads: sync!.sync.status.uploaded.count)
+      uploads: sync!.status.uploaded.count)
   }
 
   func printCloud(_ report: CloudReport) {

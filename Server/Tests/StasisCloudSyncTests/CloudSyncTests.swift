@@ -51,11 +51,11 @@ struct CloudSyncTests {
     defer { server.stop() }
     let url = server.base
     let library = DemoSaves.library
-    func device(_ folder: String, resume: Bool) throws -> (Game, Application, CloudSaveSync) {
+    func device(_ folder: String, resume: Bool) throws -> (Game, Application, CloudSync) {
       let game = Game(
         engine: try Engine(library: library, level: 2, seed: 7), store: SaveStore(directory: folder), slot: "autosave")
       game.coordinator.autosaveInterval = 0
-      let cloud = CloudSaveSync(
+      let cloud = CloudSync(
         coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: folder))
       game.coordinator.syncPatience = .seconds(120)  // a busy machine never makes it play on early
       // What is tested is the fast-forward, not the budget: a loaded machine gets all the time it needs.
@@ -70,11 +70,11 @@ struct CloudSyncTests {
     appA.enterBackground()  // the background save, then its upload as a background task
     while appA.hasBackgroundEpisode { appA.waitForBackgroundWork() }
     gameA.coordinator.waitForSaves()
-    #expect(cloudA.sync.status.uploaded == [1])
+    #expect(cloudA.status.uploaded == [1])
     let digestAt300 = gameA.engine.state.digest
 
     let (gameB, appB, cloudB) = try device(root + "/B", resume: true)
-    #expect(cloudB.sync.status.downloaded == [1], "fast-forwarded before the first step")
+    #expect(cloudB.status.downloaded == [1], "fast-forwarded before the first step")
     #expect(gameB.engine.state.digest == digestAt300, "the same state, bit for bit")
     appA.enterForeground()
     gameA.coordinator.waitForCatchUp()
@@ -513,7 +513,7 @@ struct CloudSyncTests {
     let game = Counter()
     let store = SaveStore(directory: folder)
     let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
-    let cloud = CloudSaveSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "A"))
+    let cloud = CloudSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "A"))
     coordinator.syncPatience = .seconds(3600)  // on the manual clock, which only the test moves
     let clock = ManualClock()
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))
@@ -521,8 +521,8 @@ struct CloudSyncTests {
     coordinator.waitForCatchUp()
     game.count = 1
     coordinator.saveNow().wait()
-    await cloud.sync.settle()
-    #expect(cloud.sync.status.uploaded == [1])
+    await cloud.settle()
+    #expect(cloud.status.uploaded == [1])
 
     game.count = 2
     proxy.setRule(.holdUploads)
@@ -532,18 +532,18 @@ struct CloudSyncTests {
     clock.advance(by: .seconds(11))
     app.update()  // the budget is spent: the expiration handler cancels the upload
     #expect(app.backgroundEpisodes.last?.outcome == .expired(cutTasks: ["upload autosave"]))
-    await cloud.sync.settle()
+    await cloud.settle()
     proxy.release(dropping: true)  // it never reached the server
     let saved = try store.load(codec: counterCodec, slot: "autosave")
     #expect(saved.state.count == 2, "the local save is whole")
-    #expect(cloud.sync.status.pending == 1)
+    #expect(cloud.status.pending == 1)
     #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [1])
 
     app.enterForeground()  // catches up: the waiting upload goes now
     coordinator.waitForCatchUp()
-    await cloud.sync.settle()
+    await cloud.settle()
     #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [2, 1])
-    #expect(cloud.sync.status.pending == 0)
+    #expect(cloud.status.pending == 0)
     #expect(game.count == 2)
   }
 
@@ -598,7 +598,7 @@ struct CloudSyncTests {
     let coordinator = SaveCoordinator(
       game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
     coordinator.autosaveInterval = 10
-    let cloud = CloudSaveSync(
+    let cloud = CloudSync(
       coordinator: coordinator, server: CloudServer(url: server.base, token: "not-a-token", device: "A"))
     let app = Application(delegate: coordinator)
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
@@ -609,12 +609,12 @@ struct CloudSyncTests {
       app.update()
     }
     coordinator.waitForSaves()
-    await cloud.sync.settle()
+    await cloud.settle()
     #expect(game.count == 30, "the game played on")
     #expect(coordinator.events.filter { if case .saved = $0 { true } else { false } }.count == 3, "it saved locally")
-    #expect(cloud.sync.status.phase == .unauthorized)
-    let message = cloud.sync.status.events.compactMap { if case .unauthorized(let text) = $0 { text } else { nil } }
+    #expect(cloud.status.phase == .unauthorized)
+    let message = cloud.status.events.compactMap { if case .unauthorized(let text) = $0 { text } else { nil } }
     #expect(message.first?.contains("the server refused the token") == true)
-    #expect(!cloud.sync.status.events.description.contains("not-a-token"), "the token never appears")
+    #expect(!cloud.status.events.description.contains("not-a-token"), "the token never appears")
   }
 }

@@ -45,7 +45,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Told every lifecycle moment after the coordinator has done its part (the game's own
   /// handling: music, network, ...).
   public weak var delegate: (any ApplicationDelegate)?
-  /// Keeps the slot in step with a cloud save server (`StasisCloud`'s `CloudSaveSync`) or a
+  /// Keeps the slot in step with a cloud save server (`StasisCloud`'s `CloudSync`) or a
   /// game's own service: told of every save, asked to catch up on launch and on return.
   public var sync: (any SaveSyncing)?
   /// How long the game is held, on launch and on return, for ``sync`` to catch up before it

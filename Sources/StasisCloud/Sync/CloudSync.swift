@@ -13,7 +13,7 @@ public struct CloudSyncConfiguration: Sendable {
   /// manual); nil, or a nil answer, leaves the slot in conflict.
   public var onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)?
   /// Checks that a document is a state the game loads (its codec, migrations, validation);
-  /// a download or a merge that fails it is refused. ``CloudSaveSync`` sets it from the codec.
+  /// a download or a merge that fails it is refused. ``CloudSync/init(coordinator:server:configuration:clock:transport:logger:)`` sets it from the codec.
   public var validate: (@Sendable (SaveDocument) throws -> Void)?
   /// An autosave is uploaded at most once per this interval; background, quit and manual
   /// saves always are.
@@ -56,6 +56,23 @@ public struct SyncReport: Sendable, Equatable {
 /// conflict resolution) and the retries. All its work runs in order on its own task, never on
 /// the main thread; the main thread only hands it commands and reads ``status``.
 ///
+/// A game syncs through its ``SaveCoordinator``: made with ``init(coordinator:server:configuration:clock:transport:logger:)``,
+/// the sync becomes the coordinator's ``SaveCoordinator/sync``. Every durable save of the slot
+/// then goes up (an autosave at most once per interval), in the background as a background
+/// task of its own that starts after the save and is cancelled when the budget runs out; on
+/// launch and on every return the game is held while the slot catches up with the server — a
+/// fast-forward or a resolved conflict is restored before the first step.
+///
+/// ```swift
+/// let coordinator = SaveCoordinator(game: tanks, store: store, codec: tanksCodec, slot: "slot-1")
+/// let cloud = CloudSync(
+///   coordinator: coordinator, server: CloudServer(url: "http://127.0.0.1:8080", token: token, device: "deck"),
+///   configuration: CloudSyncConfiguration(policy: .merge(rules: ["highScore": .max], fallback: .mostRecent)))
+/// cloud.onEvent { print($0) }
+/// ```
+///
+/// Its main-thread part is a clock reading and a hand-over. A tool syncs a slot directly:
+///
 /// ```swift
 /// let sync = CloudSync(client: CloudClient(server: server), store: store, slot: "autosave")
 /// let report = await sync.synchronize()   // fetch, fast-forward or resolve, upload
@@ -71,16 +88,20 @@ public final class CloudSync: Sendable {
   public let configuration: CloudSyncConfiguration
   private let engine: SyncEngine
   private let commands: AsyncStream<SyncEngine.Command>.Continuation
+  /// Paces autosave uploads (``CloudSyncConfiguration/autosaveUploadInterval``).
+  private let clock: any MonotonicClock
+  private let lastAutosaveUpload = Mutex<Duration?>(nil)
 
   /// Creates the sync of `slot` and starts its worker.
   public init(
     client: CloudClient, store: SaveStore, slot: SaveSlot, configuration: CloudSyncConfiguration = .init(),
-    logger: Logger = Logger(label: "stasis.cloud")
+    clock: any MonotonicClock = SystemClock(), logger: Logger = Logger(label: "stasis.cloud")
   ) {
     self.client = client
     self.store = store
     self.slot = slot
     self.configuration = configuration
+    self.clock = clock
     let (stream, continuation) = AsyncStream<SyncEngine.Command>.makeStream()
     commands = continuation
     let engine = SyncEngine(
@@ -91,14 +112,37 @@ public final class CloudSync: Sendable {
     }
   }
 
+  /// Syncs `coordinator`'s slot with `server`, and makes itself the coordinator's
+  /// ``SaveCoordinator/sync``. Downloads and merges are checked with the coordinator's codec
+  /// (migrations and validation included) before anything local changes. Requests go over
+  /// HTTP unless `transport` says otherwise (the simulation's in-process server, for one).
+  @MainActor
+  public convenience init<Game: SaveableGame>(
+    coordinator: SaveCoordinator<Game>, server: CloudServer, configuration: CloudSyncConfiguration = .init(),
+    clock: any MonotonicClock = SystemClock(), transport: any CloudTransport = HTTPCloudTransport(),
+    logger: Logger = Logger(label: "stasis.cloud")
+  ) {
+    var configuration = configuration
+    let codec = coordinator.codec
+    let validate = configuration.validate
+    configuration.validate = { document in
+      _ = try codec.load(from: document)
+      try validate?(document)
+    }
+    self.init(
+      client: CloudClient(server: server, transport: transport), store: coordinator.store, slot: coordinator.slot,
+      configuration: configuration, clock: clock, logger: logger)
+    coordinator.sync = self
+  }
+
   deinit { commands.finish() }
 
   /// The slot's cloud state now: phase, base, what went up and down, conflicts, pending.
-  public var status: CloudStatus { engine.status.withLock { $0 } }
+  public var status: CloudStatus { engine.currentStatus }
 
   /// Called with each event as it happens, on the sync's task (never the main thread).
   public func onEvent(_ body: @escaping @Sendable (CloudEvent) -> Void) {
-    engine.eventHandlers.withLock { $0.append(body) }
+    engine.addEventHandler(body)
   }
 
   // MARK: From the main thread: returns at once
@@ -107,7 +151,7 @@ public final class CloudSync: Sendable {
   /// the upload has ended (or was not needed). Never before the save: a failed or cancelled
   /// save uploads nothing.
   public func upload(after handle: SaveHandle, done: (@Sendable () -> Void)? = nil) {
-    commands.yield(.upload(handle, epoch: engine.epoch.load(ordering: .relaxed), done: done))
+    commands.yield(.upload(handle, epoch: engine.uploadEpoch, done: done))
   }
 
   /// Starts catching up for a game held at `stateGeneration` (nil: no game to protect, as
@@ -119,16 +163,12 @@ public final class CloudSync: Sendable {
   /// Cancels the upload in flight and those queued before now (the budget ran out); the
   /// saves stay queued in the record and go up on the next catch-up.
   public func cancelUploads() {
-    engine.epoch.add(1, ordering: .relaxed)
-    engine.inFlight.withLock { $0 }?()
+    engine.cancelUploads()
   }
 
   /// Retries waiting uploads now instead of at the next backoff step.
   public func retryNow() {
-    engine.retry.withLock {
-      $0.task?.cancel()
-      $0.task = nil
-    }
+    engine.cancelScheduledRetry()
     commands.yield(.flush)
   }
 
@@ -170,5 +210,39 @@ public final class CloudSync: Sendable {
     let head = heads.first { $0.slot == slot.name }
     let local = store.newestGeneration(of: slot)
     return (SyncState.classify(record: record, newestLocal: local, head: head?.revision), record, head)
+  }
+}
+
+// The coordinator's hooks: told of every save as it starts, asked to catch up on launch and
+// return. Called on the main thread; each only reads the clock and hands over a command.
+extension CloudSync: SaveSyncing {
+  public func saveStarted(_ handle: SaveHandle, reason: SaveReason, application: Application) {
+    switch reason {
+    case .autosave:
+      let now = clock.now()
+      let due = lastAutosaveUpload.withLock { last in
+        if let previous = last, now - previous < configuration.autosaveUploadInterval { return false }
+        last = now
+        return true
+      }
+      if due { upload(after: handle) }
+    case .manual:
+      upload(after: handle)
+    case .background, .terminate:
+      // Its own background task: the app stays up until the upload ends, and the budget's
+      // expiry cancels it (the save is already whole on disk; the upload waits for next time).
+      let id = application.beginCancellableBackgroundTask(named: "upload \(handle.slot)") { self.cancelUploads() }
+      upload(after: handle) { application.endBackgroundTask(id) }
+    }
+  }
+
+  public func resumeUploads(application: Application) {
+    retryNow()
+  }
+
+  public func catchUp(stateGeneration: Int, application: Application) -> CatchUp {
+    let progress = CatchUp()
+    catchUp(stateGeneration: stateGeneration, progress: progress)
+    return progress
   }
 }

@@ -56,6 +56,31 @@ final class SyncEngine: Sendable {
     }
   }
 
+  /// The slot's cloud state now.
+  var currentStatus: CloudStatus { status.withLock { $0 } }
+
+  /// Adds a handler that every event is sent to.
+  func addEventHandler(_ body: @escaping @Sendable (CloudEvent) -> Void) {
+    eventHandlers.withLock { $0.append(body) }
+  }
+
+  /// The upload epoch now: an upload handed over with an older one is dropped.
+  var uploadEpoch: Int { epoch.load(ordering: .relaxed) }
+
+  /// Drops the uploads handed over before now and cancels the one in flight.
+  func cancelUploads() {
+    epoch.add(1, ordering: .relaxed)
+    inFlight.withLock { $0 }?()
+  }
+
+  /// Cancels the retry waiting for its backoff (a flush comes next instead).
+  func cancelScheduledRetry() {
+    retry.withLock {
+      $0.task?.cancel()
+      $0.task = nil
+    }
+  }
+
   func run(_ command: Command) async {
     switch command {
     case .upload(let handle, let epoch, let done):
