@@ -20,6 +20,32 @@ struct SaveStoreTests {
     (try? FileManager.default.contentsOfDirectory(atPath: folder).sorted()) ?? []
   }
 
+  @Test("a save asked to keep its file hands over exactly the bytes and sections on disk, once")
+  func keptWrittenFile() throws {
+    let disk = FaultInjectingFileSystem()
+    let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: disk)
+    disk.closeGate()  // the write waits, so the keep is asked before it ends
+    let kept = store.save(distinct(41), codec: testCodec, slot: "autosave")
+    kept.keepWrittenFile()
+    disk.openGate()
+    let receipt = try kept.wait().get()
+    let file = try #require(kept.takeWrittenFile())
+    #expect(file.generation == receipt.generation)
+    #expect(file.bytes == (try store.readBytes(at: receipt.path)))
+    #expect(file.document.sections == (try store.readDocument(at: receipt.path)).sections)
+    #expect(kept.takeWrittenFile() == nil, "handed over once, then let go")
+    // Not asked, or nothing written (the same state again): nothing is kept.
+    let unasked = store.save(distinct(42), codec: testCodec, slot: "autosave")
+    _ = try unasked.wait().get()
+    #expect(unasked.takeWrittenFile() == nil)
+    disk.closeGate()
+    let unchanged = store.save(distinct(42), codec: testCodec, slot: "autosave")
+    unchanged.keepWrittenFile()
+    disk.openGate()
+    #expect(try unchanged.wait().get().outcome == .unchanged)
+    #expect(unchanged.takeWrittenFile() == nil)
+  }
+
   @Test("generations rotate: the last three are kept and the newest loads")
   func rotation() throws {
     let store = SaveStore(directory: makeTemporaryDirectory())

@@ -41,6 +41,8 @@ public final class SaveHandle: Sendable {
   public let sequence: UInt64
   private let cancelFlag = Atomic<Bool>(false)
   private let state = Mutex<State>(State())
+  /// The file the durable write put on disk, kept only when asked before the write ended.
+  private let kept = Mutex<(wanted: Bool, file: WrittenFile?)>((false, nil))
   private let finished = DispatchSemaphore(value: 0)
 
   private struct State {
@@ -90,6 +92,25 @@ public final class SaveHandle: Sendable {
     }
   }
 
+  /// Asks the store to keep the file this save writes (its bytes and document) until
+  /// ``takeWrittenFile()``: the cloud upload of the save then needs not list the slot and read
+  /// and decode the file again. Asked after the write ended, nothing is kept.
+  package func keepWrittenFile() { kept.withLock { $0.wanted = true } }
+
+  /// The file this save wrote, once, if ``keepWrittenFile()`` was asked in time and the save
+  /// wrote one (not for an unchanged or superseded save).
+  package func takeWrittenFile() -> WrittenFile? {
+    kept.withLock { kept in
+      defer { kept.file = nil }
+      return kept.file
+    }
+  }
+
+  /// Called by the writer with the file it wrote, before ``finish(_:)``.
+  func offerWrittenFile(_ file: () -> WrittenFile) {
+    kept.withLock { if $0.wanted { $0.file = file() } }
+  }
+
   func finish(_ result: Result<SaveReceipt, SaveFileError>) {
     let callbacks = state.withLock { state -> [@Sendable (Result<SaveReceipt, SaveFileError>) -> Void] in
       guard state.result == nil else { return [] }
@@ -100,4 +121,14 @@ public final class SaveHandle: Sendable {
     finished.signal()
     for callback in callbacks { callback(result) }
   }
+}
+
+/// A generation as its save wrote it: what an upload sends, without reading it back.
+package struct WrittenFile: Sendable {
+  /// The generation written.
+  package var generation: Int
+  /// The file's bytes, exactly as on disk.
+  package var bytes: [UInt8]
+  /// The document they encode.
+  package var document: SaveDocument
 }

@@ -28,6 +28,9 @@ extension SaveStore {
       let receipt = try writeDurably(
         bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
         sections: isSnapshot ? document.sections : nil)
+      if !receipt.unchanged {
+        handle.offerWrittenFile { WrittenFile(generation: receipt.generation, bytes: bytes, document: document) }
+      }
       handle.finish(
         .success(
           SaveReceipt(

@@ -151,6 +151,7 @@ public final class CloudSync: Sendable {
   /// the upload has ended (or was not needed). Never before the save: a failed or cancelled
   /// save uploads nothing.
   public func upload(after handle: SaveHandle, done: (@Sendable () -> Void)? = nil) {
+    handle.keepWrittenFile()  // the upload sends what was written, without reading it back
     commands.yield(.upload(handle, epoch: engine.uploadEpoch, done: done))
   }
 

@@ -95,7 +95,8 @@ final class SyncEngine: Sendable {
         emit(.uploadCancelled(generation: receipt.generation))
         return
       }
-      _ = await cancellable(epoch: epoch) { await self.flush(epoch: epoch) }
+      let written = handle.takeWrittenFile()
+      _ = await cancellable(epoch: epoch) { await self.flush(epoch: epoch, written: written) }
     case .flush:
       _ = await flush(epoch: epoch.load(ordering: .relaxed))
     case .catchUp(let stateGeneration, let progress):
@@ -210,13 +211,21 @@ final class SyncEngine: Sendable {
   // MARK: Uploading
 
   /// Uploads the newest unsynced generation, if any, on the base. Returns the failure, if one.
+  /// `written` is the save that asked for it, as it was written: when it is still the slot's
+  /// newest generation it is sent as it is, without listing, reading and decoding the slot.
   @discardableResult
-  func flush(epoch: Int) async -> CloudError? {
+  func flush(epoch: Int, written: WrittenFile? = nil) async -> CloudError? {
     var record = load()
     guard record.conflict == nil else {  // nothing goes up over an unsettled conflict
       return CloudError(.conflict, "slot '\(slot)' has an unsettled conflict: resolve it first")
     }
-    guard let local = newestLocal(), record.isUnsynced(local.generation), local.generation != record.refusedGeneration
+    let newest =
+      if let written, store.newestGeneration(of: slot) == written.generation {
+        (generation: written.generation, bytes: written.bytes, document: written.document)
+      } else {
+        newestLocal()
+      }
+    guard let local = newest, record.isUnsynced(local.generation), local.generation != record.refusedGeneration
     else {
       if !record.queued.isEmpty {
         record.queued = []
