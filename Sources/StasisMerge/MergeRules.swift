@@ -127,6 +127,19 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
     groups.append(paths)
   }
 
+  /// Summary fields computed from the merged state: a merge that combined the two sides sets
+  /// each `field` of the header's summary (``SaveSummary/details``) to the merged value at
+  /// `path`, so a merged save never shows one side's treasury over the other's ledger. For
+  /// tools that merge without the game's code (`stasis merge`); a game's sync uses its own
+  /// `summary(of:)` (`CloudSyncConfiguration.summarize`).
+  public private(set) var summaryFields: [(field: String, path: String)] = []
+
+  /// Declares that the summary's `field` is the state's value at `path` (`treasury` ← `ledger.balance`).
+  public mutating func summarize(_ field: String, from path: String) {
+    summaryFields.removeAll { $0.field == field }
+    summaryFields.append((field, path))
+  }
+
   /// The rule declared for `path` (`monsters`, `monsters[id=7].hp`): an exact pattern first,
   /// then one with `[*]` for its indices; nil when none is declared.
   public func rule(at path: String) -> MergeRule? { rule(for: path)?.rule }
@@ -152,6 +165,84 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
   /// Whether a rule or a group names `path` itself or something inside it.
   func declares(atOrInside path: String) -> Bool {
     rule(for: path) != nil || groups.contains { $0.contains(path) } || declares(inside: path)
+  }
+
+  /// The declared paths (rules' patterns, groups' members, and each by-key rule's key as
+  /// `PATH[*].KEY`) that are in none of `documents`: a declaration that would do nothing. A
+  /// path through an empty array is taken as present (nothing says otherwise).
+  /// `ThreeWayMerge` refuses to merge with any.
+  ///
+  /// ```swift
+  /// let unknown = rules.unknownPaths(in: [document])   // ["monstres"]: a typo
+  /// ```
+  public func unknownPaths(in documents: [SaveDocument]) -> [String] {
+    var unknown: [String] = []
+    var paths = rules.map(\.pattern) + groups.joined() + summaryFields.map(\.path)
+    for (pattern, rule) in rules {
+      if case .byKey(let key) = rule { paths.append("\(pattern)[*].\(key)") }
+    }
+    for path in paths where !unknown.contains(path) {
+      if !documents.contains(where: { Self.exists(Self.steps(path), in: $0) }),
+        !unknown.contains(where: { path.hasPrefix($0 + "[") || path.hasPrefix($0 + ".") })
+      {
+        unknown.append(path)
+      }
+    }
+    return unknown
+  }
+
+  /// One step of a path: a field, or any element of an array (`[*]`, `[3]`, `[id=7]`).
+  private enum Step: Equatable {
+    case field(String)
+    case element
+  }
+
+  /// `monsters[*].hp` → field monsters, element, field hp.
+  private static func steps(_ path: String) -> [Step] {
+    var steps: [Step] = []
+    var name = ""
+    var depth = 0
+    for character in path {
+      if depth > 0 {
+        if character == "[" { depth += 1 } else if character == "]" { depth -= 1 }
+        if depth == 0 { steps.append(.element) }
+      } else if character == "." {
+        if !name.isEmpty { steps.append(.field(name)) }
+        name = ""
+      } else if character == "[" {
+        if !name.isEmpty { steps.append(.field(name)) }
+        name = ""
+        depth = 1
+      } else {
+        name.append(character)
+      }
+    }
+    if !name.isEmpty { steps.append(.field(name)) }
+    return steps
+  }
+
+  private static func exists(_ steps: [Step], in document: SaveDocument) -> Bool {
+    guard case .field(let name)? = steps.first, let section = document[section: name] else { return false }
+    guard steps.count > 1 else { return true }
+    guard case .tree(let tree) = section.content else { return false }
+    return exists(steps.dropFirst(), in: tree)
+  }
+
+  private static func exists(_ steps: ArraySlice<Step>, in value: SaveValue) -> Bool {
+    guard let step = steps.first else { return true }
+    switch (step, value) {
+    case (.field(let name), _):
+      guard let next = value[field: name] else { return false }
+      return exists(steps.dropFirst(), in: next)
+    case (.element, .array(let elements)):
+      return elements.isEmpty || elements.contains { exists(steps.dropFirst(), in: $0) }
+    case (.element, .bulk(let array)):
+      return array.count == 0 || exists(steps.dropFirst(), in: .object(array.element(at: 0)))
+    case (.element, .object(let object)):  // a dictionary declared by key: any entry
+      return object.fields.isEmpty || object.fields.contains { exists(steps.dropFirst(), in: $0.value) }
+    default:
+      return false
+    }
   }
 
   /// `monsters[id=7].hp` → `monsters[*].hp`.

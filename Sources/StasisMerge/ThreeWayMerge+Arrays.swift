@@ -9,7 +9,7 @@ extension Merger {
   {
     switch (base, ours, theirs) {
     case (.array(let b)?, .array(let o)?, .array(let t)?) where b.count == o.count && o.count == t.count:
-      return .array(o.indices.map { merge(b[$0], o[$0], t[$0], path: "\(path)[\($0)]") ?? .null })
+      return .array(o.indices.map { merge(b[$0], o[$0], t[$0], path: "\(path)[\($0)]", declared: true) ?? .null })
     case (.bulk(let b)?, .bulk(let o)?, .bulk(let t)?)
     where b.layout == o.layout && o.layout == t.layout && b.count == o.count && o.count == t.count:
       let (be, oe, te) = (Self.elements(b), Self.elements(o), Self.elements(t))
@@ -35,14 +35,14 @@ extension Merger {
     case (let b, .array(let o)?, .array(let t)?):
       var baseElements: [SaveValue] = []
       if case .array(let elements)? = b { baseElements = elements } else if b != nil { return nil }
-      guard let bk = Self.keyed(baseElements, key), let ok = Self.keyed(o, key),
-        let tk = Self.keyed(t, key)
+      guard let bk = keyed(baseElements, key, path: path), let ok = keyed(o, key, path: path),
+        let tk = keyed(t, key, path: path)
       else { return nil }
       var merged: [SaveValue] = []
       for id in order(bk, ok, tk) {
         let value = merge(
           bk.index[id].map { baseElements[$0] }, ok.index[id].map { o[$0] }, tk.index[id].map { t[$0] },
-          path: "\(path)[\(key)=\(id)]")
+          path: "\(path)[\(key)=\(id)]", declared: true)
         if let value { merged.append(value) }
       }
       return .array(merged)
@@ -50,8 +50,8 @@ extension Merger {
       var baseArray = BulkArray(layout: o.layout, count: 0, bytes: [])
       if case .bulk(let array)? = b, array.layout == o.layout { baseArray = array } else if b != nil { return nil }
       let objects = { (array: BulkArray) in (0..<array.count).map { SaveValue.object(array.element(at: $0)) } }
-      guard let bk = Self.keyed(objects(baseArray), key), let ok = Self.keyed(objects(o), key),
-        let tk = Self.keyed(objects(t), key)
+      guard let bk = keyed(objects(baseArray), key, path: path), let ok = keyed(objects(o), key, path: path),
+        let tk = keyed(objects(t), key, path: path)
       else { return nil }
       let (be, oe, te) = (Self.elements(baseArray), Self.elements(o), Self.elements(t))
       var bytes: [UInt8] = []
@@ -139,22 +139,22 @@ extension Merger {
     var index: [String: Int] = [:]
   }
 
-  static func keyed(_ elements: [SaveValue], _ key: String) -> Keyed? {
+  /// Elements keyed by `key`; nil when a key occurs twice (the array is one value again). An
+  /// element without the field refuses the merge (``refusal``): the declaration names a field
+  /// the state does not have.
+  mutating func keyed(_ elements: [SaveValue], _ key: String, path: String) -> Keyed? {
     var keyed = Keyed()
     for (position, element) in elements.enumerated() {
-      guard let value = element[field: key], let id = keyText(value), keyed.index[id] == nil else { return nil }
+      guard let value = element[field: key] else {
+        refusal = refusal ?? "'\(path)' is declared by-key '\(key)', but its element \(position) has no field '\(key)'"
+        return nil
+      }
+      let id = value.keyText
+      guard keyed.index[id] == nil else { return nil }
       keyed.keys.append(id)
       keyed.index[id] = position
     }
     return keyed
-  }
-
-  /// An id as a path shows it: `7`, `"orc"`.
-  static func keyText(_ value: SaveValue) -> String? {
-    if let number = value.int64Value { return "\(number)" }
-    if let number = value.uint64Value { return "\(number)" }
-    if case .string(let text) = value { return "\"\(text.replacingOccurrences(of: "]", with: "?"))\"" }
-    return nil
   }
 
   /// ``MergeRule/union`` on arrays: ours in order, less the base elements theirs removed,
@@ -197,5 +197,23 @@ extension Merger {
       }
     }
     return .array(result)
+  }
+}
+
+extension SaveValue {
+  /// An id as a path shows it, from its encoded value: `7`, `"orc"`, `{generation: 2, index: 5}`
+  /// (a struct's fields in the order encoded, which is by name). Two ids are the same entity
+  /// exactly when their encoded values are equal; `stasis diff` aligns by the same text.
+  package var keyText: String {
+    switch self {
+    case .string(let text): return "\"\(text.replacingOccurrences(of: "]", with: "?"))\""
+    case .object(let object):
+      return "{" + object.fields.map { "\($0.name): \($0.value.keyText)" }.joined(separator: ", ") + "}"
+    case .array(let elements): return "(" + elements.map(\.keyText).joined(separator: ", ") + ")"
+    default:
+      if let number = int64Value { return "\(number)" }
+      if let number = uint64Value { return "\(number)" }
+      return String(describing: self).replacingOccurrences(of: "]", with: "?")
+    }
   }
 }

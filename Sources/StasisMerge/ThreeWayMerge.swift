@@ -1,6 +1,7 @@
 import Stasis
 
-/// A value both sides changed, and what became of it.
+/// A value both sides changed, or one side changed that went with the undeclared rest of the
+/// state to the other side, and what became of it.
 public struct MergeConflict: Sendable, Equatable {
   /// The value: a section, a declared field, an element, or a group (`map+monsters`).
   public var field: MergeField
@@ -82,13 +83,17 @@ public struct MergeOutcome: Sendable {
 /// A three-way merge of self-describing saves against their common ancestor, by the game's
 /// declarations (``MergeRules``), that never builds a world no device saw:
 ///
-/// - A value only one side changed comes from that side, whole.
-/// - A section both sides changed comes whole from the `fallback` side, unless the game
-///   declared something inside it: then each declared path merges on its own (by its rule),
-///   and the rest of the section still comes whole from one side.
-/// - Arrays (and bulk arrays) are whole unless declared: ``MergeRule/byKey(_:)`` aligns
-///   entities by id, ``MergeRule/byIndex`` fixed slots by index, ``MergeRule/union`` sets and logs.
+/// - Everything the game did not declare is **one value**: the undeclared rest of the state.
+///   When only one side changed it, it comes from that side; when both did, it comes whole
+///   from the `fallback` side, every undeclared section with it, even a section only the other
+///   side changed (a map one device replaced is never paired with the other's monsters).
+///   Without declarations, a conflict therefore keeps one whole side.
+/// - A declared path merges on its own, by its rule: ``MergeRule/byKey(_:)`` aligns entities
+///   by id (any encoded value, structs included), ``MergeRule/byIndex`` fixed slots by index,
+///   ``MergeRule/union`` sets and logs, `max` and `min` numbers.
 /// - A group of paths always comes from one side.
+/// - A declared path that is in none of the three saves, or a key no element has, refuses the
+///   merge (``MergeOutcome/refusal``) naming it: a declaration never does nothing in silence.
 ///
 /// Deterministic: fields in name order, elements in the order of the side the fallback picks.
 public enum ThreeWayMerge {
@@ -111,8 +116,16 @@ public enum ThreeWayMerge {
           "the saves have different schema versions (base \(base.game.schemaVersion), ours \(ours.game.schemaVersion), theirs \(theirs.game.schemaVersion))"
       )
     }
+    let unknown = rules.unknownPaths(in: [base, ours, theirs])
+    guard unknown.isEmpty else {
+      return MergeOutcome(
+        document: nil, conflicts: [], sections: [], takenFromOurs: 0, takenFromTheirs: 0,
+        refusal: "declared \(unknown.count == 1 ? "path" : "paths") not in any of the saves: "
+          + unknown.map { "'\($0)'" }.joined(separator: ", "))
+    }
     var merger = Merger(rules: rules, fallback: fallback)
     merger.decideGroups(base: base, ours: ours, theirs: theirs)
+    merger.decideRest(base: base, ours: ours, theirs: theirs)
     var names: [String] = []
     for name in ours.sections.map(\.name) + theirs.sections.map(\.name) where !names.contains(name) {
       names.append(name)
@@ -134,11 +147,37 @@ public enum ThreeWayMerge {
       reports.append(
         merger.report(name, b, o, t, merged: merged, conflicts: merger.conflicts[first...]))
     }
+    if let refusal = merger.refusal {
+      return MergeOutcome(
+        document: nil, conflicts: merger.conflicts, sections: reports, takenFromOurs: merger.fromOurs,
+        takenFromTheirs: merger.fromTheirs, refusal: refusal)
+    }
     let winner = fallback == .theirs ? theirs : ours
+    // A result that is one side's sections exactly is that side's state: its summary is that
+    // side's. Any other result's summary is the game's to compute from the merged state
+    // (``summarized(by:)``); until then it is the winner's with the longer play time and the
+    // higher progress.
     var summary = winner.summary
-    summary.playTime = max(ours.summary.playTime, theirs.summary.playTime)
-    if let a = ours.summary.progress ?? theirs.summary.progress {
-      summary.progress = max(a, theirs.summary.progress ?? a)
+    if sections == ours.sections {
+      summary = ours.summary
+    } else if sections == theirs.sections {
+      summary = theirs.summary
+    } else if sections == base.sections {
+      summary = base.summary
+    } else {
+      summary.playTime = max(ours.summary.playTime, theirs.summary.playTime)
+      if let a = ours.summary.progress ?? theirs.summary.progress {
+        summary.progress = max(a, theirs.summary.progress ?? a)
+      }
+      if !rules.summaryFields.isEmpty {
+        let result = SaveDocument(game: winner.game, createdAt: createdAt, summary: summary, sections: sections)
+        var details = summary.details
+        if case .null = details { details = .object(SaveObject([])) }
+        for (field, path) in rules.summaryFields {
+          details[field: field] = Merger.find(path, in: result)?.saveValue ?? .null
+        }
+        summary.details = details
+      }
     }
     let settled = merger.conflicts.allSatisfy { $0.resolution != nil }
     return MergeOutcome(
@@ -166,6 +205,12 @@ struct Merger {
   var fromTheirs = 0
   private var groupOf: [String: Int] = [:]
   private var choices: [GroupChoice] = []
+  /// The side the undeclared rest of the state comes from, decided once for the whole save.
+  var rest = GroupChoice(label: "the rest of the state", side: .ours, how: "neither side changed it")
+  /// Whether both sides changed the undeclared rest (each undeclared value they both changed is a conflict).
+  var restConflicts = false
+  /// Why a declaration could not be applied (a key no element has), when one could not.
+  var refusal: String?
 
   init(rules: MergeRules, fallback: MergeSide?) {
     self.rules = rules
@@ -175,7 +220,7 @@ struct Merger {
   // MARK: Groups
 
   /// A group member's value on one side: a whole section, or a field inside a tree section.
-  private enum Found: Equatable {
+  enum Found: Equatable {
     case content(SaveSection.Content)
     case value(SaveValue)
 
@@ -187,7 +232,7 @@ struct Merger {
     }
   }
 
-  private static func find(_ path: String, in document: SaveDocument) -> Found? {
+  static func find(_ path: String, in document: SaveDocument) -> Found? {
     let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     guard let section = document[section: parts[0]] else { return nil }
     if parts.count == 1 { return .content(section.content) }
@@ -259,12 +304,17 @@ struct Merger {
   /// The three-way rule for one value: one side's change is taken whole; a change on both
   /// sides follows the declaration for `path`, descends where something inside is declared,
   /// and is otherwise settled whole by the fallback.
-  mutating func merge(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String) -> SaveValue? {
+  mutating func merge(
+    _ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String, declared: Bool = false
+  ) -> SaveValue? {
     if let choice = groupChoice(path) { return Self.value(on: choice.side, base, ours, theirs) }
     if ours == theirs { return ours }
     // A group member inside may have to come from the side that did not change this value.
     if groupsInside(path), case .object(let o)? = ours, case .object(let t)? = theirs {
-      return .object(mergeObject(base, o, t, path: path, everyKey: false))
+      return .object(mergeObject(base, o, t, path: path, everyKey: false, declared: declared))
+    }
+    if !declared, rules.rule(for: path) == nil, !rules.declares(inside: path) {
+      return restValue(base, ours, theirs, path: path)
     }
     if ours == base {
       fromTheirs += 1
@@ -279,7 +329,7 @@ struct Merger {
       switch rule {
       case .union:
         if case .object(let o)? = ours, case .object(let t)? = theirs {
-          return .object(mergeObject(base, o, t, path: path, everyKey: true))
+          return .object(mergeObject(base, o, t, path: path, everyKey: true, declared: true))
         }
         if let merged = Self.union(base, ours, theirs) {
           conflicts.append(MergeConflict(field: field, resolution: "rule union (\(pattern))"))
@@ -297,30 +347,105 @@ struct Merger {
       }
     } else if rules.declares(inside: path) {
       if case .object(let o)? = ours, case .object(let t)? = theirs {
-        return .object(mergeObject(base, o, t, path: path, everyKey: false))
+        return .object(mergeObject(base, o, t, path: path, everyKey: false, declared: declared))
       }
       if let merged = mergeByIndex(base, ours, theirs, path: path) { return merged }
     }
     return settle(field)
   }
 
+  /// An undeclared value: the rest of the state's side. A value both sides changed is a
+  /// conflict the rest's decision settled.
+  private mutating func restValue(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String)
+    -> SaveValue?
+  {
+    if restConflicts {
+      // Settled with the rest of the state, even where only one side changed it.
+      conflicts.append(
+        MergeConflict(
+          field: MergeField(path: path, base: base, ours: ours, theirs: theirs),
+          resolution: rest.side.map { "policy: \($0.rawValue)" }))
+    } else if rest.side == .theirs, ours == base {
+      fromTheirs += 1
+    } else if rest.side == .ours, theirs == base {
+      fromOurs += 1
+    }
+    return Self.value(on: rest.side, base, ours, theirs)
+  }
+
+  // MARK: The undeclared rest
+
+  /// Decides the side of everything the game did not declare, as one value: the side that
+  /// changed it, or the fallback's when both did (unsettled without one).
+  mutating func decideRest(base: SaveDocument, ours: SaveDocument, theirs: SaveDocument) {
+    let (b, o, t) = (residue(base), residue(ours), residue(theirs))
+    if o == t {
+      rest.how = o == b ? "neither side changed it" : "both made the same change"
+    } else if o == b {
+      (rest.side, rest.how) = (.theirs, "only theirs changed it")
+    } else if t == b {
+      (rest.side, rest.how) = (.ours, "only ours changed it")
+    } else {
+      restConflicts = true
+      let (resolution, side) = settleSide(MergeField(path: "", base: nil, ours: nil, theirs: nil))
+      (rest.side, rest.how) = (side, "both changed it: \(resolution ?? "nothing settles it")")
+    }
+  }
+
+  /// The undeclared part of a save: each tree section less what a rule or a group declares.
+  /// Raw sections (a thumbnail, a load report) are derived from the state and left out.
+  private func residue(_ document: SaveDocument) -> [String: SaveValue] {
+    var parts: [String: SaveValue] = [:]
+    for section in document.sections where !Self.derivedSections.contains(section.name) {
+      switch section.content {
+      case .tree(let tree): parts[section.name] = residue(tree, path: section.name)
+      case .raw(let bytes) where rules.rule(for: section.name) == nil && groupOf[section.name] == nil:
+        parts[section.name] = .bytes(bytes)  // a game's own blob (a replay) is state
+      case .raw: break
+      }
+    }
+    return parts
+  }
+
+  /// Raw sections made from the state when it is saved, never state themselves.
+  static let derivedSections: Set<String> = ["thumbnail", LoadReport.sectionName]
+
+  private func residue(_ value: SaveValue, path: String) -> SaveValue? {
+    if rules.rule(for: path) != nil || groupOf[path] != nil { return nil }
+    guard rules.declares(inside: path) else { return value }
+    guard case .object(let object) = value else { return nil }  // an array declared inside: declared
+    return .object(
+      SaveObject(
+        object.fields.compactMap { field in residue(field.value, path: "\(path).\(field.name)").map { (field.name, $0) }
+        }))
+  }
+
   /// An object something inside is declared for: each declared field merges on its own; the
   /// undeclared ones are one value, taken whole from one side (`everyKey`: every key merges).
   mutating func mergeObject(
-    _ base: SaveValue?, _ ours: SaveObject, _ theirs: SaveObject, path: String, everyKey: Bool
+    _ base: SaveValue?, _ ours: SaveObject, _ theirs: SaveObject, path: String, everyKey: Bool, declared: Bool
   ) -> SaveObject {
     var baseObject: SaveObject?
     if case .object(let object)? = base { baseObject = object }
     var names = Set(ours.fields.map(\.name))
     names.formUnion(theirs.fields.map(\.name))
-    let declared = names.filter { everyKey || rules.declares(atOrInside: "\(path).\($0)") }
+    let declaredNames = names.filter { everyKey || rules.declares(atOrInside: "\(path).\($0)") }
     func rest(_ object: SaveObject?) -> SaveObject {
-      SaveObject(object?.fields.filter { !declared.contains($0.name) } ?? [])
+      SaveObject(object?.fields.filter { !declaredNames.contains($0.name) } ?? [])
     }
     let (restBase, restOurs, restTheirs) = (rest(baseObject), rest(ours), rest(theirs))
     var restMerged = restOurs
     if restOurs == restTheirs {
       restMerged = restOurs
+    } else if !declared {
+      // Undeclared fields beside declared ones are part of the state's undeclared rest.
+      if case .object(let object)? = restValue(
+        baseObject == nil ? nil : .object(restBase), .object(restOurs), .object(restTheirs), path: path)
+      {
+        restMerged = object
+      } else {
+        restMerged = SaveObject([])
+      }
     } else if restOurs == restBase {
       fromTheirs += 1
       restMerged = restTheirs
@@ -334,8 +459,8 @@ struct Merger {
     }
     var fields: [(name: String, value: SaveValue)] = []
     for name in names.sorted() {
-      if declared.contains(name) {
-        if let value = merge(baseObject?[name], ours[name], theirs[name], path: "\(path).\(name)") {
+      if declaredNames.contains(name) {
+        if let value = merge(baseObject?[name], ours[name], theirs[name], path: "\(path).\(name)", declared: declared) {
           fields.append((name, value))
         }
       } else if let value = restMerged[name] {
@@ -374,12 +499,11 @@ struct Merger {
     _ base: SaveSection.Content?, _ ours: SaveSection.Content?, _ theirs: SaveSection.Content?, path: String
   ) -> SaveSection.Content? {
     if ours == theirs { return ours }
-    if ours == base { return theirs }
-    if theirs == base { return ours }
     if let (_, rule) = rules.rule(for: path), let side = Self.wholeSide(rule) {
       return side == .ours ? ours : theirs
     }
-    return Self.value(on: fallback ?? .ours, base, ours, theirs)
+    // Derived bytes (a thumbnail) and a game's blobs alike follow the rest of the state.
+    return Self.value(on: rest.side ?? fallback ?? .ours, base, ours, theirs)
   }
 
   // MARK: Reports
@@ -400,6 +524,22 @@ struct Merger {
       return ours == base
         ? SectionMerge(name: name, source: .unchanged, how: prefix + "neither side changed it")
         : SectionMerge(name: name, source: .same, how: prefix + "both made the same change")
+    }
+    if groupChoice(name) == nil, !rules.declares(atOrInside: name) {
+      // Undeclared: the rest of the state's side, whichever side changed this section.
+      let source = rest.side.map(Self.source) ?? .unsettled
+      let changer = ours == base ? "theirs" : "ours"
+      let how: String
+      if ours != base, theirs != base {
+        how = "both changed it: \(rest.side.map { "policy: \($0.rawValue)" } ?? "nothing settles it")"
+      } else if rest.side?.rawValue == changer {
+        how = "only \(changer) changed it"
+      } else {
+        how =
+          "only \(changer) changed it; both changed the rest of the state: "
+          + (rest.side.map { "policy: \($0.rawValue)" } ?? "nothing settles it")
+      }
+      return SectionMerge(name: name, source: source, how: how)
     }
     if ours == base, merged == theirs {
       return SectionMerge(name: name, source: .theirs, how: prefix + "only theirs changed it")

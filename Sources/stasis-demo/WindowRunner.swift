@@ -193,7 +193,11 @@ final class WindowRunner {
     }
     if let failure = game.coordinator.restoreFailure {  // the player chooses; the unreadable save is kept
       let choice: RestoreChoice? =
-        key == SDLK_n ? .startOver : key == SDLK_o ? failure.olderGeneration.map { .loadGeneration($0) } : nil
+        key == SDLK_n
+        ? .startOver
+        : key == SDLK_o
+          ? failure.olderGeneration.map { .loadGeneration($0) }
+          : key == SDLK_a ? failure.alongside.map { .loadGeneration($0) } : nil
       if let choice {
         do {
           try game.coordinator.resolveRestoreFailure(choice)
@@ -257,10 +261,13 @@ final class WindowRunner {
       status = "restored from generation \(generation)" + (skipped.isEmpty ? "" : " (newer ones failed)")
       statusColor = (140, 200, 255)
     case .keptMemory: status = "resumed from memory"
-    case .loadFailed(let error):
-      status = "load failed: \(error.kindDescription)"
+    case .loadFailed(let error), .held(let error):
+      status = "\(event.isHold ? "held" : "load failed"): \(error.kindDescription)"
       if let failure = game.coordinator.restoreFailure {
-        status += failure.olderGeneration == nil ? " - N: new game" : " - O: older save, N: new game"
+        status +=
+          failure.alongside != nil
+          ? " - O: older build's save, A: this build's, N: new game"
+          : failure.olderGeneration == nil ? " - N: new game" : " - O: older save, N: new game"
       }
       FileHandle.standardError.write(Data("stasis-demo: \(event)\n".utf8))
     }

@@ -81,8 +81,8 @@ private func ids(_ items: [SaveValue], by key: String) -> [SaveValue]? {
   for item in items {
     guard case .object(let object) = item, let value = object[key] else { return nil }
     switch value {
-    case .object, .array, .bulk, .bytes, .null: return nil
-    default: break
+    case .bulk, .bytes, .null: return nil
+    default: break  // a number, a string, or a struct (an id with a generation), by its encoded value
     }
     guard seen.index(of: value, in: ids) == nil else { return nil }
     seen.insert(value, at: ids.count)
@@ -96,10 +96,10 @@ private func ids(_ items: [SaveValue], by key: String) -> [SaveValue]? {
 private struct IdIndex {
   private var buckets: [String: [Int]] = [:]
 
-  mutating func insert(_ value: SaveValue, at index: Int) { buckets[shortText(value), default: []].append(index) }
+  mutating func insert(_ value: SaveValue, at index: Int) { buckets[value.keyText, default: []].append(index) }
 
   func index(of value: SaveValue, in ids: [SaveValue]) -> Int? {
-    buckets[shortText(value)]?.first { ids[$0] == value }
+    buckets[value.keyText]?.first { ids[$0] == value }
   }
 }
 
@@ -112,7 +112,7 @@ private func keyedDifferences(
   for (index, id) in leftIds.enumerated() { leftIndex.insert(id, at: index) }
   var rightIndex = IdIndex()
   for (index, id) in rightIds.enumerated() { rightIndex.insert(id, at: index) }
-  func elementPath(_ id: SaveValue) -> String { "\(path)[\(key)=\(shortText(id))]" }
+  func elementPath(_ id: SaveValue) -> String { "\(path)[\(key)=\(id.keyText)]" }
   for (index, id) in leftIds.enumerated() {
     if let counterpart = rightIndex.index(of: id, in: rightIds) {
       differences(left[index], right[counterpart], path: elementPath(id), keys: keys, into: &result)
@@ -221,6 +221,15 @@ struct Diff: ParsableCommand {
     if let declarations { keys.declarations = try MergeDeclarations.read(declarations) }
     let left = try openSave(old)
     let right = try openSave(new)
+    // A key or a declared path the saves do not have would align nothing, in silence.
+    for key in self.keys where ![left.tree, right.tree].contains(where: { hasKeyedArray(key, in: $0) }) {
+      throw ValidationError("--key \(key): no array of objects in either save has a field '\(key)'")
+    }
+    let unknown = keys.declarations.unknownPaths(in: [left, right])
+    if !unknown.isEmpty, let declarations {
+      throw ValidationError(
+        "\(declarations): declared paths not in either save: " + unknown.map { "'\($0)'" }.joined(separator: ", "))
+    }
     var result: [Difference] = []
     differences(summaryValue(left), summaryValue(right), path: "metadata", keys: keys, into: &result)
     differences(left.tree, right.tree, path: "", keys: keys, into: &result)
@@ -293,5 +302,18 @@ struct Diff: ParsableCommand {
       }
     }
     out.line("\(result.count) difference\(result.count == 1 ? "" : "s")")
+  }
+}
+
+/// Whether some array in `value` holds an object with the field `key`.
+private func hasKeyedArray(_ key: String, in value: SaveValue) -> Bool {
+  switch value {
+  case .object(let object): return object.fields.contains { hasKeyedArray(key, in: $0.value) }
+  case .array(let elements):
+    return elements.contains { element in
+      if case .object(let object) = element, object[key] != nil { return true }
+      return hasKeyedArray(key, in: element)
+    }
+  default: return false
   }
 }

@@ -30,6 +30,9 @@ struct FileReport {
     fileSize = bytes.count
     verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signing: signing) }
     error = verification.error
+    if error == nil, verification.header?.isSigned == false, let unsigned = SaveStore.unsignedInSignedSlot(file: path) {
+      error = unsigned  // the slot has held signed saves: this one's signature was stripped
+    }
     if error == nil {
       do {
         let document = try SaveFileFormat.decode(bytes, path: path, signing: signing)

@@ -7,15 +7,17 @@ struct Merge: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Merge two saves of one game against their common ancestor, by the game's declarations.",
     discussion: """
-      A section only one side changed is taken from it, whole. A section both
-      changed is a conflict, taken whole from the --take side (or left for you:
-      then every conflict is listed, nothing is written, and the exit code is
-      1) — unless the game declared paths inside it: each declared path then
-      merges on its own (rules: max, min, ours, theirs, union, by-index,
-      by-key FIELD), and the rest of the section still comes whole from one
-      side. Arrays and bulk arrays are whole unless declared; a group of paths
-      always comes from one side. The report says, for each section, which
-      side it came from or how it merged.
+      Everything the game did not declare is one value: when only one side
+      changed it, it is taken from that side; when both did, it is taken
+      whole from the --take side (or left for you: then every conflict is
+      listed, nothing is written, and the exit code is 1), every undeclared
+      section with it, even one only the other side changed. So without
+      declarations a merge is one side's save. Declared paths merge on their
+      own (rules: max, min, ours, theirs, union, by-index, by-key FIELD, where
+      FIELD may be a struct); a group of paths always comes from one side. A
+      declared path, key or summary path the saves do not have is an error
+      (exit 64). The report says, for each section, which side it came from
+      or how it merged.
 
       Declarations come from --rule PATH=RULE, and from a file
       (--declarations FILE), one per line ('#' starts a comment; a PATH may
@@ -25,6 +27,7 @@ struct Merge: ParsableCommand {
         monsters[*].hp = min
         log = union
         group map, monsters, stairs
+        summary gold = player.gold   # the merged save's summary field
 
       Example:
         stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis
@@ -94,6 +97,12 @@ struct Merge: ParsableCommand {
     let signing = try key.policy()
     let rules = try rules(declared: declarations.map(MergeDeclarations.read) ?? MergeRules())
     let documents = try [base, ours, theirs].map { try openSave($0, signing: signing).document }
+    let unknown = rules.unknownPaths(in: documents)
+    guard unknown.isEmpty else {
+      throw ValidationError(
+        "declared \(unknown.count == 1 ? "path" : "paths") not in any of the three saves: "
+          + unknown.map { "'\($0)'" }.joined(separator: ", ") + "; nothing written")
+    }
     let outcome = ThreeWayMerge.merge(
       base: documents[0], ours: documents[1], theirs: documents[2], rules: rules,
       fallback: take.flatMap(MergeSide.init(rawValue:)), createdAt: wallClockMilliseconds())
@@ -129,7 +138,7 @@ struct Merge: ParsableCommand {
       }
       let unsettled = outcome.unsettled.count
       out.line(
-        "\(outcome.conflicts.count) value\(outcome.conflicts.count == 1 ? "" : "s") both changed"
+        "\(outcome.conflicts.count) conflicting value\(outcome.conflicts.count == 1 ? "" : "s")"
           + (outcome.conflicts.isEmpty ? "" : " (\(outcome.conflicts.count - unsettled) settled, \(unsettled) not)")
           + "; \(outcome.takenFromOurs) taken from ours, \(outcome.takenFromTheirs) from theirs")
     }

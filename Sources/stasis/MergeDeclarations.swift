@@ -13,11 +13,13 @@ import StasisCloud
 /// monsters[*].hp   = min
 /// log              = union
 /// group map, monsters, stairs
+/// summary gold = player.gold
 /// ```
 ///
 /// `PATH = RULE` declares a rule (`max`, `min`, `ours`, `theirs`, `union`, `by-index`,
 /// `by-key FIELD`; a path may use `[*]` for any index or key); `group PATH, PATH, …` declares
-/// paths that always come from one side together.
+/// paths that always come from one side together; `summary FIELD = PATH` makes a merged save's
+/// summary field the merged state's value at PATH.
 enum MergeDeclarations {
   /// The rule a declaration or a `--rule` names; nil for an unknown one.
   static func rule(named text: String) -> MergeRule? {
@@ -58,7 +60,15 @@ enum MergeDeclarations {
       let trimmed = line.trimmingCharacters(in: .whitespaces)
       guard !trimmed.isEmpty else { continue }
       let place = "\(file), line \(number + 1)"
-      if let equals = trimmed.firstIndex(of: "=") {
+      if trimmed.hasPrefix("summary "), let equals = trimmed.firstIndex(of: "=") {
+        let field = trimmed[trimmed.index(trimmed.startIndex, offsetBy: "summary ".count)..<equals]
+          .trimmingCharacters(in: .whitespaces)
+        let path = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        guard !field.isEmpty, !path.isEmpty else {
+          throw ValidationError("\(place): a summary field needs a name and a path: summary FIELD = PATH")
+        }
+        rules.summarize(field, from: path)
+      } else if let equals = trimmed.firstIndex(of: "=") {
         let path = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
         let name = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
         guard !path.isEmpty else { throw ValidationError("\(place): a rule needs a path: PATH = RULE") }

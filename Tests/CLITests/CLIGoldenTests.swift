@@ -319,7 +319,7 @@ struct CLIGoldenTests {
     let list = try #require(try JSONSerialization.jsonObject(with: Data(marked.out.utf8)) as? [[String: Any]])
     let summer = try #require(list.first { $0["slot"] as? String == "summer" }?["generations"] as? [[String: Any]])
     #expect(summer.first?["kept"] == nil)
-    #expect(summer.last?["kept"] as? String == "kept: schema 4 is newer than this build's 3")
+    #expect(summer.last?["kept"] as? String == "kept: schema 4, newer than the build that saved after it (schema 3)")
   }
 
   @Test("recover makes an older valid generation the newest, keeps every other one, refuses an invalid one")
@@ -543,6 +543,25 @@ struct CLIGoldenTests {
     #expect(!wrong.out.contains("other.key") && !wrong.out.contains("someone else"), "the key is never printed")
   }
 
+  @Test("verify: an unsigned file in a signed slot is INVALID, named so, with or without a key")
+  func verifyUnsignedInSignedSlot() throws {
+    let fixtures = try Fixtures()
+    try fixtures.writeSigned()
+    let key = SigningKey(bytes: Array("the garden's key, thirty-two b!!".utf8))
+    let store = SaveStore(directory: fixtures.saves, signing: .signed(with: key, acceptingUnsigned: true))
+    let signed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("signed.stasis"))))
+    let first = try store.save(fileBytes: signed, slot: "signed").wait().get()
+    let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("good.stasis"))))
+    let stripped = store.path(of: "signed", generation: first.generation + 1)
+    try Data(good).write(to: URL(fileURLWithPath: stripped))
+    for arguments in [["verify", stripped], ["verify", "--key-file", "game.key", stripped]] {
+      let result = try fixtures.stasis(environment: [:], arguments)
+      #expect(result.status == 1, "\(result.out)")
+      #expect(result.out.contains(": not signed in signature: unsigned in a signed slot"), "\(result.out)")
+    }
+    #expect(try fixtures.stasis("verify", "good.stasis").status == 0, "outside a slot, unsigned is fine")
+  }
+
   @Test("dump --key-file: a wrong signature is refused in one line; the signature's state goes to standard error")
   func dumpSignature() throws {
     let fixtures = try Fixtures()
@@ -645,11 +664,13 @@ struct CLIGoldenTests {
     #expect(conflicting.status == 1)
     #expect(
       conflicting.out == """
+        plants: base [1 items], ours [1 items], theirs [1 items] → CONFLICT
         sprinklers: base [3 × 12-byte elements], ours [3 × 12-byte elements], theirs [3 × 12-byte elements] → CONFLICT
-        section plants: ours (only ours changed it)
+        weather: base {2 fields}, ours {2 fields}, theirs {2 fields} → CONFLICT
+        section plants: unsettled (only ours changed it; both changed the rest of the state: nothing settles it)
         section sprinklers: unsettled (both changed it: nothing settles it)
-        section weather: theirs (only theirs changed it)
-        1 value both changed (0 settled, 1 not); 1 taken from ours, 1 from theirs
+        section weather: unsettled (only theirs changed it; both changed the rest of the state: nothing settles it)
+        3 conflicting values (0 settled, 3 not); 0 taken from ours, 0 from theirs
 
         """)
     #expect(
@@ -658,22 +679,23 @@ struct CLIGoldenTests {
     )
     #expect(!FileManager.default.fileExists(atPath: fixtures.path("out.stasis")), "nothing written")
 
+    // Nothing declared: --take's side, whole — never ours' plants beside theirs' weather.
     let taken = try fixtures.stasis(
       "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "out.stasis", "--take", "theirs")
-    #expect(taken.status == 1, "written, but a field conflicted: \(taken.err)")
-    #expect(taken.out.hasSuffix("merged → out.stasis (1 conflicting value settled by --take theirs)\n"))
+    #expect(taken.status == 1, "written, but values conflicted: \(taken.err)")
+    #expect(taken.out.hasSuffix("merged → out.stasis (3 conflicting values settled by --take theirs)\n"))
     let merged = try codec.state(
       from: SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("out.stasis"))))))
-    #expect(merged.plants[0].height == 1.5)
+    #expect(merged.plants[0].height == 1)
     #expect(merged.weather == ["rain": 4, "sun": 8])
     #expect(merged.sprinklers.map(\.flow) == [5, 9, 6])
-    // The sprinklers both changed and nothing declares them: ours, whole, not ours' element 1 with theirs' 2.
     #expect(
       try fixtures.stasis("merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "ours.out", "--take", "ours")
         .status == 1)
     let whole = try codec.state(
       from: SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("ours.out"))))))
     #expect(whole.sprinklers.map(\.flow) == [5, 7, 5])
+    #expect(whole.plants[0].height == 1.5 && whole.weather == base.weather, "ours, whole")
 
     // The same declarations from a file: the sprinklers by index (theirs where both changed one),
     // the plants and the weather as a group, which both sides changed: --take's side, ours.
@@ -693,7 +715,7 @@ struct CLIGoldenTests {
         section plants: ours (group plants+weather: both changed it: policy: ours)
         section sprinklers: theirs (sprinklers[1]: rule theirs (sprinklers[*]))
         section weather: ours (group plants+weather: both changed it: policy: ours)
-        2 values both changed (2 settled, 0 not); 0 taken from ours, 1 from theirs
+        2 conflicting values (2 settled, 0 not); 0 taken from ours, 1 from theirs
         merged → declared.stasis (1 conflicting value settled by --take ours)
 
         """)
@@ -709,15 +731,47 @@ struct CLIGoldenTests {
     #expect(bad.status == 64)
     #expect(bad.err.contains("bad.merge, line 1: the rule is max, min, ours, theirs, union, by-index or by-key FIELD"))
 
+    // Every section declared: each merges on its own, and the merge is clean.
     let ruled = try fixtures.stasis(
       "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "ruled.stasis", "--rule", "sprinklers[*]=ours",
-      "--json")
-    #expect(ruled.status == 0)
+      "--rule", "plants=ours", "--rule", "weather=theirs", "--json")
+    #expect(ruled.status == 0, "\(ruled.err)")
     let object = try JSONSerialization.jsonObject(with: Data(ruled.out.utf8)) as? [String: Any]
     let conflicts = object?["conflicts"] as? [[String: Any]]
     #expect(conflicts?.first?["path"] as? String == "sprinklers[1]")
     #expect(conflicts?.first?["settled"] as? String == "rule ours (sprinklers[*])")
     #expect(try fixtures.stasis("merge", "base.stasis", "ours.stasis", "flipped.stasis", "-o", "x.stasis").status == 1)
     #expect(try fixtures.stasis("merge", "a", "b", "c", "-o", "x", "--rule", "nonsense").status == 64)
+    let ruledGarden = try codec.state(
+      from: SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("ruled.stasis"))))))
+    #expect(ruledGarden.plants[0].height == 1.5 && ruledGarden.weather["rain"] == 4)
+    #expect(ruledGarden.sprinklers.map(\.flow) == [5, 7, 6])
+
+    // A path, a key or a summary path the saves do not have: named, exit 64, nothing written.
+    for (flag, value, named) in [
+      ("--rule", "sprinkler[*]=ours", "'sprinkler[*]'"), ("--rule", "plants=by-key id", "'plants[*].id'"),
+    ] {
+      let typo = try fixtures.stasis(
+        "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "typo.stasis", flag, value, "--take", "ours")
+      #expect(typo.status == 64, "\(typo.err)")
+      #expect(typo.err.contains("not in any of the three saves: \(named); nothing written"), "\(typo.err)")
+      #expect(!FileManager.default.fileExists(atPath: fixtures.path("typo.stasis")))
+    }
+    // A merged save's summary from the merged state, by `summary FIELD = PATH`.
+    try """
+    plants = ours
+    weather = theirs
+    sprinklers[*] = ours
+    summary rain = weather.rain
+    summary tallest = plants
+    """.write(toFile: fixtures.path("summary.merge"), atomically: true, encoding: .utf8)
+    let summarized = try fixtures.stasis(
+      "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "summarized.stasis", "--declarations",
+      "summary.merge")
+    #expect(summarized.status == 0, "\(summarized.err)")
+    let header = try SaveFileFormat.decode(
+      try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("summarized.stasis"))))
+    ).summary.details
+    #expect(header[field: "rain"] == .float64(4), "\(header)")
   }
 }

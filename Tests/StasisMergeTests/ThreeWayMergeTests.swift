@@ -43,29 +43,44 @@ func state(of document: SaveDocument?) throws -> MergeState {
 struct ThreeWayMergeTests {
   let base = MergeState()
 
-  @Test("a section changed on one side only is taken from that side; a dictionary declared union merges key by key")
+  @Test(
+    "the undeclared rest of the state comes from the side that changed it; a dictionary declared union merges key by key"
+  )
   func disjoint() throws {
     var ours = base
     ours.settings.volume = 0.9
     ours.inventory["sword"] = 1
     var theirs = base
-    theirs.score.points = 120
     theirs.inventory["shield"] = 2
     let outcome = ThreeWayMerge.merge(
       base: try document(base), ours: try document(ours), theirs: try document(theirs), rules: ["inventory": .union],
       fallback: nil, createdAt: 5)
     #expect(outcome.conflicts.isEmpty)
     let merged = try state(of: outcome.document)
-    #expect(merged.settings.volume == 0.9)
-    #expect(merged.score.points == 120)
+    #expect(merged.settings.volume == 0.9, "only ours changed the undeclared rest")
     #expect(
       merged.inventory == ["potion": 1, "sword": 1, "shield": 2], "a dictionary declared union merges key by key")
     #expect(outcome.takenFromOurs == 2)
-    #expect(outcome.takenFromTheirs == 2)
-    let undeclared = ThreeWayMerge.merge(
-      base: try document(base), ours: try document(ours), theirs: try document(theirs), fallback: .theirs, createdAt: 5)
-    #expect(try state(of: undeclared.document).inventory == theirs.inventory, "undeclared: whole, the fallback's")
-    #expect(undeclared.conflicts.map(\.path) == ["inventory"])
+    #expect(outcome.takenFromTheirs == 1)
+
+    // Both changed the undeclared rest, in different sections: one side's, whole, by the policy.
+    theirs.score.points = 120
+    let (b, o, t) = (try document(base), try document(ours), try document(theirs))
+    let unsettled = ThreeWayMerge.merge(
+      base: b, ours: o, theirs: t, rules: ["inventory": .union], fallback: nil, createdAt: 5)
+    #expect(unsettled.document == nil, "no policy: nothing is made up")
+    #expect(unsettled.unsettled.map(\.path) == ["score", "settings"])
+    let byPolicy = ThreeWayMerge.merge(
+      base: b, ours: o, theirs: t, rules: ["inventory": .union], fallback: .theirs, createdAt: 5)
+    let picked = try state(of: byPolicy.document)
+    #expect(picked.score.points == 120 && picked.settings == theirs.settings, "the rest is theirs, whole")
+    #expect(picked.inventory == ["potion": 1, "sword": 1, "shield": 2], "the declared part still merges")
+    #expect(
+      byPolicy.sections.first { $0.name == "settings" }?.description
+        == "settings: theirs (only ours changed it; both changed the rest of the state: policy: theirs)")
+    let undeclared = ThreeWayMerge.merge(base: b, ours: o, theirs: t, fallback: .theirs, createdAt: 5)
+    #expect(try state(of: undeclared.document) == theirs, "no declarations: the policy's side, whole")
+    #expect(undeclared.conflicts.map(\.path) == ["inventory", "score", "settings"])
   }
 
   @Test("the same field on both sides follows the game's rule: max for a high score")
@@ -173,11 +188,17 @@ struct ThreeWayMergeTests {
       try document(base, playTime: 10, progress: 0.1), try document(ours, playTime: 40, progress: 0.2),
       try document(theirs, playTime: 30, progress: 0.6)
     )
-    let first = ThreeWayMerge.merge(base: b, ours: o, theirs: t, fallback: .ours, createdAt: 99)
-    let again = ThreeWayMerge.merge(base: b, ours: o, theirs: t, fallback: .ours, createdAt: 99)
+    let rules: MergeRules = ["settings.volume": .max]
+    let first = ThreeWayMerge.merge(base: b, ours: o, theirs: t, rules: rules, fallback: .ours, createdAt: 99)
+    let again = ThreeWayMerge.merge(base: b, ours: o, theirs: t, rules: rules, fallback: .ours, createdAt: 99)
     let merged = try #require(first.document)
+    #expect(try state(of: merged).score.points == 1 && state(of: merged).settings.volume == 1, "combined")
     #expect(merged.summary.playTime == 40)
     #expect(merged.summary.progress == 0.6)
+    // A result that is one side whole carries that side's summary exactly.
+    let whole = try #require(ThreeWayMerge.merge(base: b, ours: o, theirs: t, fallback: .ours, createdAt: 99).document)
+    #expect(whole.sections == o.sections)
+    #expect(whole.summary == o.summary)
     #expect(merged.createdAt == 99)
     #expect(SaveFileFormat.encode(merged) == SaveFileFormat.encode(try #require(again.document)))
   }

@@ -56,6 +56,14 @@ struct UnreadableGenerationTests {
     #expect(error.isUnreadableByThisBuild)
     #expect(error.message.hasPrefix("generation 2:"))
     #expect(error.suggestion?.contains("stasis recover autosave --generation 1") == true)
+    // A load changes no file; the next write keeps the generation, durably, before anything else.
+    let files = try FileManager.default.contentsOfDirectory(atPath: store.folder(of: "autosave")).sorted()
+    #expect(store.keptGenerations(of: "autosave").isEmpty, "load is pure")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: store.folder(of: "autosave")).sorted() == files)
+    let refused = #expect(throws: SaveFileError.self) {
+      try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    }
+    #expect(refused?.kind == .newerSaveInSlot, "a same-schema save this build cannot decode is not written over")
     let kept = store.keptGenerations(of: "autosave")
     #expect(kept.map(\.generation) == [2])
     #expect(kept.first?.reason.contains("this build cannot read it") == true)
@@ -120,12 +128,14 @@ struct UnreadableGenerationTests {
     let loaded = try store.load(codec: codec, slot: "autosave")
     #expect(loaded.generation == 1)
     #expect(loaded.skipped.map(\.error.kind) == [.invalidState])
-    #expect(store.keptGenerations(of: "autosave").map(\.generation) == [2])
+    #expect(store.keptGenerations(of: "autosave").isEmpty, "load is pure: the next save keeps it")
     for points in 1...3 {
       var next = TestGameState.sample()
       next.score.points = Int64(points)
       _ = try store.save(next, codec: codec, slot: "autosave").wait().get()
     }
     #expect(try store.generations(of: "autosave").contains(2), "kept past generationsToKeep")
+    #expect(store.keptGenerations(of: "autosave").map(\.generation) == [2])
+    #expect(store.keptGenerations(of: "autosave").first?.reason.hasPrefix("this build refused its state") == true)
   }
 }

@@ -491,6 +491,8 @@ public final class Simulation {
         )
       case .keptMemory(let reason):
         note("\(device.name): \(after): kept the in-memory state (\(reason))")
+      case .held(let error):
+        note("\(device.name): \(after): held (\(error.kind))")
       case .saved, .saveFailed:
         continue
       }

@@ -8,6 +8,17 @@ public struct RestoreFailure: Sendable, Equatable {
   /// The newest older generation that loads, when there is one: what
   /// ``RestoreChoice/loadGeneration(_:)`` would restore.
   public var olderGeneration: Int?
+  /// When an older build saved beside this build's newer save (``SaveFileError/Kind/savedAlongside``):
+  /// that newer save, which this build reads. Offer both: ``olderGeneration`` is the older
+  /// build's newest save. The one not chosen stays kept until discarded.
+  public var alongside: Int?
+
+  /// A failure, with the older generation that would load and the save kept alongside.
+  public init(error: SaveFileError, olderGeneration: Int?, alongside: Int? = nil) {
+    self.error = error
+    self.olderGeneration = olderGeneration
+    self.alongside = alongside
+  }
 }
 
 /// How a game answers a ``RestoreFailure``. Either way the generations that failed stay in

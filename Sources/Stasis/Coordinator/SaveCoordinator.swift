@@ -152,6 +152,12 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// The cold start's restore: a failure over saves that exist holds the game until it answers.
   /// The failure is returned, not recorded: a catch-up may still restore the slot.
   private func restoreOnLaunch() -> SaveFileError? {
+    if let branch = keptNewerBranch() {
+      // A newer build's save that an older build played beside: the player chooses which.
+      restoreFailure = branch
+      game.isPaused = true
+      return branch.error
+    }
     guard let failure = restoreSlotFailure() else { return nil }
     if failure.kind != .notFound {
       restoreFailure = RestoreFailure(error: failure, olderGeneration: newestLoadable(below: failure))
@@ -167,6 +173,10 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     switch choice {
     case .loadGeneration(let generation):
       let loaded = try store.load(codec: codec, slot: slot, generation: generation)
+      if restoreFailure?.alongside != nil, store.newestGeneration(of: slot) != generation {
+        // The branch not chosen stays until discarded, like the one chosen over it.
+        try keepNewest(reason: "an older build's save beside generation \(generation), not chosen")
+      }
       do {
         try game.restore(loaded.state)
       } catch {
@@ -176,11 +186,58 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       restoreFailure = nil
       adopt(loaded, skipped: [])
     case .startOver:
+      let failed = restoreFailure?.error
+      switch failed?.kind {
+      case .newerSchema?, .newerFormat?:
+        break  // the header says so: the store keeps it, naming its schema, before the first save beside it
+      case _? where failed!.isUnreadableByThisBuild && failed?.context.file == newestPath:
+        try keepNewest(
+          reason: "this build cannot read it (\(failed!.location): \(failed!.message)); kept at a start-over")
+      default:
+        try keepNewest(reason: "the newest save before a start-over")
+      }
       restoreFailure = nil
       stateGeneration = nil  // a new game over saves it did not come from: nothing to catch up
     }
     unreadableNewest = .saveAlongside
     if application?.state == .active, !isCatchingUp { game.isPaused = false }
+  }
+
+  private var newestPath: String? { store.newestGeneration(of: slot).map { store.path(of: slot, generation: $0) } }
+
+  /// Keeps the slot's newest generation until discarded (a start-over or a new game goes on
+  /// top of it): the one explicit, durable step, taken before the first save beside it.
+  private func keepNewest(reason: String) throws(SaveFileError) {
+    guard let newest = store.newestGeneration(of: slot),
+      !store.keptGenerations(of: slot).contains(where: { $0.generation == newest })
+    else { return }
+    try store.keep(generation: newest, slot: slot, reason: reason)
+  }
+
+  /// On launch: a newer build's save (kept) below generations an older build wrote beside it,
+  /// when this build reads both: the hold that offers the two (``RestoreFailure/alongside``).
+  private func keptNewerBranch() -> RestoreFailure? {
+    let kept = store.keptGenerations(of: slot)
+    guard !kept.isEmpty, let listed = try? store.listGenerations(of: slot),
+      let newest = listed.first(where: { $0.header?.game.name == codec.game.name }),
+      let newestSchema = newest.header?.game.schemaVersion
+    else { return nil }
+    let branch = listed.first { info in
+      guard info.generation < newest.generation, kept.contains(where: { $0.generation == info.generation }),
+        let schema = info.header?.game.schemaVersion, info.header?.game.name == codec.game.name
+      else { return false }
+      return schema > newestSchema && schema <= codec.game.schemaVersion
+    }
+    guard let branch, let branchSchema = branch.header?.game.schemaVersion else { return nil }
+    let error = SaveFileError(
+      .savedAlongside,
+      "generation \(newest.generation) (schema \(newestSchema)) was saved beside generation \(branch.generation) "
+        + "(schema \(branchSchema)) by an older build; both are kept",
+      context: .init(file: newest.path),
+      suggestion:
+        "choose: resolveRestoreFailure(.loadGeneration(\(newest.generation))) plays on from the older build's save, "
+        + ".loadGeneration(\(branch.generation)) from this build's; the other stays kept until discarded")
+    return RestoreFailure(error: error, olderGeneration: newest.generation, alongside: branch.generation)
   }
 
   /// The newest generation older than the one that failed that loads, for the game to offer.
@@ -211,6 +268,29 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         skipped: skipped, report: loaded.report))
   }
 
+  /// A new game over a slot that has saves: they are not this game's past, so its saves go
+  /// beside them (a newer build's save among them is never in the way), and the newest is
+  /// kept until discarded. A keep that cannot be written holds the game, loudly.
+  private func beginNewGame() {
+    guard store.newestGeneration(of: slot) != nil else { return }
+    unreadableNewest = .saveAlongside
+    do {
+      try keepNewest(reason: "the newest save before a new game")
+    } catch {
+      hold(error)
+    }
+  }
+
+  /// Holds the game: paused, saving nothing into the slot, until ``resolveRestoreFailure(_:)``;
+  /// said once as an event and a log line.
+  private func hold(_ error: SaveFileError) {
+    guard restoreFailure == nil else { return }
+    restoreFailure = RestoreFailure(error: error, olderGeneration: nil)
+    game.isPaused = true
+    logger.warning("the game is held until resolveRestoreFailure(_:): \(error)")
+    record(.held(error))
+  }
+
   // MARK: The delegate's side
 
   public func applicationDidFinishLaunching(_ application: Application, options: LaunchOptions) {
@@ -229,6 +309,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         record(.loadFailed(failure))
       }
     } else {
+      beginNewGame()
       sync?.resumeUploads(application: application)  // a new game: what waited from the last one goes up
     }
     delegate?.applicationDidFinishLaunching(application, options: options)
@@ -361,7 +442,10 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       case .success(let receipt)?:
         if entry.step == steps { stateGeneration = receipt.generation }  // no step since its snapshot
         record(.saved(entry.reason, receipt, summary: entry.summary))
-      case .failure(let error)?: record(.saveFailed(entry.reason, error, summary: entry.summary))
+      case .failure(let error)?:
+        record(.saveFailed(entry.reason, error, summary: entry.summary))
+        // Every later save would fail the same way: the game must not play on unsaved.
+        if error.kind == .newerSaveInSlot { hold(error) }
       }
     }
     pending = still

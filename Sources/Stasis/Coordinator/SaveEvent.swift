@@ -10,6 +10,15 @@ public enum SaveEvent: Sendable, Equatable, CustomStringConvertible {
   case keptMemory(reason: String)
   /// Nothing could be restored.
   case loadFailed(SaveFileError)
+  /// The game is held (paused, saving nothing) until ``SaveCoordinator/resolveRestoreFailure(_:)``:
+  /// its saves would fail, or a choice must be made first.
+  case held(SaveFileError)
+
+  /// True for ``held(_:)``.
+  public var isHold: Bool {
+    if case .held = self { return true }
+    return false
+  }
 
   /// One line: `save: autosave generation 3 at frame 360, 9387 bytes, durable in 2 ms`.
   public var description: String {
@@ -35,6 +44,7 @@ public enum SaveEvent: Sendable, Equatable, CustomStringConvertible {
         + (report.lines.isEmpty ? "" : " [\(report.lines.joined(separator: "; "))]")
     case .keptMemory(let reason): return "load: kept the in-memory state: \(reason)"
     case .loadFailed(let error): return "load: nothing restored: \(error)"
+    case .held(let error): return "held until the player chooses: \(error)"
     }
   }
 }

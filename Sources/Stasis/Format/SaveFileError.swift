@@ -48,6 +48,9 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case newerSaveInSlot
     /// Another writer holds the slot's lock and did not release it in time.
     case locked
+    /// An older build saved beside a newer build's save (a new game or a start-over): the slot
+    /// holds both, kept, and the newer build asks which to play.
+    case savedAlongside
   }
 
   /// Where in the file the failure is.
@@ -148,6 +151,7 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case .droppedField: return "field not decoded"
     case .newerSaveInSlot: return "slot holds a save this build cannot read"
     case .locked: return "locked"
+    case .savedAlongside: return "saved alongside a newer build's save"
     }
   }
 

@@ -7,6 +7,17 @@ enum GenerationVerdict {
   case damaged(SaveFileError)
   /// Whole, but this build cannot read it: kept, never pruned, never written over.
   case unreadable(SaveFileError)
+  /// Whole and readable, but not a state this build accepts (a failed validation): a load
+  /// passes over it and a save may go on top, but it is kept until discarded.
+  case passedOver(SaveFileError)
+
+  /// Whether the one retention rule keeps it whatever its age (until an explicit discard).
+  var mustBeKept: SaveFileError? {
+    switch self {
+    case .unreadable(let error), .passedOver(let error): error
+    case .loadable, .damaged: nil
+    }
+  }
 }
 
 extension SaveFileError {
@@ -35,9 +46,15 @@ extension SaveStore {
   }
 
   /// Classifies a generation for a build that writes `reader`'s game and schema. Reads and
-  /// checks the whole file once per process; the verdict for a whole file is remembered.
+  /// checks the whole file once per process; the verdict for a whole file is remembered, and
+  /// so is what a load of this store found it could not make a state of.
   func verdict(slot: SaveSlot, generation: Int, reader: GameIdentity) -> GenerationVerdict {
     let path = path(of: slot, generation: generation)
+    if case .file(let size) = fileSystem.kind(of: path), let found = undecodable.withLock({ $0[path] }),
+      found.size == size
+    {
+      return found.error.kind == .invalidState ? .passedOver(found.error) : .unreadable(found.error)
+    }
     if case .file(let size) = fileSystem.kind(of: path), let known = knownGood.withLock({ $0[path] }),
       known.size == size
     {
@@ -54,6 +71,9 @@ extension SaveStore {
     }
     let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signing: signing) }
     if let error = verification.error { return classify(error) }
+    if verification.signature == .unsigned, refusesUnsigned(file: path) {
+      return classify(unsignedInSignedSlot(path))
+    }
     let game = verification.header!.game
     remember(path, game: game)
     return verdict(path: path, writer: game, reader: reader)

@@ -27,7 +27,7 @@ extension SaveStore {
       let encoded = clock.now()
       let receipt = try writeDurably(
         bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
-        sections: isSnapshot ? document.sections : nil)
+        sections: isSnapshot ? document.sections : nil, signed: signing.current != nil)
       if !receipt.unchanged {
         handle.offerWrittenFile { WrittenFile(generation: receipt.generation, bytes: bytes, document: document) }
       }
@@ -49,19 +49,51 @@ extension SaveStore {
   /// store last wrote or read it) is left as it is: `unchanged` is true and nothing is written.
   func writeDurably(
     _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool = true, ifNewestIs expected: Int? = nil, sections: [SaveSection]? = nil
+    pruning: Bool = true, ifNewestIs expected: Int? = nil, sections: [SaveSection]? = nil,
+    knownSections: [SaveSection]? = nil, signed: Bool = false
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     try makeSlotFolder(slot)
     return try withSlotLock(slot) { () throws(SaveFileError) in
-      try writeLocked(
+      if pruning, !signed, signedSince(folder: folder(of: slot)) != nil {
+        throw SaveFileError(
+          .unsigned, "an unsigned save in a signed slot; nothing was written", context: .init(file: folder(of: slot)),
+          suggestion:
+            "sign it with the slot's key, or reset the slot's signing on purpose (SaveStore.resetSigning(of:))")
+      }
+      let written = try writeLocked(
         bytes, slot: slot, writer: writer, unreadableNewest: unreadableNewest, handle: handle, pruning: pruning,
-        ifNewestIs: expected, sections: sections)
+        ifNewestIs: expected, sections: sections, knownSections: knownSections)
+      if pruning, signed, !written.unchanged, signedSince(folder: folder(of: slot)) == nil {
+        // From now on an unsigned file in this slot is refused, whatever the policy.
+        do {
+          try writeRecordLocked(Array("\(written.generation)\n".utf8), named: Self.signedRecord, slot: slot)
+        } catch {
+          logger.warning("slot '\(slot)': could not mark it signed: \(error)")
+        }
+      }
+      return written
     }
+  }
+
+  /// What the slot's newest generation holds: as this store last wrote or read it, else read
+  /// from the file once (a process that saves before it loads, a file another process wrote),
+  /// so a state is never written twice in a row. Nil when the file does not verify.
+  private func newestState(slot: SaveSlot, generation: Int) -> SlotWriters.NewestState? {
+    let path = path(of: slot, generation: generation)
+    guard case .file(let size) = fileSystem.kind(of: path) else { return nil }
+    if let known = writers.newestState(slot: slot.name), known.generation == generation, known.size == size {
+      return known
+    }
+    guard let document = try? readDocument(at: path) else { return nil }
+    let state = SlotWriters.NewestState(
+      generation: generation, path: path, size: size, game: document.game, sections: document.sections)
+    writers.setNewest(state, slot: slot.name)
+    return state
   }
 
   private func writeLocked(
     _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool, ifNewestIs expected: Int?, sections: [SaveSection]?
+    pruning: Bool, ifNewestIs expected: Int?, sections: [SaveSection]?, knownSections: [SaveSection]? = nil
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     let folder = folder(of: slot)
     // One listing serves the whole write: under the lock, only this writer changes the folder.
@@ -79,12 +111,12 @@ extension SaveStore {
         .newerSaveInSlot, "generation \(newest) appeared after generation \(expected) was read; nothing was written",
         context: .init(file: folder), suggestion: "read the slot again")
     }
-    if let sections, let known = writers.newestState(slot: slot.name), known.generation == newest,
-      known.game == writer, case .file(let size) = fileSystem.kind(of: known.path), size == known.size,
-      known.sections == sections
+    if let sections, newest > 0, let known = newestState(slot: slot, generation: newest),
+      known.game == writer, known.sections == sections
     {
       return (known.generation, known.path, true)
     }
+    if pruning { try keepWhatMustBeKept(existing, slot: slot, writer: writer) }
     if unreadableNewest == .refuse { try refuseOverUnreadable(existing, slot: slot, writer: writer) }
 
     var lastError: SaveFileError?
@@ -107,7 +139,7 @@ extension SaveStore {
           throw SaveFileError("the new generation could not be put in place", cause: error)
         }
         writers.setNewest(
-          sections.map {
+          (sections ?? knownSections).map {
             SlotWriters.NewestState(
               generation: generation, path: final, size: bytes.count, game: writer, sections: $0)
           }, slot: slot.name)
@@ -157,12 +189,51 @@ extension SaveStore {
     }
   }
 
+  /// The one rule's durable step: every generation `writer` cannot read (a newer schema or
+  /// format, another key, a field it cannot decode) or passes over (a failed validation) goes
+  /// on the slot's kept list, with why, before anything is written beside it. From then on
+  /// no build prunes it — not even the newer build that can read it, once an older one has
+  /// saved after it — until an explicit discard. Throws when the list cannot be written:
+  /// nothing goes on top of a save whose keeping is not durable.
+  func keepWhatMustBeKept(_ generations: [Int], slot: SaveSlot, writer: GameIdentity) throws(SaveFileError) {
+    var found: [(generation: Int, error: SaveFileError)] = []
+    for generation in generations {
+      if let error = verdict(slot: slot, generation: generation, reader: writer).mustBeKept {
+        found.append((generation, error))
+      }
+    }
+    guard !found.isEmpty else { return }
+    guard var kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
+    let new = found.filter { entry in !kept.contains { $0.generation == entry.generation } }
+    guard !new.isEmpty else { return }
+    for (generation, error) in new {
+      let reason: String
+      if case .newerSchema = error.kind,
+        let schema = (try? listGenerations(of: slot))?.first(where: { $0.generation == generation })?.header?.game
+          .schemaVersion
+      {
+        reason = "schema \(schema), newer than the build that saved after it (schema \(writer.schemaVersion))"
+      } else {
+        let why = error.kind == .invalidState ? "this build refused its state" : "this build cannot read it"
+        reason = "\(why) (\(error.location): \(error.message))"
+      }
+      kept.append(KeptGeneration(generation: generation, reason: reason))
+    }
+    try writeKept(kept.sorted { $0.generation > $1.generation }, slot: slot)
+    for (generation, _) in new {
+      loggedKept.withLock { _ = $0.insert(path(of: slot, generation: generation)) }
+      logger.notice(
+        "slot '\(slot)': kept generation \(generation) until discarded: \(kept.first { $0.generation == generation }!.reason)"
+      )
+    }
+  }
+
   /// Throws when a generation newer than the newest loadable one is one `writer` cannot read.
   private func refuseOverUnreadable(_ generations: [Int], slot: SaveSlot, writer: GameIdentity) throws(SaveFileError) {
     for generation in generations {
       switch verdict(slot: slot, generation: generation, reader: writer) {
       case .loadable: return
-      case .damaged: continue
+      case .damaged, .passedOver: continue
       case .unreadable(let reason):
         throw SaveFileError(
           .newerSaveInSlot,
@@ -235,8 +306,7 @@ extension SaveStore {
     }
     let kept = Set(keptList.map(\.generation))
     var loadable = 0
-    // No folder flush for the removals: a crash may bring an old generation back, which the
-    // next save prunes again; the new generation itself was flushed before any of this.
+    var removed = false
     for generation in all {
       let verdict = verdict(slot: slot, generation: generation, reader: writer)
       if loadable < generationsToKeep {
@@ -245,15 +315,20 @@ extension SaveStore {
       }
       let path = path(of: slot, generation: generation)
       if kept.contains(generation) { continue }  // kept until the game or the player lets it go
-      if case .unreadable(let reason) = verdict, !PlantedBugs.pruneUnreadable.load(ordering: .relaxed) {
+      if let reason = verdict.mustBeKept, !PlantedBugs.pruneUnreadable.load(ordering: .relaxed) {
         if loggedKept.withLock({ $0.insert(path).inserted }) {
           logger.notice("slot '\(slot)': kept generation \(generation), which this build cannot read: \(reason)")
         }
         continue
       }
       if (try? fileSystem.unlink(path)) != nil {
+        removed = true
         knownGood.withLock { _ = $0.removeValue(forKey: path) }
+        undecodable.withLock { _ = $0.removeValue(forKey: path) }
       }
     }
+    // The removals are flushed: a crash never brings a pruned generation back from under a
+    // kept list or a listing that no longer names it.
+    if removed { try? fileSystem.fsyncDirectory(folder(of: slot)) }
   }
 }

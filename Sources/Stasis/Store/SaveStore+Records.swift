@@ -99,9 +99,9 @@ extension SaveStore {
           .invalidSlotName, "generation \(generation) is the slot's only one; nothing was discarded",
           context: .init(file: path), suggestion: "delete the slot to remove it")
       }
-      if let kept = keptGenerationsLocked(slot), kept.contains(where: { $0.generation == generation }) {
-        try writeKept(kept.filter { $0.generation != generation }, slot: slot)
-      }
+      // The file goes first, flushed; only then its kept entry: a crash between the two leaves
+      // an entry naming no file (harmless, dropped by the next discard or keep), never a kept
+      // generation that lost its protection while still on disk.
       do throws(FileSystemError) {
         try fileSystem.unlink(path)
         try fileSystem.fsyncDirectory(folder(of: slot))
@@ -109,7 +109,11 @@ extension SaveStore {
         throw SaveFileError("generation \(generation) could not be discarded", cause: error)
       }
       knownGood.withLock { _ = $0.removeValue(forKey: path) }
+      undecodable.withLock { _ = $0.removeValue(forKey: path) }
       loggedKept.withLock { _ = $0.remove(path) }
+      if let kept = keptGenerationsLocked(slot), kept.contains(where: { $0.generation == generation }) {
+        try writeKept(kept.filter { $0.generation != generation }, slot: slot)
+      }
     }
   }
 
@@ -117,6 +121,73 @@ extension SaveStore {
   /// be read; pruning then keeps every generation until it can).
   public func keptGenerations(of slot: SaveSlot) -> [KeptGeneration] {
     keptGenerationsLocked(slot) ?? []
+  }
+
+  // MARK: Signed slots
+
+  /// True once the slot has held a signed generation: from then on an unsigned file in it is
+  /// refused on load and on write — an edited save with its signature stripped never loads,
+  /// even under a policy that accepts unsigned saves (key rotation, turning signing on). The
+  /// unsigned generations older than the first signed one still load: they predate signing.
+  public func isSigned(_ slot: SaveSlot) -> Bool { signedSince(folder: folder(of: slot)) != nil }
+
+  /// Lets the slot take unsigned saves again: for a game that stops signing on purpose. Its
+  /// next signed save marks it signed again.
+  public func resetSigning(of slot: SaveSlot) throws(SaveFileError) {
+    try withSlotLock(slot) { () throws(SaveFileError) in
+      let path = "\(folder(of: slot))/.\(Self.signedRecord)"
+      guard fileSystem.kind(of: path) != .missing else { return }
+      do throws(FileSystemError) {
+        try fileSystem.unlink(path)
+        try fileSystem.fsyncDirectory(folder(of: slot))
+      } catch {
+        throw SaveFileError("the slot's signing could not be reset", cause: error)
+      }
+    }
+  }
+
+  static let signedRecord = "signed"
+
+  /// The first signed generation of the slot in `folder`, nil when it has held none. A record
+  /// that cannot be read counts as signed from generation 0: refusing is the safe side.
+  func signedSince(folder: String) -> Int? {
+    let path = "\(folder)/.\(Self.signedRecord)"
+    guard fileSystem.kind(of: path) != .missing else { return nil }
+    guard let bytes = try? fileSystem.read(path, limit: 64),
+      let text = String(bytes: bytes, encoding: .utf8),
+      let generation = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    else { return 0 }
+    return generation
+  }
+
+  /// Whether an unsigned file at `path` is refused: it is in a signed slot, no older than its
+  /// first signed generation.
+  func refusesUnsigned(file path: String) -> Bool {
+    guard let since = signedSince(folder: Self.folder(ofFile: path)) else { return false }
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    return (Self.generationNumber(fileName: name) ?? Int.max) >= since
+  }
+
+  /// Whether the file at `path` is in a signed slot's folder, and the error a tool reports
+  /// when it is unsigned (`stasis verify`'s "unsigned in a signed slot").
+  package static func unsignedInSignedSlot(file path: String) -> SaveFileError? {
+    let store = SaveStore(directory: ".")
+    guard store.refusesUnsigned(file: path) else { return nil }
+    return store.unsignedInSignedSlot(path)
+  }
+
+  /// The folder a file is in.
+  static func folder(ofFile path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return String(path[..<slash])
+  }
+
+  func unsignedInSignedSlot(_ path: String) -> SaveFileError {
+    SaveFileError(
+      .unsigned,
+      "unsigned in a signed slot: the slot has held signed saves, so this one's signature was stripped "
+        + "or never made", context: .init(file: path, part: "signature"),
+      suggestion: "it is kept until discarded; a game that stopped signing on purpose resets the slot's signing")
   }
 
   // MARK: Internal
@@ -132,13 +203,13 @@ extension SaveStore {
     return try? JSONDecoder().decode([KeptGeneration].self, from: Data(bytes))
   }
 
-  private func unreadableKeptList(_ slot: SaveSlot) -> SaveFileError {
+  func unreadableKeptList(_ slot: SaveSlot) -> SaveFileError {
     SaveFileError(
       .io, "the slot's kept list cannot be read", context: .init(file: "\(folder(of: slot))/.\(Self.keptRecord)"),
       suggestion: "nothing is pruned until it can; `stasis slots` lists the generations")
   }
 
-  private func writeKept(_ kept: [KeptGeneration], slot: SaveSlot) throws(SaveFileError) {
+  func writeKept(_ kept: [KeptGeneration], slot: SaveSlot) throws(SaveFileError) {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     let data: Data
@@ -152,7 +223,7 @@ extension SaveStore {
 
   /// The atomic write, the slot's lock held: a temporary file named like a save's (so a
   /// killed writer's leftover is removed by the next save), flushed, renamed, folder flushed.
-  private func writeRecordLocked(_ bytes: [UInt8], named name: String, slot: SaveSlot) throws(SaveFileError) {
+  func writeRecordLocked(_ bytes: [UInt8], named name: String, slot: SaveSlot) throws(SaveFileError) {
     let folder = folder(of: slot)
     let final = "\(folder)/.\(name)"
     let temporary = "\(folder)/.\(name).tmp-\(getpid())-record"

@@ -47,6 +47,11 @@ public final class SaveStore: Sendable {
   let knownGood = Mutex<[String: (size: Int, game: GameIdentity)]>([:])
   /// Unreadable generations pruning has kept and logged: each is logged once per store.
   let loggedKept = Mutex<Set<String>>([])
+  /// Whole generations a load of this store could not make a state of (path → size and why):
+  /// a field it cannot decode, a missing migration, a failed validation. A load only notes
+  /// them here; the next write to the slot puts them on its kept list, under its lock, before
+  /// it writes (``SaveStore/keepWhatMustBeKept(_:slot:writer:)``).
+  let undecodable = Mutex<[String: (size: Int, error: SaveFileError)]>([:])
   /// One writer per slot: saves in snapshot order, at most one in flight and one waiting.
   let writers = SlotWriters()
 
@@ -210,11 +215,12 @@ public final class SaveStore: Sendable {
     let job = SlotWriters.Job(handle: handle, isSnapshot: false) {
       let start = SystemClock().now()
       do throws(SaveFileError) {
-        let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, signing: self.signing) }
-        if let error = verification.error { throw error }
+        // Decoded, not only verified: its sections are what the slot's newest holds once it is
+        // written, so the game's next save of the same state writes nothing.
+        let (document, signature) = try SaveFileFormat.decodeWithSignature(bytes, signing: self.signing)
         let written = try self.writeDurably(
-          bytes, slot: slot, writer: verification.header!.game, unreadableNewest: unreadableNewest, handle: handle,
-          ifNewestIs: ifNewestIs)
+          bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
+          ifNewestIs: ifNewestIs, knownSections: document.sections, signed: signature != .unsigned)
         handle.finish(
           .success(
             SaveReceipt(
@@ -230,10 +236,14 @@ public final class SaveStore: Sendable {
 
   // MARK: Loading
 
-  /// Reads and verifies one file: every checksum, the trailer and the signature (under `signing`).
+  /// Reads and verifies one file: every checksum, the trailer and the signature (under
+  /// `signing`). An unsigned file in a signed slot (``isSigned(_:)``) is refused as
+  /// ``SaveFileError/Kind/unsigned``, whatever the policy: a stripped signature never loads.
   public func readDocument(at path: String) throws(SaveFileError) -> SaveDocument {
     let bytes = try readBytes(at: path)
-    return try SaveFileFormat.decode(bytes, path: path, signing: signing)
+    let (document, signature) = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
+    if signature == .unsigned, refusesUnsigned(file: path) { throw unsignedInSignedSlot(path) }
+    return document
   }
 
   /// The bytes of a save file, refusing links, folders and files over the size limit.
@@ -332,36 +342,23 @@ public final class SaveStore: Sendable {
 
   /// The state in a generation's verified document. When every byte verified but this build
   /// cannot make a state of it (a field it cannot decode, a missing migration, a failed
-  /// validation), the generation goes on the kept list before the error is thrown.
+  /// validation), the store notes it before the error is thrown: it changes no file (the next
+  /// write keeps it, durably, before anything is written on top or pruned).
   func decode<State>(_ document: SaveDocument, codec: SaveCodec<State>, slot: SaveSlot, generation: Int)
     throws(SaveFileError) -> (state: State, report: LoadReport)
   {
+    let path = path(of: slot, generation: generation)
     do {
-      return try codec.load(from: document, path: path(of: slot, generation: generation))
+      return try codec.load(from: document, path: path)
     } catch {
-      keepUnreadable(generation: generation, slot: slot, error: error)
+      switch error.kind {
+      case .typeMismatch where error.context.part != "header", .droppedField, .migrationFailed, .invalidState:
+        if case .file(let size) = fileSystem.kind(of: path) {
+          undecodable.withLock { $0[path] = (size, error) }
+        }
+      default: break
+      }
       throw error
-    }
-  }
-
-  /// Keeps a whole generation this build could not make a state of out of pruning, with why,
-  /// until it is discarded (``discard(generation:slot:)``). A kept list that cannot be written
-  /// is logged: pruning then keeps everything anyway.
-  func keepUnreadable(generation: Int, slot: SaveSlot, error: SaveFileError) {
-    // A newer schema or format, another game or key: the header alone says so, and pruning
-    // already keeps those. What only a decode finds needs the kept list.
-    switch error.kind {
-    case .typeMismatch where error.context.part != "header", .droppedField, .migrationFailed, .invalidState: break
-    default: return
-    }
-    guard !keptGenerations(of: slot).contains(where: { $0.generation == generation }) else { return }
-    let reason = "this build cannot read it (\(error.location): \(error.message))"
-    do {
-      try keep(generation: generation, slot: slot, reason: reason)
-      // The load's own error or `skipped` entry is the one line a player sees.
-      logger.debug("slot '\(slot)': kept generation \(generation) until discarded: \(reason)")
-    } catch {
-      logger.warning("slot '\(slot)': generation \(generation) could not be marked kept: \(error)")
     }
   }
 

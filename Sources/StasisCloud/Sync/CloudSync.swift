@@ -15,6 +15,11 @@ public struct CloudSyncConfiguration: Sendable {
   /// Checks that a document is a state the game loads (its codec, migrations, validation);
   /// a download or a merge that fails it is refused. ``CloudSync/init(coordinator:server:configuration:clock:transport:logger:)`` sets it from the codec.
   public var validate: (@Sendable (SaveDocument) throws -> Void)?
+  /// The game's summary of a merged document's state (its `summary(of:)`): a merge that
+  /// combined the two sides gets the summary of what it made, never one side's.
+  /// ``CloudSync/init(coordinator:server:configuration:clock:transport:logger:)`` sets it from
+  /// the coordinator's game; without one, a combined merge keeps the winner's summary.
+  public var summarize: (@Sendable (SaveDocument) async throws -> SaveSummary)?
   /// An autosave is uploaded at most once per this interval; background, quit and manual
   /// saves always are.
   public var autosaveUploadInterval: Duration
@@ -28,13 +33,16 @@ public struct CloudSyncConfiguration: Sendable {
   /// Creates a configuration.
   public init(
     policy: ConflictPolicy = .mostRecent, onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil,
-    validate: (@Sendable (SaveDocument) throws -> Void)? = nil, autosaveUploadInterval: Duration = .seconds(60),
+    validate: (@Sendable (SaveDocument) throws -> Void)? = nil,
+    summarize: (@Sendable (SaveDocument) async throws -> SaveSummary)? = nil,
+    autosaveUploadInterval: Duration = .seconds(60),
     firstRetry: Duration = .milliseconds(500), longestRetry: Duration = .seconds(60),
     sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
   ) {
     self.policy = policy
     self.onConflict = onConflict
     self.validate = validate
+    self.summarize = summarize
     self.autosaveUploadInterval = autosaveUploadInterval
     self.firstRetry = firstRetry
     self.longestRetry = longestRetry
@@ -128,6 +136,12 @@ public final class CloudSync: Sendable {
     configuration.validate = { document in
       _ = try codec.load(from: document)
       try validate?(document)
+    }
+    if configuration.summarize == nil {
+      configuration.summarize = { [weak coordinator] document in
+        let state = try codec.state(from: document)
+        return try await MainActor.run { try coordinator?.game.summary(of: state) } ?? document.summary
+      }
     }
     self.init(
       client: CloudClient(server: server, transport: transport), store: coordinator.store, slot: coordinator.slot,

@@ -296,9 +296,17 @@ extension SyncEngine {
       report.takenFromTheirs = merged.takenFromTheirs
       if let refusal = merged.refusal {
         report.note = "\(refusal): fell back to \(fallback.name)"
-      } else if let document = merged.document {
+      } else if var document = merged.document {
         do {
           try configuration.validate?(document)
+          if let summarize = configuration.summarize, document.sections != ours.document.sections,
+            document.sections != theirs.sections
+          {
+            // Combined: the summary is the game's own of the merged state, not one side's.
+            var summary = try await summarize(document)
+            (summary.slot, summary.device) = (document.summary.slot, document.summary.device)
+            document.summary = summary
+          }
           return .document(document, result: "merged")
         } catch {
           report.note = "the merged state does not load (\(error)): fell back to \(fallback.name)"

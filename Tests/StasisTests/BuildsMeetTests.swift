@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import Stasis
+import StasisTesting
+import Testing
+
+/// Issue 27's cases 1 and 2: where a newer and an older build of a game share a slot.
+@MainActor
+@Suite("Where builds meet, nothing a player reached is lost")
+struct BuildsMeetTests {
+  let newer = SaveCodec<TestGameState>(game: GameIdentity(name: testGame.name, build: "next", schemaVersion: 2))
+
+  /// A game of this build (schema 1) or the newer one over `folder`'s slot.
+  private func launch(
+    _ folder: String, codec: SaveCodec<TestGameState>, restoring: Bool, logger: Logger = Logger(label: "test")
+  ) -> (CountingGame, SaveCoordinator<CountingGame>, Application) {
+    let game = CountingGame()
+    let coordinator = SaveCoordinator(
+      game: game, store: SaveStore(directory: folder), codec: codec, slot: "autosave", logger: logger)
+    let app = Application(delegate: coordinator, configuration: .init(clock: ManualClock()))
+    app.launch(options: LaunchOptions(restoreSlot: restoring ? "autosave" : nil))
+    return (game, coordinator, app)
+  }
+
+  private func play(_ game: CountingGame, _ coordinator: SaveCoordinator<CountingGame>, saves: Int) {
+    for _ in 0..<saves where !game.isPaused {
+      game.step()
+      coordinator.didStep(frame: Int64(game.state.level.progress))
+      coordinator.saveNow()
+      coordinator.waitForSaves()
+    }
+  }
+
+  private func failures(_ coordinator: SaveCoordinator<CountingGame>) -> [SaveEvent] {
+    coordinator.events.filter { if case .saveFailed = $0 { true } else { false } }
+  }
+
+  @Test("case 1: a newer build's save survives an older build's start-over and the newer build's own saves after it")
+  func newerSaveOutlivesAStartOver() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder)
+    var progress = TestGameState.sample()
+    progress.level.progress = 900  // what the player reached on the newer build
+    let reached = try store.save(progress, codec: newer, slot: "autosave").wait().get()
+
+    // The older build refuses it, the player starts over and plays.
+    let (old, oldCoordinator, oldApp) = launch(folder, codec: testCodec, restoring: true)
+    #expect(oldCoordinator.restoreFailure?.error.kind == .newerSchema)
+    try oldCoordinator.resolveRestoreFailure(.startOver)
+    play(old, oldCoordinator, saves: 3)
+    oldApp.terminate()
+    oldCoordinator.waitForSaves()
+    #expect(failures(oldCoordinator).isEmpty)
+
+    // Back on the newer build: it plays on from the start-over's saves (it chose so), and saves.
+    let (game, coordinator, app) = launch(folder, codec: newer, restoring: true)
+    if coordinator.restoreFailure != nil {
+      try coordinator.resolveRestoreFailure(.loadGeneration(try #require(coordinator.restoreFailure?.olderGeneration)))
+    }
+    play(game, coordinator, saves: 6)
+    app.terminate()
+    coordinator.waitForSaves()
+
+    #expect(try store.generations(of: "autosave").contains(reached.generation), "never pruned without a discard")
+    let kept = store.keptGenerations(of: "autosave")
+    #expect(kept.map(\.generation).contains(reached.generation))
+    #expect(
+      kept.first { $0.generation == reached.generation }?.reason
+        == "schema 2, newer than the build that saved after it (schema 1)")
+    #expect(try store.load(codec: newer, slot: "autosave", generation: reached.generation).state == progress)
+    try store.discard(generation: reached.generation, slot: "autosave")
+    #expect(try !store.generations(of: "autosave").contains(reached.generation), "an explicit discard removes it")
+  }
+
+  @Test("case 2: an older build's new game over a newer save saves beside it; the newer build is offered both")
+  func newGameSavesAlongside() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder)
+    var progress = TestGameState.sample()
+    progress.level.progress = 900
+    let reached = try store.save(progress, codec: newer, slot: "autosave").wait().get()
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: reached.path))
+
+    // A new game on the older build: every save is made, none fails, the newer file untouched.
+    let (old, oldCoordinator, oldApp) = launch(folder, codec: testCodec, restoring: false)
+    #expect(oldCoordinator.restoreFailure == nil)
+    play(old, oldCoordinator, saves: 5)
+    oldApp.terminate()
+    oldCoordinator.waitForSaves()
+    #expect(failures(oldCoordinator).isEmpty, "\(oldCoordinator.events)")
+    let saved = oldCoordinator.events.filter { if case .saved = $0 { true } else { false } }
+    #expect(saved.count == 6, "5 saves and the quit's")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: reached.path)) == bytes)
+    #expect(store.keptGenerations(of: "autosave").map(\.generation) == [reached.generation])
+    let olderNewest = try #require(try store.generations(of: "autosave").first)
+
+    // The newer build returns: held, offered both, nothing restored until the player chooses.
+    let (game, coordinator, app) = launch(folder, codec: newer, restoring: true)
+    defer { _ = app }
+    let failure = try #require(coordinator.restoreFailure)
+    #expect(failure.error.kind == .savedAlongside)
+    #expect(failure.alongside == reached.generation)
+    #expect(failure.olderGeneration == olderNewest)
+    #expect(game.isPaused && game.restores == 0)
+    try coordinator.resolveRestoreFailure(.loadGeneration(reached.generation))
+    #expect(game.state == progress, "the player's newer progress, back")
+    #expect(!game.isPaused)
+    let kept = store.keptGenerations(of: "autosave").map(\.generation)
+    #expect(kept.contains(olderNewest), "the older build's branch, not chosen, is kept too")
+  }
+
+  @Test("a newer build saves into the slot while this one plays: the game is held, said once, and saves nothing")
+  func failingSavesHoldTheGame() throws {
+    let folder = makeTemporaryDirectory()
+    let lines = RecordingLogHandler.Lines()
+    let (game, coordinator, app) = launch(
+      folder, codec: testCodec, restoring: false,
+      logger: Logger(label: "test") { _ in
+        var handler = RecordingLogHandler(lines)
+        handler.logLevel = .info
+        return handler
+      })
+    defer { _ = app }
+    play(game, coordinator, saves: 2)
+    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: newer, slot: "autosave").wait().get()
+    play(game, coordinator, saves: 5)
+    #expect(failures(coordinator).count == 1, "one save failed, then the game was held")
+    #expect(game.isPaused)
+    #expect(coordinator.restoreFailure?.error.kind == .newerSaveInSlot)
+    let holds = coordinator.events.filter(\.isHold)
+    #expect(holds.count == 1)
+    #expect(lines.messages.filter { $0.contains("held until resolveRestoreFailure") }.count == 1, "\(lines.messages)")
+    // The player chooses: a new game beside it, and saves are made again.
+    try coordinator.resolveRestoreFailure(.startOver)
+    play(game, coordinator, saves: 2)
+    #expect(failures(coordinator).count == 1)
+  }
+}

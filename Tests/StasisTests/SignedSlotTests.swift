@@ -1,0 +1,94 @@
+import Foundation
+import Stasis
+import Testing
+
+/// Issue 27, case 8: a signature stripped from an edited save, under a policy that accepts
+/// unsigned saves (the docs' own rotation recipe).
+@Suite("An unsigned file never loads in a signed slot")
+struct SignedSlotTests {
+  static let key = SigningKey(bytes: Array("the key, thirty-two bytes long!!".utf8))
+
+  @Test("case 8: an edited save with its signature stripped is refused, on load and on write, until reset")
+  func strippedSignature() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder, signing: .signed(with: Self.key, acceptingUnsigned: true))
+    let signed = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    #expect(store.isSigned("autosave"))
+
+    // The player edits the score and writes the save back without a signature.
+    var document = try store.readDocument(at: signed.path)
+    var edited = try testCodec.state(from: document)
+    edited.score.points = 999_999
+    document = try testCodec.document(for: edited, summary: document.summary, createdAt: document.createdAt)
+    let stripped = SaveFileFormat.encode(document)
+    try Data(stripped).write(to: URL(fileURLWithPath: store.path(of: "autosave", generation: 2)))
+
+    let refused = #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
+    #expect(refused?.kind == .unsigned)
+    #expect(refused?.message.contains("unsigned in a signed slot") == true, "\(refused?.message ?? "")")
+    let older = try store.load(codec: testCodec, slot: "autosave", generation: 1)
+    #expect(older.state.score.points == TestGameState.sample().score.points, "the signed one still loads")
+
+    // The same bytes as a download: refused before anything is written.
+    try FileManager.default.removeItem(atPath: store.path(of: "autosave", generation: 2))
+    let copy = SaveStore(directory: makeTemporaryDirectory(), signing: .signed(with: Self.key, acceptingUnsigned: true))
+    _ = try copy.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    let download = #expect(throws: SaveFileError.self) {
+      try copy.save(fileBytes: stripped, slot: "autosave").wait().get()
+    }
+    #expect(download?.kind == .unsigned)
+    #expect(try copy.generations(of: "autosave") == [1])
+
+    // A game that stops signing on purpose resets the slot; then an unsigned save is one again.
+    try copy.resetSigning(of: "autosave")
+    #expect(!copy.isSigned("autosave"))
+    _ = try copy.save(fileBytes: stripped, slot: "autosave").wait().get()
+    #expect(try copy.load(codec: testCodec, slot: "autosave").state.score.points == 999_999)
+  }
+
+  @Test("turning signing on still loads the unsigned saves made before it")
+  func turningSigningOn() throws {
+    let folder = makeTemporaryDirectory()
+    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    let store = SaveStore(directory: folder, signing: .signed(with: Self.key, acceptingUnsigned: true))
+    #expect(!store.isSigned("autosave"))
+    #expect(try store.load(codec: testCodec, slot: "autosave").generation == 1)
+    var next = TestGameState.sample()
+    next.score.points += 1
+    _ = try store.save(next, codec: testCodec, slot: "autosave").wait().get()
+    #expect(store.isSigned("autosave"), "its first signed save marks the slot")
+    #expect(
+      try store.load(codec: testCodec, slot: "autosave", generation: 1).generation == 1, "older unsigned ones too")
+  }
+}
+
+/// Issue 27, case 9: the same state is never written twice in a row.
+@Suite("A state is written once, by any path")
+struct WrittenOnceTests {
+  @Test("case 9: a new process that did not load saves the newest generation's state: nothing is written")
+  func newProcessWithoutLoad() throws {
+    let folder = makeTemporaryDirectory()
+    let state = TestGameState.sample()
+    _ = try SaveStore(directory: folder).save(state, codec: testCodec, slot: "autosave").wait().get()
+    for _ in 0..<3 {
+      let receipt = try SaveStore(directory: folder).save(state, codec: testCodec, slot: "autosave").wait().get()
+      #expect(receipt.outcome == .unchanged)
+    }
+    #expect(try SaveStore(directory: folder).generations(of: "autosave") == [1])
+  }
+
+  @Test("case 9: after a download is written, a save of its state writes nothing")
+  func afterDownload() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder)
+    var state = TestGameState.sample()
+    _ = try store.save(state, codec: testCodec, slot: "autosave").wait().get()
+    state.score.points += 5
+    let bytes = SaveFileFormat.encode(try testCodec.document(for: state, summary: SaveSummary(), createdAt: 1))
+    let written = try store.save(fileBytes: bytes, slot: "autosave").wait().get()
+    let again = try store.save(state, codec: testCodec, slot: "autosave").wait().get()
+    #expect(again.outcome == .unchanged)
+    #expect(again.generation == written.generation)
+    #expect(try store.generations(of: "autosave") == [2, 1])
+  }
+}
