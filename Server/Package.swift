@@ -80,7 +80,8 @@ let package = Package(
       name: "StasisSimulation",
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
-        .product(name: "StasisCloud", package: "Stasis"), "StasisServer",
+        .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisMerge", package: "Stasis"),
+        "StasisServer",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "NIOCore", package: "swift-nio"),

@@ -43,6 +43,17 @@ func mergeRules() -> MergeRules {
   return rules
 }
 
+/// A city builder's declarations: entities by a struct id, one group, the summary's treasury.
+func cityMergeRules() -> MergeRules {
+  var rules = MergeRules([
+    "agents": .byKey("id"),  // id is a struct {index, generation}: compared by its encoded value
+    "ledger.entries": .union,  // each device's transactions, both kept
+  ])
+  rules.group(["map", "buildings"])  // the map and what stands on it: one device's, never a mix
+  rules.summarize("treasury", from: "ledger.balance")  // `stasis merge`'s summary; a sync uses summary(of:)
+  return rules
+}
+
 /// A roguelike's declarations: every kind of rule.
 func roguelikeMergeRules() -> MergeRules {
   let rules = MergeRules(

@@ -146,3 +146,16 @@ func cloudForThisDevice(game: SnippetGame, conflictPolicy: String) throws -> Clo
     server: CloudServer(url: "https://saves.example.com", token: token, device: "steam-deck"),
     configuration: CloudSyncConfiguration(policy: policy))
 }
+
+// MARK: - Where builds meet: the hold on every path
+
+@MainActor
+func answeringTheHold(coordinator: SaveCoordinator<SnippetGame>, pickNewer: Bool) {
+  coordinator.onEvent = { event in
+    if case .held(let error) = event { print("held: \(error)") }  // saves would fail: the game waits
+  }
+  if let failure = coordinator.restoreFailure, let mine = failure.alongside, let older = failure.olderGeneration {
+    // An older build saved beside this build's save: both are kept; the player picks one.
+    try? coordinator.resolveRestoreFailure(.loadGeneration(pickNewer ? mine : older))
+  }
+}

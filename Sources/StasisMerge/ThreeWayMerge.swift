@@ -1,4 +1,5 @@
 import Stasis
+import Synchronization
 
 /// A value both sides changed, or one side changed that went with the undeclared rest of the
 /// state to the other side, and what became of it.
@@ -359,6 +360,17 @@ struct Merger {
   private mutating func restValue(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String)
     -> SaveValue?
   {
+    if MergePlantedBugs.sectionBySection.load(ordering: .relaxed) {
+      if ours == base {
+        fromTheirs += 1
+        return theirs
+      }
+      if theirs == base {
+        fromOurs += 1
+        return ours
+      }
+      return settle(MergeField(path: path, base: base, ours: ours, theirs: theirs))
+    }
     if restConflicts {
       // Settled with the rest of the state, even where only one side changed it.
       conflicts.append(

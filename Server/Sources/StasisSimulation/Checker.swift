@@ -28,10 +28,38 @@ struct Checker {
   var discardedRevisions: Set<Int64> = []
   /// How many invariant checks ran.
   var checks = 0
+  /// Per device: generations the rule keeps until an explicit discard (generation → its
+  /// bytes' SHA-256 and why), learned from this ledger: a newer build's save an older build
+  /// saved after, the newest save before a start-over or a new game.
+  var mustKeep: [String: [Int: (sha256: String, why: String)]] = [:]
+  /// A file's SHA-256 → the state and schema it holds (nil: not one the checker can read).
+  private var models: [String: (model: GameModel, schema: UInt32)?] = [:]
 
-  mutating func recordDurable(device: String, save: DurableSave, digest: String) {
-    durable[device, default: []].append(save)
+  mutating func recordDurable(device: SimulatedDevice, save: DurableSave, digest: String) {
+    // An older build saved after a newer build's save that is still there: it is kept for good.
+    for earlier in durable[device.name] ?? [] where earlier.schema > save.schema {
+      guard !(discarded[device.name] ?? []).contains(earlier.generation),
+        device.sha256(of: earlier.generation) == earlier.sha256
+      else { continue }
+      mustKeep[device.name, default: [:]][earlier.generation] = (
+        earlier.sha256, "schema \(earlier.schema), and schema \(save.schema) saved after it"
+      )
+    }
+    durable[device.name, default: []].append(save)
     digests[save.sha256] = digest
+  }
+
+  /// The newest durable save still on the device's disk is kept until discarded (a start-over
+  /// or a new game is about to go on top of it).
+  mutating func keepNewest(_ device: SimulatedDevice, why: String) {
+    let gone = discarded[device.name] ?? []
+    guard
+      let newest = (durable[device.name] ?? []).filter({
+        !gone.contains($0.generation) && device.sha256(of: $0.generation) == $0.sha256
+      }).max(by: { $0.generation < $1.generation }),
+      newest.generation == device.generationsOnDisk().first
+    else { return }
+    mustKeep[device.name, default: [:]][newest.generation] = (newest.sha256, why)
   }
 
   /// Every invariant of one device's disk; the first broken one, if any.
@@ -68,12 +96,41 @@ struct Checker {
       }
       pruned[device.name, default: []].insert(save.generation)
     }
+    // What the rule keeps until a discard is there, byte for byte.
+    for (generation, kept) in (mustKeep[device.name] ?? [:]).sorted(by: { $0.key < $1.key })
+    where !gone.contains(generation) {
+      checks += 1
+      if device.sha256(of: generation) != kept.sha256 {
+        return "kept generation lost: generation \(generation) on \(device.name) (\(kept.why)) is gone without a "
+          + "discard"
+      }
+    }
+    // No two consecutive generations hold the same state (of one schema).
+    for generation in onDisk where onDisk.contains(generation - 1) {
+      checks += 1
+      guard let newer = model(device, generation), let older = model(device, generation - 1) else { continue }
+      if newer.schema == older.schema, newer.model == older.model {
+        return "the same state written twice: generations \(generation - 1) and \(generation) on \(device.name)"
+      }
+    }
     // Memory stays bounded.
     checks += 1
     if let store = device.store, store.heldSnapshots(of: SimulatedDevice.slot) > 2 {
       return "held snapshots: \(store.heldSnapshots(of: SimulatedDevice.slot)) on \(device.name) (at most 2)"
     }
     return nil
+  }
+
+  private mutating func model(_ device: SimulatedDevice, _ generation: Int) -> (model: GameModel, schema: UInt32)? {
+    guard let bytes = device.disk.contents(of: device.path(of: generation)) else { return nil }
+    let sha = sha256Hex(bytes)
+    if let known = models[sha] { return known }
+    var found: (model: GameModel, schema: UInt32)?
+    if let document = try? SaveFileFormat.decode(bytes, path: "sim"), let model = GameBuild.model(ofFile: bytes) {
+      found = (model, document.game.schemaVersion)
+    }
+    models[sha] = found
+    return found
   }
 
   /// Every acknowledged upload is on the server or pruned by rule; losers are kept.

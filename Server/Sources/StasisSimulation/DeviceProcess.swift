@@ -19,14 +19,7 @@ final class CoordinatedGame<State: BuildState>: SaveableGame {
 
   func restore(_ state: State) throws { model = state.model }
 
-  func summary(of state: State) throws -> SaveSummary {
-    let model = state.model
-    var summary = SaveSummary()
-    summary.frame = model.frame
-    summary.playTime = model.playTime
-    summary.progress = Double(model.frame % 1000) / 1000
-    return summary
-  }
+  func summary(of state: State) throws -> SaveSummary { GameModel.summary(of: state.model) }
 }
 
 /// A save the device's coordinator started: its handle, why, the digest of its snapshot, and

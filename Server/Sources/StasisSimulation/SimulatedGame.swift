@@ -9,6 +9,14 @@ public struct GameModel: Codable, Sendable, Equatable {
   public var frame: Int64 = 0
   /// A score that changes with every step, from the seed.
   public var score: Int64 = 0
+  /// The dungeon level the player is on: its map.
+  public var depth: Int64 = 1
+  /// The creatures of the level, each `depth * 1000 + position`: a creature of another level
+  /// stands in a wall of this one (the roguelike's merge bug).
+  public var creatures: [Int64] = [1000, 1001, 1002]
+
+  /// The game's own check of its world: every creature belongs to the level it is on.
+  public var creaturesInWalls: Int { creatures.filter { $0 / 1000 != depth }.count }
   /// Play time in seconds (frame / 60), for the `playtime` policy.
   public var playTime: Double { Double(frame) / 60 }
 
@@ -17,6 +25,15 @@ public struct GameModel: Codable, Sendable, Equatable {
 
   /// The digest the checker compares: a restored state must have its digest when saved.
   public var digest: String { (try? StateDigest.sha256(self)) ?? "" }
+
+  /// The game's summary of a state (its `summary(of:)`): what every save of it must carry.
+  static func summary(of model: GameModel) -> SaveSummary {
+    var summary = SaveSummary()
+    summary.frame = model.frame
+    summary.playTime = model.playTime
+    summary.progress = Double(model.frame % 1000) / 1000
+    return summary
+  }
 }
 
 /// A build's state type: the model in that build's shape.
@@ -29,16 +46,22 @@ protocol BuildState: Codable, Sendable {
 struct StateV1: BuildState {
   var frame: Int64
   var score: Int64
+  var depth: Int64
+  var creatures: [Int64]
 
   init(_ model: GameModel) {
     frame = model.frame
     score = model.score
+    depth = model.depth
+    creatures = model.creatures
   }
 
   var model: GameModel {
     var model = GameModel()
     model.frame = frame
     model.score = score
+    model.depth = depth
+    model.creatures = creatures
     return model
   }
 }
@@ -47,16 +70,22 @@ struct StateV1: BuildState {
 struct StateV2: BuildState {
   var frame: Int64
   var points: Int64
+  var depth: Int64
+  var creatures: [Int64]
 
   init(_ model: GameModel) {
     frame = model.frame
     points = model.score
+    depth = model.depth
+    creatures = model.creatures
   }
 
   var model: GameModel {
     var model = GameModel()
     model.frame = frame
     model.score = points
+    model.depth = depth
+    model.creatures = creatures
     return model
   }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @_spi(Simulation) import Stasis
 @_spi(Simulation) import StasisCloud
+@_spi(Simulation) import StasisMerge
 import StasisServer
 import StasisTesting
 import Synchronization
@@ -16,6 +17,12 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   case newestOnlyAfterLostAnswer = "newest-only-after-lost-201"
   /// The server prunes acknowledged uploads past the rule.
   case dropAcknowledgedUpload = "drop-acknowledged-upload"
+  /// Issue 27, case 1: a write keeps nothing before it goes beside a save its build cannot read.
+  case keepNothingBeforeWriting = "keep-nothing-before-writing"
+  /// Issue 27, case 9: a new process writes the state the slot's newest file already holds.
+  case sameStateTwice = "same-state-twice"
+  /// Issue 27, case 3: undeclared sections merge one by one, so a new level meets old creatures.
+  case mergeSectionBySection = "merge-section-by-section"
 }
 
 /// What one seed's run did, and the invariant it broke, if one broke.
@@ -73,6 +80,9 @@ public final class Simulation {
     PlantedBugs.pruneUnreadable.store(bug == .pruneUnreadable, ordering: .relaxed)
     CloudPlantedBugs.newestOnlyAfterLostAnswer.store(bug == .newestOnlyAfterLostAnswer, ordering: .relaxed)
     ServerPlantedBugs.dropAcknowledgedUpload.store(bug == .dropAcknowledgedUpload, ordering: .relaxed)
+    PlantedBugs.keepNothingBeforeWriting.store(bug == .keepNothingBeforeWriting, ordering: .relaxed)
+    PlantedBugs.sameStateTwice.store(bug == .sameStateTwice, ordering: .relaxed)
+    MergePlantedBugs.sectionBySection.store(bug == .mergeSectionBySection, ordering: .relaxed)
   }
 
   /// Runs one seed for `operations` operations (stopping at the first broken invariant).
@@ -154,6 +164,9 @@ public final class Simulation {
       note("\(device.name): cold start (build \(device.build.rawValue))")
       return await coldStart(device)
     }
+    if let failure = device.process?.restoreFailure {  // held while playing: the player answers first
+      return answer(device, failure)
+    }
     let roll = random.below(100)
     switch roll {
     case 0..<18:
@@ -212,17 +225,23 @@ public final class Simulation {
     case 81..<86:
       let builds = GameBuild.allCases
       let build = builds[random.below(builds.count)]
-      note("\(device.name): quit, then run build \(build.rawValue)")
+      let newGame = random.chance(35)
+      note("\(device.name): quit, then run build \(build.rawValue)\(newGame ? " and start a new game" : "")")
       await quit(device)
       // What the old build's last save pruned, it pruned as a build that could read it.
       await checkAll()
       if result.failure != nil { return }
       device.build = build
-      await coldStart(device)
+      await coldStart(device, newGame: newGame)
     case 86..<89:
       let policies: [(String, ConflictPolicy)] = [
         ("recent", .mostRecent), ("playtime", .longestPlayTime), ("progress", .highestProgress),
         ("last-known-good", .lastKnownGood), ("merge", .merge(rules: MergeRules(), fallback: .mostRecent)),
+        // Declared: the level goes with its creatures, from one side; the rest by the policy.
+        (
+          "merge with declarations",
+          .merge(rules: MergeRules([:], groups: [["depth", "creatures"]]), fallback: .longestPlayTime)
+        ),
       ]
       let (name, policy) = policies[random.below(policies.count)]
       device.policy = policy
@@ -245,9 +264,18 @@ public final class Simulation {
       model.frame += 1
       model.score = model.score &* 31 &+ Int64(random.below(1000))
     }
+    // The creatures move on their level; now and then the player goes down to a new one.
+    let descends = random.chance(15)
+    if descends {
+      model.depth += 1
+      model.creatures = (0..<Int64(2 + random.below(4))).map { model.depth * 1000 + $0 }
+    } else if !model.creatures.isEmpty {
+      model.creatures[random.below(model.creatures.count)] = model.depth * 1000 + Int64(random.below(1000))
+    }
     process.model = model
     process.didStep()
-    note("\(device.name): play \(frames) frames (frame \(model.frame))")
+    note(
+      "\(device.name): play \(frames) frames (frame \(model.frame)\(descends ? ", down to depth \(model.depth)" : ""))")
   }
 
   /// A save the coordinator started: its handle, its snapshot's number and digest, and the
@@ -293,7 +321,7 @@ public final class Simulation {
       case .written:
         guard let sha = save.file.value else { return fail("a durable save's file was not there when reported") }
         checker.recordDurable(
-          device: device.name,
+          device: device,
           save: .init(generation: receipt.generation, sha256: sha, schema: device.build.schema, snapshot: number),
           digest: save.digest)
         note("\(device.name): \(reason) snapshot \(number) durable as generation \(receipt.generation)")
@@ -319,7 +347,19 @@ public final class Simulation {
     guard let started = startSave(device, reason) else { return }
     finish(device, started)
     device.process?.collectFinishedSaves()
+    checkHeldAfterRefusal(device, started.handle)
     await settle(device)
+  }
+
+  /// A save refused because the slot holds a save this build cannot read: every later save
+  /// would be refused too, so the game must be held, never left playing on unsaved.
+  private func checkHeldAfterRefusal(_ device: SimulatedDevice, _ handle: SaveHandle) {
+    guard case .failure(let error)? = handle.result, error.kind == .newerSaveInSlot, let process = device.process
+    else { return }
+    checker.checks += 1
+    if process.restoreFailure == nil || !process.isPaused {
+      fail("\(device.name): a save was refused (newerSaveInSlot) and the game plays on unsaved")
+    }
   }
 
   /// Quits: the coordinator saves as the application terminates, within the budget.
@@ -423,8 +463,17 @@ public final class Simulation {
   /// A new process: the application launches with the slot to restore, the coordinator
   /// restores it (or holds the game on a failure, which the player answers), and the cloud
   /// catches up before the first step.
-  private func coldStart(_ device: SimulatedDevice) async {
+  private func coldStart(_ device: SimulatedDevice, newGame: Bool = false) async {
     let process = device.start()
+    if newGame {
+      // A new game keeps the slot's newest save until it is discarded, and saves beside it.
+      checker.keepNewest(device, why: "the newest save before a new game")
+      device.unreadableNewest = .saveAlongside
+      process.application.launch(options: LaunchOptions())
+      process.waitForCatchUp()
+      await settle(device)
+      return note("\(device.name): a new game (build \(device.build.rawValue))")
+    }
     process.application.launch(options: LaunchOptions(restoreSlot: SimulatedDevice.slot))
     if process.restoreFailure == nil {
       // The launch's one load outcome waits for the catch-up when the local restore failed,
@@ -452,6 +501,7 @@ public final class Simulation {
       note("\(device.name): restore failed (\(failure.error.kind)); the player plays on from generation \(generation)")
     case .startOver:
       note("\(device.name): restore failed (\(failure.error.kind)); the player starts over")
+      checker.keepNewest(device, why: "the newest save before a start-over")
     }
     do throws(SaveFileError) {
       try process.resolveRestoreFailure(choice)
@@ -499,6 +549,28 @@ public final class Simulation {
     }
   }
 
+  /// A generation the sync wrote (a download, a resolved or merged conflict) carries the
+  /// game's own summary of the state it holds, never another state's.
+  private func checkSummary(_ device: SimulatedDevice, generation: Int) {
+    guard let bytes = device.disk.contents(of: device.path(of: generation)),
+      let document = try? SaveFileFormat.decode(bytes, path: "sim"), let model = GameBuild.model(ofFile: bytes)
+    else { return }
+    checker.checks += 1
+    if model.creaturesInWalls > 0 {
+      return fail(
+        "world: generation \(generation) on \(device.name) has \(model.creaturesInWalls) creatures in walls "
+          + "(depth \(model.depth), creatures \(model.creatures)): a merge built a world no device saw")
+    }
+    let expected = GameModel.summary(of: model)
+    let summary = document.summary
+    if summary.frame != expected.frame || summary.playTime != expected.playTime || summary.progress != expected.progress
+    {
+      fail(
+        "summary: generation \(generation) on \(device.name) says frame \(summary.frame), but its state is at frame "
+          + "\(model.frame)")
+    }
+  }
+
   private func checkDigest(_ device: SimulatedDevice, generation: Int, model: GameModel) {
     guard let sha = device.sha256(of: generation), let expected = checker.digests[sha] else { return }
     checker.checks += 1
@@ -520,6 +592,7 @@ public final class Simulation {
     }
     if let generation = report.restore {
       note("\(device.name): sync wrote generation \(generation); restoring it")
+      checkSummary(device, generation: generation)
       _ = device.process?.restoreSlot()
       checkRestores(device, after: "sync", coldStart: false)
     } else {

@@ -74,14 +74,20 @@ struct CloudCommandTests {
     #expect(pulledConflict.err.contains("is in conflict: `stasis cloud resolve autosave"))
     let conflictStatus = try stasis("cloud", "status", "--saves", b, "--login", "$LOGIN")
     #expect(conflictStatus.out.contains("conflict"))
+    // Declared, so the two sides combine: without declarations the merge keeps one whole side.
+    let declarations = root.appendingPathComponent("merge.txt").path
+    try "score.highScore = max\ninventory = union\nvolume = min\n".write(
+      toFile: declarations, atomically: true, encoding: .utf8)
     let resolved = try stasis(
-      "cloud", "resolve", "autosave", "--take", "merge", "--fallback", "recent", "--saves", b, "--login", "$LOGIN")
+      "cloud", "resolve", "autosave", "--take", "merge", "--fallback", "recent", "--declarations", declarations,
+      "--saves", b, "--login", "$LOGIN")
     #expect(resolved.status == 0, "\(resolved.out) \(resolved.err)")
-    #expect(resolved.out.contains("merge → merged"))
-    #expect(resolved.out.contains("  score: policy: "), "no declarations: the score section is one value")
-    #expect(resolved.out.contains("  section volume: theirs (only theirs changed it)"))
+    #expect(resolved.out.contains("merge → merged"), "\(resolved.out)")
+    #expect(resolved.out.contains("  score.highScore: rule max (score.highScore)"), "\(resolved.out)")
+    #expect(resolved.out.contains("  section volume: theirs (only theirs changed it)"), "\(resolved.out)")
     let merged = try storeB.load(codec: playerCodec, slot: "autosave").state
-    #expect(merged.volume == 0.1 && merged.inventory["map"] == 1, "each side's own change survives")
+    #expect(merged.volume == 0.1 && merged.inventory["map"] == 1, "each side's declared change survives")
+    #expect(merged.score.highScore == 60)
 
     let log = try stasis("cloud", "log", "autosave", "--saves", b, "--login", "$LOGIN")
     let rows = log.out.split(separator: "\n").dropFirst()
@@ -151,9 +157,12 @@ struct CloudCommandTests {
     #expect(conflict["theirs"] as? Int == 2)
     #expect(conflict["ours"] is Int)
     #expect(conflict["policy"] as? String == "merge")
-    #expect(conflict["result"] as? String == "merged", "\(conflict)")
-    #expect(conflict["keptGeneration"] is Int, "B's own side is kept")
-    #expect(cloudB["uploaded"] as? [Int] == [3], "base → theirs → merged")
+    // The demo declares the high score, the levels finished and the world (physics with its
+    // camera); everything else is one value, which both changed: B's, whole, by the longest
+    // play time. The declared values agree, so the merge is B's save, whole: A's r2 is the loser.
+    #expect(conflict["result"] as? String == "ours", "\(conflict)")
+    #expect(conflict["keptGeneration"] is NSNull, "nothing was written over B's own save")
+    #expect(cloudB["uploaded"] as? [Int] == [3], "base → theirs → ours")
     let caughtUp = try demo(a + ["--resume", "--frames", "900", "--no-autopilot"])
     #expect((caughtUp.json["cloud"] as? [String: Any])?["downloaded"] as? [Int] == [3], "A fast-forwards")
     #expect(caughtUp.json["digest"] as? String == syncB.json["digest"] as? String, "to the merge, bit for bit")

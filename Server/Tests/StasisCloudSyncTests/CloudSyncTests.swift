@@ -187,16 +187,20 @@ struct CloudSyncTests {
     #expect(try await history(world.raw).map(\.revision) == [2, 1], "no upload over an unsettled conflict")
     let resolved = await world.b.sync.resolve(with: .merge(rules: [:], fallback: .mostRecent), named: "merge")
     #expect(resolved.error == nil)
-    #expect(world.b.sync.status.conflicts.last?.result == "merged")
+    // Nothing declared: the merge keeps one whole side (the most recent, ours), so it is that side.
+    #expect(world.b.sync.status.conflicts.last?.result == "ours")
     #expect(try await world.b.sync.state().state == .synced)
   }
 
   // MARK: Merge
 
-  @Test("merge: sections from the side that changed them, the high score by its rule, declared shards by index")
+  @Test(
+    "merge: declared paths combine (high score by max, inventory by union, shards by index); the undeclared rest is the policy's side, whole"
+  )
   func merge() async throws {
     let world = try await World(
-      policy: .merge(rules: ["score.highScore": .max, "shards": .byIndex], fallback: .mostRecent))
+      policy: .merge(
+        rules: ["score.highScore": .max, "shards": .byIndex, "inventory": .union], fallback: .mostRecent))
     defer { world.server.stop() }
     var theirs = world.base
     theirs.score.highScore = 900
@@ -217,8 +221,8 @@ struct CloudSyncTests {
     #expect(report.error == nil)
     let merged = try world.b.newest()
     #expect(merged.score.highScore == 900, "rule max")
-    #expect(merged.score.points == 7, "the rest of the score: the policy's side, the most recent")
-    #expect(merged.volume == 0.2)
+    #expect(merged.score.points == 7, "the rest of the state: the policy's side, the most recent")
+    #expect(merged.volume == 0.5, "undeclared, so with the rest: ours, whole (theirs' 0.2 stays in r2, kept)")
     #expect(merged.inventory == ["potion": 1, "sword": 1])
     #expect(merged.shards[1].x == 100 && merged.shards[2].x == 200, "bulk elements from each side")
     #expect(merged.shards[5].y == 6, "an element both changed: the policy's side")
@@ -227,16 +231,18 @@ struct CloudSyncTests {
     #expect(
       Set(conflict.fields) == [
         "score.highScore: rule max (score.highScore)", "score: policy: ours", "shards[5]: policy: ours",
+        "volume: policy: ours",
       ])
     #expect(
       conflict.sections.map(\.description) == [
         "inventory: ours (only ours changed it)",
         "score: merged (other fields: policy: ours; score.highScore: rule max (score.highScore))",
-        "shards: merged (shards[5]: policy: ours)", "volume: theirs (only theirs changed it)",
+        "shards: merged (shards[5]: policy: ours)",
+        "volume: ours (only theirs changed it; both changed the rest of the state: policy: ours)",
       ])
     #expect(
       conflict.summary.contains(
-        "merge → merged (inventory ours, score merged, shards merged, volume theirs; 3 both changed"))
+        "merge → merged (inventory ours, score merged, shards merged, volume ours; 4 both changed"))
     #expect(world.b.kept == [conflict.ours], "ours is kept")
     let log = try await history(world.raw)
     #expect(log.map(\.revision) == [3, 2, 1])
@@ -276,7 +282,8 @@ struct CloudSyncTests {
     defer { server.stop() }
     // Both devices go through a proxy that holds their uploads until both are in flight.
     let proxy = try FaultProxy(upstream: server.port)
-    let policy = ConflictPolicy.merge(rules: ["score.highScore": .max], fallback: .mostRecent)
+    let policy = ConflictPolicy.merge(
+      rules: ["score.highScore": .max, "volume": .min, "inventory": .union], fallback: .mostRecent)
     let a = Device(server: proxy.url, token: token, name: "A", policy: policy)
     let b = Device(server: proxy.url, token: token, name: "B", policy: policy)
     let base = PlayerState()

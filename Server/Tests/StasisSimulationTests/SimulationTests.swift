@@ -28,10 +28,12 @@ struct SimulationTests {
     #expect(result.failure == nil, "\(result.failure ?? "")")
   }
 
-  @Test("a head uploaded by a newer build is refused by older builds, which are then not compared (seed 139114736)")
+  // Found as seed 139114736; the operations the simulation draws have changed since, and seed 1
+  // now meets the same scenario (the assertion below says it still occurs).
+  @Test("a head uploaded by a newer build is refused by older builds, which are then not compared (seed 1)")
   func newerSchemaHead() async {
     Simulation.plant(nil)
-    let result = await Simulation.run(seed: 139_114_736, operations: 150)
+    let result = await Simulation.run(seed: 1, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
     #expect(result.trace.contains { $0.contains("refused: revision") && $0.contains("newer schema version") })
   }
@@ -65,9 +67,12 @@ struct SimulationTests {
     }
     let expected: [PlantedBug: [String]] = [
       .generationAtLockTime: ["generation order", "held snapshots"],
-      .pruneUnreadable: ["unreadable generation deleted"],
+      .pruneUnreadable: ["unreadable generation deleted", "kept generation lost"],
       .newestOnlyAfterLostAnswer: ["self-conflict"],
       .dropAcknowledgedUpload: ["acknowledged with 201", "conflict loser"],
+      .keepNothingBeforeWriting: ["kept generation lost", "unreadable generation deleted"],
+      .sameStateTwice: ["the same state written twice"],
+      .mergeSectionBySection: ["creatures in walls"],
     ]
     let failure = found.failure ?? ""
     #expect(expected[bug]!.contains { failure.contains($0) }, "seed \(found.seed): \(failure)")

@@ -9,4 +9,10 @@ import Synchronization
   public static let generationAtLockTime = Atomic<Bool>(false)
   /// Pruning removes generations this build cannot read.
   public static let pruneUnreadable = Atomic<Bool>(false)
+  /// Issue 27, case 1: a write keeps nothing before it writes beside a generation its build
+  /// cannot read, so only the relative rule protects a newer build's save, and it lapses.
+  public static let keepNothingBeforeWriting = Atomic<Bool>(false)
+  /// Issue 27, case 9: a store that has not loaded the slot never compares a snapshot with the
+  /// newest file, so a new process writes the state it found again.
+  public static let sameStateTwice = Atomic<Bool>(false)
 }

@@ -49,8 +49,7 @@ extension SaveStore {
   /// store last wrote or read it) is left as it is: `unchanged` is true and nothing is written.
   func writeDurably(
     _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool = true, ifNewestIs expected: Int? = nil, sections: [SaveSection]? = nil,
-    knownSections: [SaveSection]? = nil, signed: Bool = false
+    pruning: Bool = true, ifNewestIs expected: Int? = nil, sections: [SaveSection]? = nil, signed: Bool = false
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     try makeSlotFolder(slot)
     return try withSlotLock(slot) { () throws(SaveFileError) in
@@ -62,7 +61,7 @@ extension SaveStore {
       }
       let written = try writeLocked(
         bytes, slot: slot, writer: writer, unreadableNewest: unreadableNewest, handle: handle, pruning: pruning,
-        ifNewestIs: expected, sections: sections, knownSections: knownSections)
+        ifNewestIs: expected, sections: sections)
       if pruning, signed, !written.unchanged, signedSince(folder: folder(of: slot)) == nil {
         // From now on an unsigned file in this slot is refused, whatever the policy.
         do {
@@ -75,6 +74,12 @@ extension SaveStore {
     }
   }
 
+  /// The sections that are the state: all but the load report, which says how a state reached
+  /// its schema (a new game's save of the state a migrated save holds is the same state).
+  private static func state(_ sections: [SaveSection]) -> [SaveSection] {
+    sections.filter { $0.name != LoadReport.sectionName }
+  }
+
   /// What the slot's newest generation holds: as this store last wrote or read it, else read
   /// from the file once (a process that saves before it loads, a file another process wrote),
   /// so a state is never written twice in a row. Nil when the file does not verify.
@@ -84,7 +89,9 @@ extension SaveStore {
     if let known = writers.newestState(slot: slot.name), known.generation == generation, known.size == size {
       return known
     }
-    guard let document = try? readDocument(at: path) else { return nil }
+    guard !PlantedBugs.sameStateTwice.load(ordering: .relaxed), let document = try? readDocument(at: path) else {
+      return nil
+    }
     let state = SlotWriters.NewestState(
       generation: generation, path: path, size: size, game: document.game, sections: document.sections)
     writers.setNewest(state, slot: slot.name)
@@ -93,7 +100,7 @@ extension SaveStore {
 
   private func writeLocked(
     _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool, ifNewestIs expected: Int?, sections: [SaveSection]?, knownSections: [SaveSection]? = nil
+    pruning: Bool, ifNewestIs expected: Int?, sections: [SaveSection]?
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     let folder = folder(of: slot)
     // One listing serves the whole write: under the lock, only this writer changes the folder.
@@ -111,12 +118,17 @@ extension SaveStore {
         .newerSaveInSlot, "generation \(newest) appeared after generation \(expected) was read; nothing was written",
         context: .init(file: folder), suggestion: "read the slot again")
     }
+    // The same game and schema with the same sections is the same state, whichever build (or
+    // device) wrote the file.
     if let sections, newest > 0, let known = newestState(slot: slot, generation: newest),
-      known.game == writer, known.sections == sections
+      known.game.name == writer.name, known.game.schemaVersion == writer.schemaVersion,
+      Self.state(known.sections) == Self.state(sections)
     {
       return (known.generation, known.path, true)
     }
-    if pruning { try keepWhatMustBeKept(existing, slot: slot, writer: writer) }
+    if pruning, !PlantedBugs.keepNothingBeforeWriting.load(ordering: .relaxed) {
+      try keepWhatMustBeKept(existing, slot: slot, writer: writer)
+    }
     if unreadableNewest == .refuse { try refuseOverUnreadable(existing, slot: slot, writer: writer) }
 
     var lastError: SaveFileError?
@@ -139,7 +151,7 @@ extension SaveStore {
           throw SaveFileError("the new generation could not be put in place", cause: error)
         }
         writers.setNewest(
-          (sections ?? knownSections).map {
+          sections.map {
             SlotWriters.NewestState(
               generation: generation, path: final, size: bytes.count, game: writer, sections: $0)
           }, slot: slot.name)
@@ -314,8 +326,9 @@ extension SaveStore {
         continue
       }
       let path = path(of: slot, generation: generation)
-      if kept.contains(generation) { continue }  // kept until the game or the player lets it go
-      if let reason = verdict.mustBeKept, !PlantedBugs.pruneUnreadable.load(ordering: .relaxed) {
+      let planted = PlantedBugs.pruneUnreadable.load(ordering: .relaxed) && verdict.mustBeKept != nil
+      if kept.contains(generation), !planted { continue }  // kept until the game or the player lets it go
+      if let reason = verdict.mustBeKept, !planted {
         if loggedKept.withLock({ $0.insert(path).inserted }) {
           logger.notice("slot '\(slot)': kept generation \(generation), which this build cannot read: \(reason)")
         }

@@ -208,6 +208,8 @@ public final class SaveStore: Sendable {
   /// With `ifNewestIs`, the write happens only when the slot's newest generation is still that
   /// one (0: the slot has none), checked under the slot's lock; otherwise it is refused with
   /// ``SaveFileError/Kind/newerSaveInSlot``: a sync never writes over a save it has not seen.
+  /// Bytes whose sections the newest generation already holds write nothing (`.unchanged`,
+  /// naming that generation).
   package func save(
     fileBytes bytes: [UInt8], slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse, ifNewestIs: Int? = nil
   ) -> SaveHandle {
@@ -218,14 +220,17 @@ public final class SaveStore: Sendable {
         // Decoded, not only verified: its sections are what the slot's newest holds once it is
         // written, so the game's next save of the same state writes nothing.
         let (document, signature) = try SaveFileFormat.decodeWithSignature(bytes, signing: self.signing)
+        // A file whose state the slot's newest already holds is not written again.
         let written = try self.writeDurably(
           bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
-          ifNewestIs: ifNewestIs, knownSections: document.sections, signed: signature != .unsigned)
+          ifNewestIs: ifNewestIs, sections: document.sections, signed: signature != .unsigned)
         handle.finish(
           .success(
             SaveReceipt(
-              slot: slot, generation: written.generation, path: written.path, bytes: bytes.count,
-              encodeDuration: .zero, writeDuration: SystemClock().now() - start)))
+              slot: slot, generation: written.generation, path: written.path,
+              bytes: written.unchanged ? 0 : bytes.count,
+              encodeDuration: .zero, writeDuration: SystemClock().now() - start,
+              outcome: written.unchanged ? .unchanged : .written)))
       } catch {
         handle.finish(.failure(error))
       }

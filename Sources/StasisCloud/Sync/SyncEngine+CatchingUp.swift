@@ -307,6 +307,9 @@ extension SyncEngine {
             (summary.slot, summary.device) = (document.summary.slot, document.summary.device)
             document.summary = summary
           }
+          // A merge that is one side whole is that side: no new state, no new revision.
+          if document.sections == theirs.sections { return .theirs }
+          if document.sections == ours.document.sections { return .ours }
           return .document(document, result: "merged")
         } catch {
           report.note = "the merged state does not load (\(error)): fell back to \(fallback.name)"

@@ -101,17 +101,29 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   /// True when local `generation` is not on the server yet.
   func isUnsynced(_ generation: Int?) -> Bool { (generation ?? 0) > (baseGeneration ?? 0) }
 
-  /// The record's name in the slot's folder.
+  /// The name of the one record every server shared before each server had its own: read
+  /// once, when a server's own record does not exist yet.
   public static let recordName = "cloud"
 
-  /// The slot's record, or an empty one; a record of another server, player or slot starts afresh.
+  /// The record's name in the slot's folder for one server and player: `cloud-` and 16 hex
+  /// digits of their hash. A device keeps one record per server, so talking to another server
+  /// (a staging one, a studio's own) never makes it forget what it sent to this one.
+  static func recordName(server: String?, player: String?) -> String {
+    let key = "\(server ?? "")\n\(player ?? "")"
+    return "cloud-" + String(hexEncoded(SHA256.hash(data: Data(key.utf8))).prefix(16))
+  }
+
+  /// The slot's record for `server` and its player, or an empty one.
   public static func load(store: SaveStore, slot: SaveSlot, server: CloudServer) -> SyncRecord {
     let player = playerTag(server.token)
-    guard let bytes = try? store.readRecord(named: recordName, slot: slot),
-      let record = try? JSONDecoder().decode(SyncRecord.self, from: Data(bytes)), record.server == server.url,
-      record.player == player, record.slot == slot.name
-    else { return SyncRecord(server: server.url, player: player, slot: slot.name) }
-    return record
+    for name in [recordName(server: server.url, player: player), recordName] {
+      guard let bytes = try? store.readRecord(named: name, slot: slot),
+        let record = try? JSONDecoder().decode(SyncRecord.self, from: Data(bytes)), record.server == server.url,
+        record.player == player, record.slot == slot.name
+      else { continue }
+      return record
+    }
+    return SyncRecord(server: server.url, player: player, slot: slot.name)
   }
 
   /// A token's tag in a record: enough to tell players apart, never enough to use.
@@ -126,7 +138,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     guard let data = try? encoder.encode(self) else {
       throw SaveFileError(.io, "the sync record could not be encoded")
     }
-    try store.writeRecord([UInt8](data), named: Self.recordName, slot: slot)
+    try store.writeRecord([UInt8](data), named: Self.recordName(server: server, player: player), slot: slot)
   }
 }
 

@@ -35,7 +35,8 @@ public final class PostgresBackend: SaveBackend {
   public func migrate() async throws {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
-      for statement in ServerSchema.postgres + [Self.putFunction, Self.putFunctionV2] {
+      // stasis_put_v1 pruned conflict losers: it is dropped, so no server of any version calls it.
+      for statement in ServerSchema.postgres + [Self.dropPutFunctionV1, Self.putFunctionV2] {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }
@@ -88,7 +89,7 @@ public final class PostgresBackend: SaveBackend {
     let rows = try await client.execute(statement, logger: logger)
     var result: (String, Int64?, Int64)?
     for try await row in rows { result = row }
-    guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v1 returned no row") }
+    guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v2 returned no row") }
     switch outcome {
     case "created":
       var stored = metadata
@@ -112,71 +113,22 @@ public final class PostgresBackend: SaveBackend {
     }
   }
 
+  /// The first upload function, whose pruning deleted conflict losers: dropped at migration.
+  static let dropPutFunctionV1 = """
+    DROP FUNCTION IF EXISTS stasis_put_v1(BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, TEXT, BIGINT, TEXT,
+      TEXT, TEXT, BIGINT, BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, TEXT, BYTEA)
+    """
+
   /// An upload as one PL/pgSQL function, so it costs one round trip and plans that PostgreSQL
   /// caches, instead of nine statements planned each time. It locks the player's row (one
   /// upload per player at a time, so the limits hold exactly), then the slot's row (of two
   /// uploads on the same base exactly one commits: the second waits for the lock, then reads the
-  /// new head), checks the precondition and the limits, stores the revision and prunes the slot
-  /// to its newest `keep`. `expected` is null for `If-None-Match: *`. The outcome is `created`
-  /// (with the revision), `stale` (with the head's revision; none when the slot does not exist),
-  /// `slots` or `bytes` (with the count or bytes in use).
-  static let putFunction = """
-    CREATE OR REPLACE FUNCTION stasis_put_v1(
-      p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
-      p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
-      p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
-      p_summary TEXT, p_file BYTEA,
-      OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
-    LANGUAGE plpgsql AS $$
-    #variable_conflict use_column
-    DECLARE
-      v_next BIGINT;
-      v_head BIGINT;
-    BEGIN
-      amount := 0;
-      PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
-      IF p_expected IS NULL THEN
-        INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
-        ON CONFLICT DO NOTHING;
-      END IF;
-      SELECT s.next_revision, s.head_revision INTO v_next, v_head FROM slots s
-      WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
-      IF v_head IS DISTINCT FROM p_expected THEN
-        outcome := 'stale';
-        revision := v_head;
-        RETURN;
-      END IF;
-      IF v_head IS NULL THEN
-        SELECT COUNT(*) INTO amount FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
-        IF amount >= p_max_slots THEN
-          outcome := 'slots';
-          RETURN;
-        END IF;
-      END IF;
-      SELECT COALESCE(SUM(r.size), 0) INTO amount FROM revisions r WHERE r.player_id = p_player;
-      IF amount + p_size > p_max_bytes THEN
-        outcome := 'bytes';
-        RETURN;
-      END IF;
-      amount := 0;
-      UPDATE slots s SET next_revision = v_next + 1, head_revision = v_next
-      WHERE s.player_id = p_player AND s.name = p_slot;
-      INSERT INTO revisions AS r (player_id, slot, revision, base_revision, size, sha256, uploaded_at, device, game,
-        build, schema_version, created_at, play_time, progress, summary, file)
-      VALUES (p_player, p_slot, v_next, p_expected, p_size, p_sha256, p_uploaded_at, p_device, p_game, p_build,
-        p_schema, p_created_at, p_play_time, p_progress, p_summary, p_file);
-      DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision <= v_next - p_keep;
-      outcome := 'created';
-      revision := v_next;
-    END
-    $$
-    """
-
-  /// The upload since conflict losers are kept (v2; `stasis_put_v1` stays for servers not yet
-  /// upgraded): `stasis_put_v1`, plus `p_loser`, a revision of the slot that lost the conflict
-  /// this upload resolves (null: none). After the precondition holds, the loser must be a
-  /// revision of the slot (else the outcome is `loser`); it is marked as lost to the new
-  /// revision, and pruning passes over every marked revision.
+  /// new head), checks the precondition, the loser and the limits, stores the revision and
+  /// prunes the slot to its newest `keep`, never a revision marked as a conflict's loser.
+  /// `expected` is null for `If-None-Match: *`; `p_loser` is a revision of the slot that lost
+  /// the conflict this upload resolves (null: none), marked as lost to the new revision. The
+  /// outcome is `created` (with the revision), `stale` (with the head's revision; none when the
+  /// slot does not exist), `loser`, `slots` or `bytes` (with the count or bytes in use).
   static let putFunctionV2 = """
     CREATE OR REPLACE FUNCTION stasis_put_v2(
       p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,

@@ -1,0 +1,59 @@
+import Foundation
+import Stasis
+import StasisCloud
+import Testing
+
+private struct Counter: Codable, Sendable {
+  var value = 1
+}
+
+/// Issue 27, case 10: a device that talked to another server came back and conflicted with its
+/// own upload, because the one record was replaced when the server's URL changed.
+@Suite("A slot keeps one sync record per server")
+struct SyncRecordTests {
+  @Test("case 10: syncing with another server leaves this server's record, and what it sent, as it was")
+  func onePerServer() throws {
+    let folder = NSTemporaryDirectory() + "stasis-records-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let store = SaveStore(directory: folder)
+    _ = try store.save(Counter(), codec: SaveCodec<Counter>(game: GameIdentity(name: "n")), slot: "autosave").wait()
+      .get()
+    let home = CloudServer(url: "https://saves.example.com", token: "alice", device: "deck")
+    let staging = CloudServer(url: "https://staging.example.com", token: "alice", device: "deck")
+
+    var record = SyncRecord.load(store: store, slot: "autosave", server: home)
+    record.base = 95
+    record.baseGeneration = 197
+    record.queued = [198]
+    try record.save(store: store, slot: "autosave")
+
+    var other = SyncRecord.load(store: store, slot: "autosave", server: staging)
+    #expect(other.base == nil, "another server starts afresh")
+    other.base = 3
+    try other.save(store: store, slot: "autosave")
+
+    let back = SyncRecord.load(store: store, slot: "autosave", server: home)
+    #expect(back.base == 95)
+    #expect(back.baseGeneration == 197 && back.queued == [198], "what it agreed with this server, and what waits")
+    #expect(SyncRecord.load(store: store, slot: "autosave", server: staging).base == 3)
+    let another = CloudServer(url: "https://saves.example.com", token: "bob", device: "deck")
+    #expect(SyncRecord.load(store: store, slot: "autosave", server: another).base == nil, "another player too")
+  }
+
+  @Test("a record written before each server had its own is read once, for its own server")
+  func legacyRecord() throws {
+    let folder = NSTemporaryDirectory() + "stasis-records-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let store = SaveStore(directory: folder)
+    _ = try store.save(Counter(), codec: SaveCodec<Counter>(game: GameIdentity(name: "n")), slot: "autosave").wait()
+      .get()
+    let home = CloudServer(url: "https://saves.example.com", token: "alice", device: "deck")
+    var legacy = SyncRecord.load(store: store, slot: "autosave", server: home)
+    legacy.base = 7
+    let encoder = JSONEncoder()
+    try Data(try encoder.encode(legacy)).write(to: URL(fileURLWithPath: "\(folder)/autosave/.cloud"))
+    #expect(SyncRecord.load(store: store, slot: "autosave", server: home).base == 7)
+    let staging = CloudServer(url: "https://staging.example.com", token: "alice", device: "deck")
+    #expect(SyncRecord.load(store: store, slot: "autosave", server: staging).base == nil)
+  }
+}
