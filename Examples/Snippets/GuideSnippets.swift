@@ -72,6 +72,8 @@ func headlessLoop(game: SnippetGame, coordinator: SaveCoordinator<SnippetGame>, 
     }
     app.update()
   }
+  let episode = app.quit()  // the quit's save and its upload, both ended (or cut by the budget) before it returns
+  print(episode?.description ?? "not running")
 }
 
 // MARK: - TestingYourSavePath: a save the budget cuts off

@@ -1,5 +1,6 @@
 // The scripted platform: what the window's events do in a real game (StasisSDL turns SDL's
-// into these calls). Headless, the example sends itself away and back, and quits.
+// into these calls). Headless, the example sends itself away and back, and quits with
+// Stasis's own `Application.quit()`.
 import Stasis
 
 extension Application {
@@ -8,11 +9,5 @@ extension Application {
     enterBackground()
     while hasBackgroundEpisode { waitForBackgroundWork() }
     enterForeground()
-  }
-
-  /// The player quits: the save before quitting runs inside the budget.
-  @MainActor func quit() {
-    terminate()
-    while hasBackgroundEpisode { waitForBackgroundWork() }
   }
 }

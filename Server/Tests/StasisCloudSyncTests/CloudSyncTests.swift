@@ -507,6 +507,65 @@ struct CloudSyncTests {
     #expect(log[0].sha == (try fileSHA(device, device.generations[0])))
   }
 
+  @Test("case 7: app.quit() returns once the quit's save and its upload have ended; waiting for one task does not")
+  @MainActor
+  func quitSendsTheQuitUpload() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let raw = Client(base: server.base, token: token)
+    for round in 1...3 {
+      let proxy = try FaultProxy(upstream: server.port)  // each round's upload announced once
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-quit-\(UUID().uuidString)")
+        .path
+      let game = Counter()
+      let store = SaveStore(directory: folder)
+      let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
+      let cloud = CloudSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "A"))
+      let app = Application(delegate: coordinator)
+      app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+      coordinator.waitForCatchUp()
+      await cloud.settle()
+      game.count = Int64(round * 10)
+      // The upload is held at the proxy until quit() is already waiting; then it goes.
+      proxy.setRule(.holdUploads)
+      DispatchQueue.global().async {
+        if proxy.waitUntilHolding() { proxy.release() }
+      }
+      let episode = app.quit()
+      #expect(episode?.reason == .termination)
+      #expect(episode?.outcome == .completed, "\(String(describing: episode))")
+      #expect(app.runningBackgroundTasks.isEmpty)
+      #expect(app.state == .notRunning)
+      let head = try #require(try await history(raw).first)
+      let newest = try #require(try store.generations(of: "autosave").first)
+      #expect(head.sha == sha256(try store.readBytes(at: store.path(of: "autosave", generation: newest))))
+      _ = cloud
+    }
+    #expect(try await history(raw).count == 3, "every quit upload reached the server")
+
+    // The sequence the docs used to show: it returns with the upload still in flight.
+    let proxy = try FaultProxy(upstream: server.port)
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-quit-\(UUID().uuidString)").path
+    let game = Counter()
+    let coordinator = SaveCoordinator(
+      game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
+    let cloud = CloudSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "B"))
+    let app = Application(delegate: coordinator)
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    coordinator.waitForCatchUp()
+    game.count = 99
+    proxy.setRule(.holdUploads)
+    app.terminate()
+    coordinator.waitForSaves()
+    app.waitForBackgroundWork()
+    #expect(app.runningBackgroundTasks == ["upload autosave"], "an exit now would cut the quit upload")
+    proxy.release(dropping: true)
+    app.quit()
+    await cloud.settle()
+  }
+
   @Test("the budget expires during an upload: the local save stays whole; the upload goes on the next return")
   @MainActor
   func budgetExpires() async throws {
