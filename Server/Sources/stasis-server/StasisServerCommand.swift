@@ -40,12 +40,14 @@ struct DatabaseOptions: ParsableArguments {
 
   /// Opens the backend and runs `body` with it; a PostgreSQL pool runs for as long as `body` does.
   func withBackend<T: Sendable>(
-    logger: Logger, _ body: @Sendable (any SaveBackend, PostgresBackend?) async throws -> T
+    logger: Logger, statementTimeout: Duration? = nil,
+    _ body: @Sendable (any SaveBackend, PostgresBackend?) async throws -> T
   ) async throws -> T {
     guard let postgres else {
       return try await body(try SQLiteBackend(path: database), nil)
     }
-    let backend = try PostgresBackend(url: postgres, connections: connections, logger: logger)
+    let backend = try PostgresBackend(
+      url: postgres, connections: connections, statementTimeout: statementTimeout, logger: logger)
     return try await withThrowingTaskGroup(of: T?.self) { group in
       group.addTask {
         await backend.run()
@@ -154,7 +156,9 @@ struct Serve: AsyncParsableCommand {
       limits: PlayerLimits(totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes),
       requestTimeout: .milliseconds(Int64(timeout * 1000)))
     let storageName = storage.postgres == nil ? "sqlite \(storage.database)" : "postgresql"
-    try await storage.withBackend(logger: logger) { backend, _ in
+    // A statement outlives no request: PostgreSQL cancels it a second after the request's deadline.
+    try await storage.withBackend(logger: logger, statementTimeout: .milliseconds(Int64(timeout * 1000) + 1000)) {
+      backend, _ in
       let server = SaveServer(backend: backend, options: options, metrics: { registry.emitToBuffer() })
       let app = Application(
         router: server.router(),

@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 import Stasis
 import Synchronization
 import Testing
@@ -83,6 +84,68 @@ struct ServerHostileClientTests {
         + "and then answered 200, \(counts.shed) answered 503 (\(early.shed) before the keepers' requests), "
         + "\(counts.dropped) dropped by the kernel's full listen queue, \(counts.refused) refused; "
         + "the 4 keepers answered 200; /metrics shed \(shedMetric)")
+  }
+
+  @Test("a slow database: the request's deadline runs until its answer, and the statement is cancelled behind it")
+  func slowDatabase() async throws {
+    let database = try Database(.postgres)
+    let player = try database.addPlayer()
+    let deadline = 2.0
+    let server = try ServerProcess(database, ["--request-timeout", "\(deadline)"])
+    defer { server.stop() }
+    // Another session holds the player's row (as a long transaction would), for 8 s.
+    let locker = Process()
+    // Line-buffered, so its "locked" arrives as soon as it is printed (psql's output to a pipe
+    // is otherwise held until it exits).
+    locker.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
+    locker.arguments = ["-oL", "psql", try #require(Backend.postgresURL), "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"]
+    let input = Pipe()
+    let output = Pipe()
+    locker.standardInput = input
+    locker.standardOutput = output
+    try locker.run()
+    defer { locker.terminate() }
+    input.fileHandleForWriting.write(
+      Data(
+        """
+        BEGIN;
+        SELECT 1 FROM players WHERE name = '\(player.name)' FOR UPDATE;
+        \\echo locked
+        SELECT pg_sleep(8);
+        COMMIT;
+
+        """.utf8))
+    try input.fileHandleForWriting.close()  // psql ends after the COMMIT
+    var seen = ""
+    while !seen.contains("locked") {  // the lock is held once psql says so
+      let chunk = output.fileHandleForReading.availableData
+      guard !chunk.isEmpty else { break }
+      seen += String(decoding: chunk, as: UTF8.self)
+    }
+    #expect(seen.contains("locked"), "psql: \(seen)")
+
+    struct Tiny: Codable, Sendable { var value = 1 }
+    let codec = SaveCodec<Tiny>(game: GameIdentity(name: "tiny"))
+    let file = SaveFileFormat.encode(try codec.document(for: Tiny(), summary: SaveSummary(), createdAt: 0))
+    let connection = try RawConnection(port: server.port, readTimeout: 20)
+    let start = ContinuousClock.now
+    let head = requestHead(
+      "PUT", "/v1/slots/waits", token: player.token, headers: [("If-None-Match", "*")], contentLength: file.count)
+    #expect(connection.send(Array(head.utf8) + file), "the whole request, at once")
+    let (bytes, closed) = connection.readToEnd()
+    let seconds = (ContinuousClock.now - start) / .seconds(1)
+    let response = RawResponse(parsing: bytes)
+    #expect(closed, "closed by the server")
+    #expect(response?.status == 503, "\(String(decoding: bytes.prefix(300), as: UTF8.self))")
+    #expect(response?.json["error"] is String)
+    #expect(
+      seconds >= deadline - 0.05 && seconds < deadline + 1.5, "answered at its deadline, not the lock's 8 s: \(seconds)"
+    )
+    // PostgreSQL cancelled the upload's statement a second after the deadline: it committed nothing.
+    locker.waitUntilExit()
+    let slots = try await Client(base: server.base, token: player.token).send(.GET, "/v1/slots")
+    #expect(slots.status == 200)
+    #expect(!slots.text.contains("waits"), "\(slots.text)")
   }
 
   @Test(

@@ -14,7 +14,7 @@ extension Application {
   ///
   /// Waiting for one task (``waitForBackgroundWork()``) or for the saves alone is not enough:
   /// the quit upload starts when the save ends, and a process that exits then cuts it. On a
-  /// ``ManualClock`` (tests) advance the clock and call ``update()`` instead: this waits in
+  /// `ManualClock` (tests) advance the clock and call ``update()`` instead: this waits in
   /// real time.
   @discardableResult
   public func quit() -> BackgroundEpisode? {

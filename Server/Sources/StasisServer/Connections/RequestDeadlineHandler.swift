@@ -2,16 +2,23 @@ import Metrics
 import NIOCore
 import NIOHTTP1
 
-/// One deadline for the whole of each request: its headers and its body, on every route.
+/// One deadline for the whole of each exchange: the request's headers and body, the handler's
+/// work, and the answer's last byte, on every route.
 ///
 /// The clock starts when the connection is ready for a request (when it opens, and again when
-/// the previous exchange is over) and stops when the request's last byte has arrived; bytes
-/// that trickle in do not move it. When it passes:
+/// the previous exchange is over) and stops only when the request has arrived whole *and* the
+/// answer's last byte has been written; bytes that trickle in do not move it. A slow handler,
+/// a slow database or a client that never reads its answer cannot hold a connection past it.
+/// When it passes:
 /// - before the request's headers are whole: `408` when some of it arrived, and the connection
 ///   closes (an idle keep-alive connection just closes);
-/// - headers read, no answer yet (a body still coming): `408`, the handler's body stream fails
+/// - headers read, no answer yet, a body still coming: `408`, the handler's body stream fails
 ///   so nothing is stored, and anything the handler writes later is dropped;
-/// - answered already (a `GET` or a `413` whose body is still coming): the connection closes.
+/// - the request whole, no answer yet (a slow handler or database): `503`, and anything the
+///   handler writes later is dropped (an upload that commits afterwards is recognised by its
+///   SHA-256 when the client retries, as after any lost answer);
+/// - answered, or answering (a `413` whose body is still coming, an answer the client does
+///   not read): the connection closes.
 ///
 /// It also answers the HTTP parser's own errors with the API's JSON `400`. It sits right after
 /// the HTTP/1 decoder, so it sees NIO's request parts and the parser's errors first.
@@ -62,8 +69,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     case .head: headReceived = true
     case .body: break
     case .end:
-      requestEnded = true
-      disarm()
+      requestEnded = true  // the clock runs on: the answer is part of the exchange
       if responseEnded { nextExchange(context) }
     }
     context.fireChannelRead(data)
@@ -78,8 +84,16 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     case .head: responseStarted = true
     case .body: break
     case .end:
-      responseEnded = true
-      if requestEnded { nextExchange(context) }
+      // Over once the last byte is written, not when it is handed over: a client that never
+      // reads its answer keeps the write pending, and the deadline closes it.
+      let written = promise ?? context.eventLoop.makePromise()
+      written.futureResult.assumeIsolatedUnsafeUnchecked().whenSuccess { [self] in
+        guard !finishing else { return }
+        responseEnded = true
+        if requestEnded { nextExchange(context) }
+      }
+      context.write(data, promise: written)
+      return
     }
     context.write(data, promise: promise)
   }
@@ -134,12 +148,15 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
       }
       Counter(label: "stasis_requests_timed_out_total").increment()
       answer(context, .requestTimeout, "the request did not arrive whole within \(Self.seconds(timeout))")
-    } else if !responseStarted {
+    } else if !responseStarted, !requestEnded {
       Counter(label: "stasis_requests_timed_out_total").increment()
       // The handler waiting on the body learns it will not come: its stream fails, so an
       // upload stores nothing.
       context.fireErrorCaught(Expired())
       answer(context, .requestTimeout, "the request's body did not arrive within \(Self.seconds(timeout))")
+    } else if !responseStarted {
+      Counter(label: "stasis_requests_timed_out_total").increment()
+      answer(context, .serviceUnavailable, "the server did not answer within \(Self.seconds(timeout)); try again")
     } else {
       Counter(label: "stasis_requests_timed_out_total").increment()
       finishing = true

@@ -12,8 +12,10 @@ public final class PostgresBackend: SaveBackend {
   let logger: Logger
 
   /// A backend for `url` (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`), with at most
-  /// `connections` pooled connections.
-  public init(url: String, connections: Int = 20, logger: Logger) throws {
+  /// `connections` pooled connections. With `statementTimeout`, PostgreSQL cancels any
+  /// statement that runs longer (`statement_timeout`): a request past its deadline leaves no
+  /// query running behind it.
+  public init(url: String, connections: Int = 20, statementTimeout: Duration? = nil, logger: Logger) throws {
     guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
       let user = parts.user
     else {
@@ -23,6 +25,11 @@ public final class PostgresBackend: SaveBackend {
       host: parts.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1", port: parts.port ?? 5432, username: user,
       password: parts.password, database: String(parts.path.drop { $0 == "/" }), tls: .disable)
     configuration.options.maximumConnections = connections
+    if let statementTimeout {
+      let milliseconds = max(
+        1, statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000)
+      configuration.options.additionalStartupParameters = [("statement_timeout", "\(milliseconds)")]
+    }
     client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     self.logger = logger
   }
