@@ -104,14 +104,7 @@ extension Merger {
   ) -> [UInt8]? {
     let (b, o, t) = (base?.1, ours?.1, theirs?.1)
     if o == t { return o }
-    if o == b {
-      fromTheirs += 1
-      return t
-    }
-    if t == b {
-      fromOurs += 1
-      return o
-    }
+    if let one = takeOneSide(b, o, t) { return one }
     let element = { (side: (BulkArray, [UInt8], Int)?) in side.map { SaveValue.object($0.0.element(at: $0.2)) } }
     let field = MergeField(path: path, base: element(base), ours: element(ours), theirs: element(theirs))
     let side: MergeSide?

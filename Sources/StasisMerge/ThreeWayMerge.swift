@@ -317,14 +317,7 @@ struct Merger {
     if !declared, rules.rule(for: path) == nil, !rules.declares(inside: path) {
       return restValue(base, ours, theirs, path: path)
     }
-    if ours == base {
-      fromTheirs += 1
-      return theirs
-    }
-    if theirs == base {
-      fromOurs += 1
-      return ours
-    }
+    if let one = takeOneSide(base, ours, theirs) { return one }
     let field = MergeField(path: path, base: base, ours: ours, theirs: theirs)
     if let (pattern, rule) = rules.rule(for: path) {
       switch rule {
@@ -355,20 +348,27 @@ struct Merger {
     return settle(field)
   }
 
+  /// The value of the side that alone changed it (counted as taken from that side); nil when
+  /// both sides changed it.
+  mutating func takeOneSide<Value: Equatable>(_ base: Value?, _ ours: Value?, _ theirs: Value?) -> Value?? {
+    if ours == base {
+      fromTheirs += 1
+      return .some(theirs)
+    }
+    if theirs == base {
+      fromOurs += 1
+      return .some(ours)
+    }
+    return nil
+  }
+
   /// An undeclared value: the rest of the state's side. A value both sides changed is a
   /// conflict the rest's decision settled.
   private mutating func restValue(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String)
     -> SaveValue?
   {
     if MergePlantedBugs.sectionBySection.load(ordering: .relaxed) {
-      if ours == base {
-        fromTheirs += 1
-        return theirs
-      }
-      if theirs == base {
-        fromOurs += 1
-        return ours
-      }
+      if let one = takeOneSide(base, ours, theirs) { return one }
       return settle(MergeField(path: path, base: base, ours: ours, theirs: theirs))
     }
     if restConflicts {
