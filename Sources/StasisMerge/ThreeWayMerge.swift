@@ -314,8 +314,12 @@ struct Merger {
     if groupsInside(path), case .object(let o)? = ours, case .object(let t)? = theirs {
       return .object(mergeObject(base, o, t, path: path, everyKey: false, declared: declared))
     }
-    if !declared, rules.rule(for: path) == nil, !rules.declares(inside: path) {
-      return restValue(base, ours, theirs, path: path)
+    if !declared, rules.rule(for: path) == nil {
+      guard rules.declares(inside: path) else { return restValue(base, ours, theirs, path: path) }
+      // Declared inside: its undeclared fields are the rest's, even when one side alone changed it.
+      if case .object(let o)? = ours, case .object(let t)? = theirs {
+        return .object(mergeObject(base, o, t, path: path, everyKey: false, declared: false))
+      }
     }
     if let one = takeOneSide(base, ours, theirs) { return one }
     let field = MergeField(path: path, base: base, ours: ours, theirs: theirs)

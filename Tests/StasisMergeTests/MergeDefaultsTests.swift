@@ -70,6 +70,25 @@ struct MergeDefaultsTests {
     #expect(creaturesInWalls(world) == 0)
   }
 
+  @Test("a section with a declared field: its other fields go with the rest, even when one side alone changed them")
+  func declaredInsideFollowsTheRest() throws {
+    let base = carvedLevel(seed: 1, depth: 1)
+    var laptop = carvedLevel(seed: 3, depth: 3)  // went down: a new map, and player.depth 3
+    laptop.monsters = base.monsters
+    var deck = base
+    deck.monsters[0].hp -= 1  // fought on the old level; only the laptop changed `player`
+    let (b, o, t) = (
+      try dungeonCodec.document(for: base, summary: SaveSummary(), createdAt: 0),
+      try dungeonCodec.document(for: deck, summary: SaveSummary(), createdAt: 0),
+      try dungeonCodec.document(for: laptop, summary: SaveSummary(), createdAt: 0)
+    )
+    let outcome = ThreeWayMerge.merge(
+      base: b, ours: o, theirs: t, rules: ["player.gold": .max], fallback: .ours, createdAt: 1)
+    let world = try dungeonCodec.state(from: try #require(outcome.document))
+    #expect(world.map == base.map && world.player.depth == 1, "the deck's level, and the depth that goes with it")
+    #expect(world.monsters == deck.monsters)
+  }
+
   @Test("case 6: by-key on a struct id aligns entities by the id's encoded value")
   func structKeys() throws {
     let base = City(agents: (0..<4).map { Agent(id: EntityID(index: $0, generation: 1)) })

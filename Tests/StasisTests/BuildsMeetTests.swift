@@ -109,6 +109,24 @@ struct BuildsMeetTests {
     #expect(kept.contains(olderNewest), "the older build's branch, not chosen, is kept too")
   }
 
+  @Test("a save only a full decode refuses is kept durably when the coordinator's restore meets it")
+  func decodeFailureKeptDurably() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder)
+    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    // Another build of the same schema renamed a field without a migration: only decoding finds it.
+    var document = try store.readDocument(at: store.path(of: "autosave", generation: 1))
+    let index = try #require(document.sections.firstIndex { $0.name == "score" })
+    guard case .tree(var score) = document.sections[index].content else { return }
+    score.renameField("points", to: "total")
+    document.sections[index].content = .tree(score)
+    let renamed = try store.save(document: document, slot: "autosave").wait().get().generation
+    let (_, coordinator, _) = launch(folder, codec: testCodec, restoring: true)
+    #expect(coordinator.restoreFailure != nil)
+    // A new process (a tool) that never decodes it sees it kept, on disk.
+    #expect(SaveStore(directory: folder).keptGenerations(of: "autosave").map(\.generation) == [renamed])
+  }
+
   @Test("a newer build saves into the slot while this one plays: the game is held, said once, and saves nothing")
   func failingSavesHoldTheGame() throws {
     let folder = makeTemporaryDirectory()

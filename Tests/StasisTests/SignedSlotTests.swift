@@ -46,6 +46,23 @@ struct SignedSlotTests {
     #expect(try copy.load(codec: testCodec, slot: "autosave").state.score.points == 999_999)
   }
 
+  @Test("a save signed with a retired key is signed again with the current one, even when its state is unchanged")
+  func retiredKeyIsResigned() throws {
+    let folder = makeTemporaryDirectory()
+    let old = SigningKey(bytes: Array("the old key, thirty-two bytes!!!".utf8))
+    let state = TestGameState.sample()
+    _ = try SaveStore(directory: folder, signing: .signed(with: old)).save(state, codec: testCodec, slot: "autosave")
+      .wait().get()
+    let rotating = SaveStore(directory: folder, signing: .signed(with: Self.key, retired: [old]))
+    #expect(try rotating.load(codec: testCodec, slot: "autosave").state == state)
+    let again = try rotating.save(state, codec: testCodec, slot: "autosave").wait().get()
+    #expect(again.outcome == .written, "the same state, written again to be signed with the current key")
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: again.path)))
+    #expect(bytes.withUnsafeBytes { SaveFileFormat.verify($0, signing: .signed(with: Self.key)) }.error == nil)
+    let third = try rotating.save(state, codec: testCodec, slot: "autosave").wait().get()
+    #expect(third.outcome == .unchanged, "now signed with the current key: written once")
+  }
+
   @Test("turning signing on still loads the unsigned saves made before it")
   func turningSigningOn() throws {
     let folder = makeTemporaryDirectory()

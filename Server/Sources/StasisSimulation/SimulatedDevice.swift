@@ -52,8 +52,13 @@ final class SimulatedDevice {
     let store = SaveStore(
       directory: Self.directory, generationsToKeep: Self.generationsToKeep, fileSystem: disk, wallClock: wallClock,
       device: name, logger: logger)
+    // A merged state's summary is the game's own, made from the state alone, off the main thread.
     let configuration = CloudSyncConfiguration(
-      policy: policy, autosaveUploadInterval: .zero, sleep: { _ in throw CancellationError() })
+      policy: policy,
+      summarize: { document in
+        guard let model = GameBuild.model(of: document) else { return document.summary }
+        return GameModel.summary(of: model)
+      }, autosaveUploadInterval: .zero, sleep: { _ in throw CancellationError() })
     let line = ProcessLine(network: network)
     let process = build.process(
       store: store, disk: disk, slot: Self.slot,

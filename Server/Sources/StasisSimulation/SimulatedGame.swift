@@ -135,6 +135,11 @@ public enum GameBuild: String, Sendable, CaseIterable {
   /// The model a file's bytes hold, for any build's file (the checker's reading).
   static func model(ofFile bytes: [UInt8]) -> GameModel? {
     guard let document = try? SaveFileFormat.decode(bytes, path: "sim") else { return nil }
+    return model(of: document)
+  }
+
+  /// The model a document holds, for any build's document.
+  static func model(of document: SaveDocument) -> GameModel? {
     if document.game.schemaVersion == 1 { return (try? GameBuild.v1.codecV1.state(from: document))?.model }
     return (try? GameBuild.v2.codecV2.state(from: document))?.model
   }

@@ -86,6 +86,23 @@ struct ServerHostileClientTests {
         + "the 4 keepers answered 200; /metrics shed \(shedMetric)")
   }
 
+  @Test("a kept-alive connection: each request gets its own deadline, counted from the end of the last exchange")
+  func keptAlive() throws {
+    let database = try Database(.sqlite)
+    let player = try database.addPlayer()
+    let deadline = 2.0
+    let server = try ServerProcess(database, ["--request-timeout", "\(deadline)"])
+    defer { server.stop() }
+    let connection = try RawConnection(port: server.port, readTimeout: 10)
+    let get = requestHead("GET", "/v1/slots", token: player.token)
+    for round in 1...3 {
+      let response = connection.exchange(get)
+      #expect(response?.status == 200, "request \(round), at \(Double(round - 1) * 1.5) s on one connection")
+      // The scenario: the next request comes 1.5 s after this answer, past the first exchange's deadline.
+      if round < 3 { Thread.sleep(forTimeInterval: 1.5) }
+    }
+  }
+
   @Test("a slow database: the request's deadline runs until its answer, and the statement is cancelled behind it")
   func slowDatabase() async throws {
     let database = try Database(.postgres)

@@ -136,6 +136,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Restores the slot; the error when nothing was restored.
   private func restoreSlotFailure() -> SaveFileError? {
     let failure: SaveFileError
+    // What the load could not make a state of is kept now, durably: the load itself writes nothing.
+    defer { keepWhatTheLoadCouldNotRead() }
     do {
       let loaded = try store.load(codec: codec, slot: slot, fallback: loadFallback)
       try restore(loaded)
@@ -147,6 +149,17 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         .invalidState, "the game refused the loaded state: \(error)", underlyingError: error)
     }
     return failure
+  }
+
+  /// The explicit, durable keep of the generations a load of this coordinator's store could not
+  /// make a state of; logged when it cannot be written (nothing is pruned meanwhile by this
+  /// store, whose own writes keep them first).
+  private func keepWhatTheLoadCouldNotRead() {
+    do {
+      try store.keepNoted(slot: slot)
+    } catch {
+      logger.warning("slot '\(slot)': the generations this build cannot read could not be marked kept: \(error)")
+    }
   }
 
   /// The cold start's restore: a failure over saves that exist holds the game until it answers.

@@ -61,7 +61,7 @@ extension SaveStore {
       }
       let written = try writeLocked(
         bytes, slot: slot, writer: writer, unreadableNewest: unreadableNewest, handle: handle, pruning: pruning,
-        ifNewestIs: expected, sections: sections)
+        ifNewestIs: expected, sections: sections, signed: signed)
       if pruning, signed, !written.unchanged, signedSince(folder: folder(of: slot)) == nil {
         // From now on an unsigned file in this slot is refused, whatever the policy.
         do {
@@ -89,18 +89,19 @@ extension SaveStore {
     if let known = writers.newestState(slot: slot.name), known.generation == generation, known.size == size {
       return known
     }
-    guard !PlantedBugs.sameStateTwice.load(ordering: .relaxed), let document = try? readDocument(at: path) else {
+    guard !PlantedBugs.sameStateTwice.load(ordering: .relaxed), let read = try? readSignedDocument(at: path) else {
       return nil
     }
     let state = SlotWriters.NewestState(
-      generation: generation, path: path, size: size, game: document.game, sections: document.sections)
+      generation: generation, path: path, size: size, game: read.document.game, sections: read.document.sections,
+      signedWithCurrentKey: read.signature == .valid(byCurrentKey: true))
     writers.setNewest(state, slot: slot.name)
     return state
   }
 
   private func writeLocked(
     _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool, ifNewestIs expected: Int?, sections: [SaveSection]?
+    pruning: Bool, ifNewestIs expected: Int?, sections: [SaveSection]?, signed: Bool
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     let folder = folder(of: slot)
     // One listing serves the whole write: under the lock, only this writer changes the folder.
@@ -122,7 +123,7 @@ extension SaveStore {
     // device) wrote the file.
     if let sections, newest > 0, let known = newestState(slot: slot, generation: newest),
       known.game.name == writer.name, known.game.schemaVersion == writer.schemaVersion,
-      Self.state(known.sections) == Self.state(sections)
+      known.signedWithCurrentKey || signing.current == nil, Self.state(known.sections) == Self.state(sections)
     {
       return (known.generation, known.path, true)
     }
@@ -150,10 +151,12 @@ extension SaveStore {
           try? fileSystem.unlink(temporary)
           throw SaveFileError("the new generation could not be put in place", cause: error)
         }
+        undecodable.withLock { _ = $0.removeValue(forKey: final) }  // a number a discard freed
         writers.setNewest(
           sections.map {
             SlotWriters.NewestState(
-              generation: generation, path: final, size: bytes.count, game: writer, sections: $0)
+              generation: generation, path: final, size: bytes.count, game: writer, sections: $0,
+              signedWithCurrentKey: signed && signing.current != nil)
           }, slot: slot.name)
         if pruning {
           remember(final, game: writer)
@@ -237,6 +240,31 @@ extension SaveStore {
       logger.notice(
         "slot '\(slot)': kept generation \(generation) until discarded: \(kept.first { $0.generation == generation }!.reason)"
       )
+    }
+  }
+
+  /// Keeps, durably and under the slot's lock, what this store's loads found they could not
+  /// make a state of (noted by `load`, which writes nothing): the explicit step a coordinator
+  /// takes after a load that failed or passed over a generation, so the generation is kept
+  /// even if another process, which never decodes it, writes to the slot next.
+  func keepNoted(slot: SaveSlot) throws(SaveFileError) {
+    let prefix = folder(of: slot) + "/"
+    let noted = undecodable.withLock { $0.filter { $0.key.hasPrefix(prefix) } }
+    guard !noted.isEmpty else { return }
+    try withSlotLock(slot) { () throws(SaveFileError) in
+      guard var kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
+      var changed = false
+      for (path, found) in noted.sorted(by: { $0.key < $1.key }) {
+        guard case .file(let size) = fileSystem.kind(of: path), size == found.size,
+          let generation = Self.generationNumber(fileName: String(path.dropFirst(prefix.count))),
+          !kept.contains(where: { $0.generation == generation })
+        else { continue }
+        let why = found.error.kind == .invalidState ? "this build refused its state" : "this build cannot read it"
+        kept.append(
+          KeptGeneration(generation: generation, reason: "\(why) (\(found.error.location): \(found.error.message))"))
+        changed = true
+      }
+      if changed { try writeKept(kept.sorted { $0.generation > $1.generation }, slot: slot) }
     }
   }
 

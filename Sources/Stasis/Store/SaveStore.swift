@@ -245,10 +245,16 @@ public final class SaveStore: Sendable {
   /// `signing`). An unsigned file in a signed slot (``isSigned(_:)``) is refused as
   /// ``SaveFileError/Kind/unsigned``, whatever the policy: a stripped signature never loads.
   public func readDocument(at path: String) throws(SaveFileError) -> SaveDocument {
+    try readSignedDocument(at: path).document
+  }
+
+  /// ``readDocument(at:)``, and what became of the signature.
+  func readSignedDocument(at path: String) throws(SaveFileError) -> (document: SaveDocument, signature: SignatureStatus)
+  {
     let bytes = try readBytes(at: path)
-    let (document, signature) = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
-    if signature == .unsigned, refusesUnsigned(file: path) { throw unsignedInSignedSlot(path) }
-    return document
+    let read = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
+    if read.signature == .unsigned, refusesUnsigned(file: path) { throw unsignedInSignedSlot(path) }
+    return read
   }
 
   /// The bytes of a save file, refusing links, folders and files over the size limit.
@@ -287,14 +293,15 @@ public final class SaveStore: Sendable {
     for generation in all {
       let path = path(of: slot, generation: generation)
       do throws(SaveFileError) {
-        let document = try readDocument(at: path)
+        let (document, signature) = try readSignedDocument(at: path)
         let loaded = try decode(document, codec: codec, slot: slot, generation: generation)
         remember(path, game: document.game)
         if generation == all[0] {
           writers.setNewest(
             .init(
               generation: generation, path: path, size: documentSize(path), game: document.game,
-              sections: document.sections), slot: slot.name)
+              sections: document.sections, signedWithCurrentKey: signature == .valid(byCurrentKey: true)),
+            slot: slot.name)
         }
         return LoadedSave(
           state: loaded.state, document: document, generation: generation, path: path, report: loaded.report,

@@ -34,6 +34,9 @@ final class SlotWriters: Sendable {
     var size: Int
     var game: GameIdentity
     var sections: [SaveSection]
+    /// Signed with the store's current key: a save of the same state in a store that signs is
+    /// written again when not (re-signing a retired key's or an unsigned save), never otherwise.
+    var signedWithCurrentKey: Bool
   }
 
   /// Slots with a write in flight, and what waits behind it. A slot leaves when idle.

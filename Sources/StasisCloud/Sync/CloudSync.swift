@@ -15,10 +15,13 @@ public struct CloudSyncConfiguration: Sendable {
   /// Checks that a document is a state the game loads (its codec, migrations, validation);
   /// a download or a merge that fails it is refused. ``CloudSync/init(coordinator:server:configuration:clock:transport:logger:)`` sets it from the codec.
   public var validate: (@Sendable (SaveDocument) throws -> Void)?
-  /// The game's summary of a merged document's state (its `summary(of:)`): a merge that
-  /// combined the two sides gets the summary of what it made, never one side's.
-  /// ``CloudSync/init(coordinator:server:configuration:clock:transport:logger:)`` sets it from
-  /// the coordinator's game; without one, a combined merge keeps the winner's summary.
+  /// The game's summary of a merged document's state, as its `summary(of:)` makes it: a merge
+  /// that combined the two sides gets the summary of what it made, never one side's. It runs
+  /// on the sync's task, never the main thread (which a game may be blocking in
+  /// `waitForCatchUp()` or `quit()`), so give a function of the state alone:
+  /// `{ try TanksSummary.of(codec.state(from: $0)) }`. Without one, a combined merge keeps the
+  /// winner's summary with the longer play time and the higher progress; a merge that is one
+  /// side whole always carries that side's.
   public var summarize: (@Sendable (SaveDocument) async throws -> SaveSummary)?
   /// An autosave is uploaded at most once per this interval; background, quit and manual
   /// saves always are.
@@ -136,12 +139,6 @@ public final class CloudSync: Sendable {
     configuration.validate = { document in
       _ = try codec.load(from: document)
       try validate?(document)
-    }
-    if configuration.summarize == nil {
-      configuration.summarize = { [weak coordinator] document in
-        let state = try codec.state(from: document)
-        return try await MainActor.run { try coordinator?.game.summary(of: state) } ?? document.summary
-      }
     }
     self.init(
       client: CloudClient(server: server, transport: transport), store: coordinator.store, slot: coordinator.slot,

@@ -105,6 +105,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     responseStarted = false
     responseEnded = false
     bytes.arrived = false
+    disarm()  // the finished exchange's clock stops; the next request's starts now
     arm(context)
   }
 
