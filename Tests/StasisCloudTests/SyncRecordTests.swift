@@ -11,13 +11,19 @@ private struct Counter: Codable, Sendable {
 /// own upload, because the one record was replaced when the server's URL changed.
 @Suite("A slot keeps one sync record per server")
 struct SyncRecordTests {
-  @Test("case 10: syncing with another server leaves this server's record, and what it sent, as it was")
-  func onePerServer() throws {
+  /// A fresh save folder whose slot `autosave` has one save, so records can be written into it.
+  private func slotWithASave() throws -> (folder: String, store: SaveStore) {
     let folder = NSTemporaryDirectory() + "stasis-records-\(UUID().uuidString)"
-    defer { try? FileManager.default.removeItem(atPath: folder) }
     let store = SaveStore(directory: folder)
     _ = try store.save(Counter(), codec: SaveCodec<Counter>(game: GameIdentity(name: "n")), slot: "autosave").wait()
       .get()
+    return (folder, store)
+  }
+
+  @Test("case 10: syncing with another server leaves this server's record, and what it sent, as it was")
+  func onePerServer() throws {
+    let (folder, store) = try slotWithASave()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
     let home = CloudServer(url: "https://saves.example.com", token: "alice", device: "deck")
     let staging = CloudServer(url: "https://staging.example.com", token: "alice", device: "deck")
 
@@ -42,11 +48,8 @@ struct SyncRecordTests {
 
   @Test("a record written before each server had its own is read once, for its own server")
   func legacyRecord() throws {
-    let folder = NSTemporaryDirectory() + "stasis-records-\(UUID().uuidString)"
+    let (folder, store) = try slotWithASave()
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    let store = SaveStore(directory: folder)
-    _ = try store.save(Counter(), codec: SaveCodec<Counter>(game: GameIdentity(name: "n")), slot: "autosave").wait()
-      .get()
     let home = CloudServer(url: "https://saves.example.com", token: "alice", device: "deck")
     var legacy = SyncRecord.load(store: store, slot: "autosave", server: home)
     legacy.base = 7
