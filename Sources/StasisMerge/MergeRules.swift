@@ -1,4 +1,4 @@
-import Stasis
+@_spi(Simulation) import Stasis
 
 /// One value both sides changed, differently, as a merge rule sees it. A value that is nil is
 /// absent on that side (a field added on one side, removed on the other).
@@ -94,6 +94,8 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
   /// Groups of paths (sections, or fields inside them) taken together from one side: the side
   /// that changed them, or the fallback's when both did. Rules inside a group do not apply.
   public private(set) var groups: [[String]]
+  /// The bugs the simulation planted in merges by these rules; empty everywhere else.
+  @_spi(Simulation) public var plantedBugs: PlantedBugs = []
 
   /// No declarations: a section both sides changed comes whole from the fallback side.
   public init() { self.init([(pattern: String, rule: MergeRule)](), groups: []) }

@@ -1,4 +1,4 @@
-import Stasis
+@_spi(Simulation) import Stasis
 import Synchronization
 
 /// A value both sides changed, or one side changed that went with the undeclared rest of the
@@ -371,7 +371,7 @@ struct Merger {
   private mutating func restValue(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String)
     -> SaveValue?
   {
-    if MergePlantedBugs.sectionBySection.load(ordering: .relaxed) {
+    if rules.plantedBugs.contains(.sectionBySection) {
       if let one = takeOneSide(base, ours, theirs) { return one }
       return settle(MergeField(path: path, base: base, ours: ours, theirs: theirs))
     }

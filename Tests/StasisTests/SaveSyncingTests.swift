@@ -10,6 +10,8 @@ final class ScriptedSync: SaveSyncing {
   var started: [SaveReason] = []
   var catchUps: [(stateGeneration: Int, progress: CatchUp)] = []
   var resumed = 0
+  /// What the coordinator told, in order: `resume` and `new history`.
+  var told: [String] = []
 
   func saveStarted(_ handle: SaveHandle, reason: SaveReason, application: Application) { started.append(reason) }
 
@@ -19,7 +21,12 @@ final class ScriptedSync: SaveSyncing {
     return progress
   }
 
-  func resumeUploads(application: Application) { resumed += 1 }
+  func resumeUploads(application: Application) {
+    resumed += 1
+    told.append("resume")
+  }
+
+  func beganNewHistory(application: Application) { told.append("new history") }
 }
 
 @Suite("CatchUp: one write, only while the game is held")
@@ -179,6 +186,44 @@ struct SaveSyncingTests {
     #expect(coordinator.events.contains { if case .keptMemory = $0 { true } else { false } })
     #expect(sync.catchUps.isEmpty, "nothing may be written under unsaved progress")
     #expect(sync.resumed == 2)
+  }
+}
+
+@MainActor
+@Suite("A new game or a start-over is a history of its own")
+struct NewHistoryTests {
+  @Test("a new game over a slot with saves: the old game's waiting uploads go first, then the new history begins")
+  func newGame() throws {
+    let store = SaveStore(directory: makeTemporaryDirectory())
+    _ = try store.save(TestGameState(), codec: testCodec, slot: "autosave").wait().get()
+    let coordinator = SaveCoordinator(game: CountingGame(), store: store, codec: testCodec, slot: "autosave")
+    let sync = ScriptedSync()
+    coordinator.sync = sync
+    Application(delegate: coordinator).launch()
+    #expect(sync.told == ["resume", "new history"])
+  }
+
+  @Test("a start-over after a failed restore begins a new history; playing on from an older generation does not")
+  func startOver() throws {
+    for choice in ["start over", "older"] {
+      let store = SaveStore(directory: makeTemporaryDirectory())
+      _ = try store.save(TestGameState(), codec: testCodec, slot: "autosave").wait().get()
+      // A newer build's save on top: this build's restore fails over it, and holds the game.
+      let newer = SaveCodec<TestGameState>(
+        game: GameIdentity(name: testGame.name, build: "next", schemaVersion: testGame.schemaVersion + 1))
+      _ = try store.save(TestGameState.sample(), codec: newer, slot: "autosave").wait().get()
+      let coordinator = SaveCoordinator(game: CountingGame(), store: store, codec: testCodec, slot: "autosave")
+      let sync = ScriptedSync()
+      coordinator.sync = sync
+      let app = Application(delegate: coordinator)
+      app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+      let failure = try #require(coordinator.restoreFailure)
+      #expect(!sync.told.contains("new history"))
+      try coordinator.resolveRestoreFailure(
+        choice == "older" ? .loadGeneration(try #require(failure.olderGeneration)) : .startOver)
+      #expect(sync.told.contains("new history") == (choice == "start over"), "\(choice): \(sync.told)")
+      #expect(app.state == .active)
+    }
   }
 }
 

@@ -5,8 +5,9 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOEmbedded
+@_spi(Simulation) import Stasis
 import StasisCloud
-import StasisServer
+@_spi(Simulation) import StasisServer
 import Synchronization
 
 /// The real `stasis-server` request handling (its Hummingbird router, middleware included)
@@ -19,14 +20,19 @@ public final class InProcessServer: Sendable {
   public let keepRevisions: Int
   private let path: String
   private let clock: @Sendable () -> Int64
+  private let plantedBugs: PlantedBugs
   private struct Running: Sendable {
     var backend: SQLiteBackend
     var responder: RouterResponder<ServerContext>
   }
   private let running = Mutex<Running?>(nil)
 
-  /// A server whose database lives at `path` (created), keeping `keepRevisions` per slot.
-  public init(path: String, keepRevisions: Int, clock: @escaping @Sendable () -> Int64) async throws {
+  /// A server whose database lives at `path` (created), keeping `keepRevisions` per slot, with
+  /// `bug` planted in its backend (a server bug; the others do nothing here).
+  public init(
+    path: String, keepRevisions: Int, clock: @escaping @Sendable () -> Int64, planting bug: PlantedBug? = nil
+  ) async throws {
+    plantedBugs = bug?.planted ?? []
     self.path = path
     self.keepRevisions = keepRevisions
     self.clock = clock
@@ -48,9 +54,18 @@ public final class InProcessServer: Sendable {
     return try? await backend.head(player: player, slot: slot)?.schema
   }
 
+  /// The bytes of one revision of `slot`, read from the database; nil when it is gone or the
+  /// server is down.
+  public func file(slot: String, revision: Int) async -> [UInt8]? {
+    guard let backend, let player = try? await backend.player(tokenHash: BearerToken.hash(Self.token)) else {
+      return nil
+    }
+    return try? await backend.file(player: player, slot: slot, revision: Int64(revision))?.1
+  }
+
   /// Opens the database and builds the router.
   public func start() throws {
-    let backend = try SQLiteBackend(path: path)
+    let backend = try SQLiteBackend(path: path, plantedBugs: plantedBugs)
     var logger = Logger(label: "stasis.sim.server")
     logger.logLevel = .critical
     let server = SaveServer(

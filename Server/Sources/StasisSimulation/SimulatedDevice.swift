@@ -1,7 +1,7 @@
 import Crypto
 import Logging
-@_spi(Plumbing) import Stasis
-import StasisCloud
+@_spi(Plumbing) @_spi(Simulation) import Stasis
+@_spi(Simulation) import StasisCloud
 import StasisServer
 import StasisTesting
 import Synchronization
@@ -22,6 +22,8 @@ final class SimulatedDevice {
   var disk = SimulatedDisk()
   var build = GameBuild.v1
   var policy: ConflictPolicy = .mostRecent
+  /// The policy's name, for the trace.
+  var policyName = "recent"
   /// The running process; nil while the game is not running.
   var process: (any DeviceProcess)?
   /// The running process's own line to the server: cut when the process dies, so nothing it
@@ -31,8 +33,11 @@ final class SimulatedDevice {
   var unreadableNewest = UnreadableNewest.refuse
   /// The events the sync reported since the last look.
   let cloudEvents = EventLog()
+  /// The bug planted in this run's instances: its store and its sync.
+  let plantedBugs: PlantedBugs
 
-  init(name: String, server: InProcessServer, wallClock: @escaping @Sendable () -> Int64) {
+  init(name: String, server: InProcessServer, wallClock: @escaping @Sendable () -> Int64, plantedBugs: PlantedBugs) {
+    self.plantedBugs = plantedBugs
     self.name = name
     network = SimulatedNetwork(server: server, device: name)
     self.wallClock = wallClock
@@ -51,14 +56,15 @@ final class SimulatedDevice {
     logger.logLevel = .critical
     let store = SaveStore(
       directory: Self.directory, generationsToKeep: Self.generationsToKeep, fileSystem: disk, wallClock: wallClock,
-      device: name, logger: logger)
+      device: name, logger: logger, plantedBugs: plantedBugs)
     // A merged state's summary is the game's own, made from the state alone, off the main thread.
-    let configuration = CloudSyncConfiguration(
+    var configuration = CloudSyncConfiguration(
       policy: policy,
       summarize: { document in
         guard let model = GameBuild.model(of: document) else { return document.summary }
         return GameModel.summary(of: model)
       }, autosaveUploadInterval: .zero, sleep: { _ in throw CancellationError() })
+    configuration.plantedBugs = plantedBugs
     let line = ProcessLine(network: network)
     let process = build.process(
       store: store, disk: disk, slot: Self.slot,

@@ -14,6 +14,10 @@ public struct GameModel: Codable, Sendable, Equatable {
   /// The creatures of the level, each `depth * 1000 + position`: a creature of another level
   /// stands in a wall of this one (the roguelike's merge bug).
   public var creatures: [Int64] = [1000, 1001, 1002]
+  /// The city builder's ledger: one entry per turn played, never removed, each unique in the
+  /// run. A declared merge takes it as a union, so a merged state holds every entry of both
+  /// sides; a merge against a base that one side does not continue drops the base's entries.
+  public var ledger: [Int64] = []
 
   /// The game's own check of its world: every creature belongs to the level it is on.
   public var creaturesInWalls: Int { creatures.filter { $0 / 1000 != depth }.count }
@@ -48,12 +52,14 @@ struct StateV1: BuildState {
   var score: Int64
   var depth: Int64
   var creatures: [Int64]
+  var ledger: [Int64]
 
   init(_ model: GameModel) {
     frame = model.frame
     score = model.score
     depth = model.depth
     creatures = model.creatures
+    ledger = model.ledger
   }
 
   var model: GameModel {
@@ -62,6 +68,7 @@ struct StateV1: BuildState {
     model.score = score
     model.depth = depth
     model.creatures = creatures
+    model.ledger = ledger
     return model
   }
 }
@@ -72,12 +79,14 @@ struct StateV2: BuildState {
   var points: Int64
   var depth: Int64
   var creatures: [Int64]
+  var ledger: [Int64]
 
   init(_ model: GameModel) {
     frame = model.frame
     points = model.score
     depth = model.depth
     creatures = model.creatures
+    ledger = model.ledger
   }
 
   var model: GameModel {
@@ -86,6 +95,7 @@ struct StateV2: BuildState {
     model.score = points
     model.depth = depth
     model.creatures = creatures
+    model.ledger = ledger
     return model
   }
 }

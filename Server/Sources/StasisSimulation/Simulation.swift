@@ -7,7 +7,7 @@ import StasisServer
 import StasisTesting
 import Synchronization
 
-/// A known bug the honesty check plants (see ``Simulation/plant(_:)``).
+/// A known bug the honesty check plants (``Simulation/run(seed:operations:planting:echo:)``).
 public enum PlantedBug: String, Sendable, CaseIterable {
   /// Issue 14's race: writes not in snapshot order (no superseding, newest waiting first).
   case generationAtLockTime = "generation-at-lock-time"
@@ -23,6 +23,23 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   case sameStateTwice = "same-state-twice"
   /// Issue 27, case 3: undeclared sections merge one by one, so a new level meets old creatures.
   case mergeSectionBySection = "merge-section-by-section"
+  /// Issue 27, case 4: a conflict merges against the base this device continues, although the
+  /// server's head began a history of its own.
+  case mergeAcrossUnrelatedHistories = "merge-across-unrelated-histories"
+
+  /// The bug as the libraries plant it, in the instances of one run only.
+  var planted: PlantedBugs {
+    switch self {
+    case .generationAtLockTime: .generationAtLockTime
+    case .pruneUnreadable: .pruneUnreadable
+    case .newestOnlyAfterLostAnswer: .newestOnlyAfterLostAnswer
+    case .dropAcknowledgedUpload: .dropAcknowledgedUpload
+    case .keepNothingBeforeWriting: .keepNothingBeforeWriting
+    case .sameStateTwice: .sameStateTwice
+    case .mergeSectionBySection: .sectionBySection
+    case .mergeAcrossUnrelatedHistories: .mergeAcrossUnrelatedHistories
+    }
+  }
 }
 
 /// What one seed's run did, and the invariant it broke, if one broke.
@@ -43,6 +60,12 @@ public struct SimulationResult: Sendable {
   public var conflicts = 0
   /// Invariant checks made.
   public var checks = 0
+  /// Checks that could not be made (what they compare was gone), each counted.
+  public var skippedChecks = 0
+  /// Conflicts settled by a three-way merge that combined the two sides.
+  public var merges = 0
+  /// Conflicts between histories that do not continue each other (no three-way merge).
+  public var unrelated = 0
 }
 
 /// The deterministic simulation: several devices of one player and one in-process server,
@@ -63,9 +86,21 @@ public final class Simulation {
   private let wallClock: WallClock
   private var snapshot = 0
   private let echo: Bool
+  /// The bug planted in this run's instances; empty in an honest run.
+  private let plantedBugs: PlantedBugs
+  /// Ledger entries played so far in the run: each play adds the next, unique in the run.
+  private var ledgerEntries: Int64 = 0
 
-  private init(seed: UInt64, server: InProcessServer, wallClock: WallClock, echo: Bool) {
+  /// The declared merge: the level goes with its creatures, from one side; the ledger is a
+  /// union; the rest by play time.
+  static let declaredMerge: (ConflictPolicy, String) = (
+    .merge(rules: MergeRules(["ledger": .union], groups: [["depth", "creatures"]]), fallback: .longestPlayTime),
+    "merge with declarations"
+  )
+
+  private init(seed: UInt64, server: InProcessServer, wallClock: WallClock, plantedBugs: PlantedBugs, echo: Bool) {
     self.wallClock = wallClock
+    self.plantedBugs = plantedBugs
     random = SeededGenerator(seed: seed)
     self.server = server
     devices = []
@@ -73,21 +108,14 @@ public final class Simulation {
     self.echo = echo
   }
 
-  /// Turns `bug` on (or every planted bug off, for nil). Process-wide: runs that plant must not
-  /// overlap other runs.
-  public nonisolated static func plant(_ bug: PlantedBug?) {
-    PlantedBugs.generationAtLockTime.store(bug == .generationAtLockTime, ordering: .relaxed)
-    PlantedBugs.pruneUnreadable.store(bug == .pruneUnreadable, ordering: .relaxed)
-    CloudPlantedBugs.newestOnlyAfterLostAnswer.store(bug == .newestOnlyAfterLostAnswer, ordering: .relaxed)
-    ServerPlantedBugs.dropAcknowledgedUpload.store(bug == .dropAcknowledgedUpload, ordering: .relaxed)
-    PlantedBugs.keepNothingBeforeWriting.store(bug == .keepNothingBeforeWriting, ordering: .relaxed)
-    PlantedBugs.sameStateTwice.store(bug == .sameStateTwice, ordering: .relaxed)
-    MergePlantedBugs.sectionBySection.store(bug == .mergeSectionBySection, ordering: .relaxed)
-  }
-
-  /// Runs one seed for `operations` operations (stopping at the first broken invariant).
-  /// `echo` prints each operation as it runs (`--trace`).
-  public static func run(seed: UInt64, operations: Int = 150, echo: Bool = false) async -> SimulationResult {
+  /// Runs one seed for `operations` operations (stopping at the first broken invariant), with
+  /// `bug` planted in this run's stores, syncs, merges and server only: other runs, and
+  /// everything else in the process, are untouched. `echo` prints each operation as it runs
+  /// (`--trace`).
+  public static func run(
+    seed: UInt64, operations: Int = 150, planting bug: PlantedBug? = nil, echo: Bool = false
+  ) async -> SimulationResult {
+    let planted = bug?.planted ?? []
     let folder = Self.scratchFolder(seed: seed)
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let wallClock = WallClock()
@@ -95,11 +123,12 @@ public final class Simulation {
     do {
       var seedRandom = SeededGenerator(seed: seed ^ 0x5EED)
       server = try await InProcessServer(
-        path: folder + "/server.sqlite", keepRevisions: 3 + seedRandom.below(3), clock: wallClock.read)
+        path: folder + "/server.sqlite", keepRevisions: 3 + seedRandom.below(3), clock: wallClock.read,
+        planting: bug)
     } catch {
       return SimulationResult(seed: seed, trace: [], failure: "the server could not start: \(error)")
     }
-    let simulation = Simulation(seed: seed, server: server, wallClock: wallClock, echo: echo)
+    let simulation = Simulation(seed: seed, server: server, wallClock: wallClock, plantedBugs: planted, echo: echo)
     await simulation.run(operations: operations)
     server.crash()
     return simulation.result
@@ -120,9 +149,23 @@ public final class Simulation {
   private func run(operations: Int) async {
     let count = 2 + random.below(2)
     for index in 0..<count {
-      let device = SimulatedDevice(name: "device-\(index)", server: server, wallClock: now)
+      let device = SimulatedDevice(name: "device-\(index)", server: server, wallClock: now, plantedBugs: plantedBugs)
       devices.append(device)
-      note("launch \(device.name)")
+      // Most devices merge from the start, with declarations or without; the others keep the
+      // default policy.
+      switch random.below(10) {
+      case 0..<4: (device.policy, device.policyName) = Self.declaredMerge
+      case 4..<7: (device.policy, device.policyName) = (.merge(rules: MergeRules(), fallback: .mostRecent), "merge")
+      default: break
+      }
+      // Devices that start the slot independently: one plays offline before it ever syncs,
+      // while another starts the slot online. Their histories are unrelated.
+      if index > 0, random.chance(25) {
+        device.network.isOnline = false
+        note("launch \(device.name), offline (\(device.policyName)): it starts its own game")
+      } else {
+        note("launch \(device.name) (\(device.policyName))")
+      }
       await coldStart(device)
     }
     for _ in 0..<operations {
@@ -237,14 +280,10 @@ public final class Simulation {
       let policies: [(String, ConflictPolicy)] = [
         ("recent", .mostRecent), ("playtime", .longestPlayTime), ("progress", .highestProgress),
         ("last-known-good", .lastKnownGood), ("merge", .merge(rules: MergeRules(), fallback: .mostRecent)),
-        // Declared: the level goes with its creatures, from one side; the rest by the policy.
-        (
-          "merge with declarations",
-          .merge(rules: MergeRules([:], groups: [["depth", "creatures"]]), fallback: .longestPlayTime)
-        ),
+        (Self.declaredMerge.1, Self.declaredMerge.0),
       ]
       let (name, policy) = policies[random.below(policies.count)]
-      device.policy = policy
+      (device.policy, device.policyName) = (policy, name)
       note("\(device.name): conflict policy \(name) (from the next launch)")
     case 89..<92:
       await discard(device)
@@ -264,6 +303,8 @@ public final class Simulation {
       model.frame += 1
       model.score = model.score &* 31 &+ Int64(random.below(1000))
     }
+    ledgerEntries += 1
+    model.ledger.append(ledgerEntries)
     // The creatures move on their level; now and then the player goes down to a new one.
     let descends = random.chance(15)
     if descends {
@@ -340,7 +381,7 @@ public final class Simulation {
     guard let process = device.process else { return }
     await process.cloud.settle()
     process.application.update()
-    collectEvents(device)
+    await collectEvents(device)
   }
 
   private func save(_ device: SimulatedDevice, _ reason: SaveReason) async {
@@ -584,11 +625,11 @@ public final class Simulation {
   private func synchronize(_ device: SimulatedDevice, answering: Bool = false) async {
     guard let sync = device.sync else { return }
     var report = await sync.synchronize()
-    collectEvents(device)
+    await collectEvents(device)
     if answering, report.state == .conflict, report.error == nil {
       note("\(device.name): the player settles the pending conflict: recent")
       report = await sync.resolve(with: .mostRecent, named: "recent")
-      collectEvents(device)
+      await collectEvents(device)
     }
     if let generation = report.restore {
       note("\(device.name): sync wrote generation \(generation); restoring it")
@@ -601,14 +642,49 @@ public final class Simulation {
     }
   }
 
-  private func collectEvents(_ device: SimulatedDevice) {
-    for event in device.takeEvents() {
-      guard case .conflict(let report) = event else { continue }
+  private func collectEvents(_ device: SimulatedDevice) async {
+    let conflicts = device.takeEvents().compactMap { event -> ConflictReport? in
+      if case .conflict(let report) = event { report } else { nil }
+    }
+    for (index, report) in conflicts.enumerated() {
       result.conflicts += 1
+      if report.note?.contains("unrelated histories") == true { result.unrelated += 1 }
       note("\(device.name): conflict: \(report.summary)")
       checker.checks += 1
       let own = device.network.committed.contains { $0.revision == report.theirs }
       if own { fail("self-conflict: \(device.name) conflicted with its own upload r\(report.theirs)") }
+      if report.result == "merged" {
+        result.merges += 1
+        await checkMergedLedger(device, report, isLast: index == conflicts.count - 1)
+      }
+    }
+  }
+
+  /// A merge combined the two sides: the declared union keeps every ledger entry of both (a
+  /// ledger only grows, so a base both continue holds none that either lacks). An entry
+  /// missing is a merge against a base one side does not continue.
+  private func checkMergedLedger(_ device: SimulatedDevice, _ report: ConflictReport, isLast: Bool) async {
+    let ours = device.disk.contents(of: device.path(of: report.ours)).flatMap(GameBuild.model(ofFile:))
+    let theirs = await server.file(slot: SimulatedDevice.slot.name, revision: report.theirs).flatMap(
+      GameBuild.model(ofFile:))
+    let merged: GameModel? =
+      if let revision = report.revision {
+        await server.file(slot: SimulatedDevice.slot.name, revision: revision).flatMap(GameBuild.model(ofFile:))
+      } else if isLast, let newest = device.generationsOnDisk().first {
+        device.disk.contents(of: device.path(of: newest)).flatMap(GameBuild.model(ofFile:))
+      } else {
+        nil
+      }
+    guard let ours, let theirs, let merged else {
+      result.skippedChecks += 1  // a side gone (pruned, discarded, the server down): nothing to compare
+      return
+    }
+    checker.checks += 1
+    let lost = Set(ours.ledger).union(theirs.ledger).subtracting(merged.ledger)
+    if !lost.isEmpty {
+      fail(
+        "ledger: the merge on \(device.name) of generation \(report.ours) and r\(report.theirs) lost \(lost.count) "
+          + "entries of its two sides (base r\(report.base.map(String.init) ?? "none"))")
     }
   }
 

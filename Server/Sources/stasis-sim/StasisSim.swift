@@ -43,9 +43,9 @@ struct StasisSim: AsyncParsableCommand {
   }
 
   func run() async throws {
-    Simulation.plant(plant.flatMap(PlantedBug.init(rawValue:)))
+    let bug = plant.flatMap(PlantedBug.init(rawValue:))
     if let seed {
-      let result = await Simulation.run(seed: seed, operations: operations, echo: trace)
+      let result = await Simulation.run(seed: seed, operations: operations, planting: bug, echo: trace)
       print(Self.summary([result], seconds: nil))
       if let failure = result.failure {
         report(result, failure)
@@ -55,22 +55,22 @@ struct StasisSim: AsyncParsableCommand {
     }
     let start = Date()
     if let seeds, let range = Self.range(seeds) {
-      try await runEach(of: range, since: start) { _ in true }
+      try await runEach(of: range, planting: bug, since: start) { _ in true }
     } else {
       let budget = seconds ?? 60
       let fresh = UInt64(start.timeIntervalSince1970 * 1000) & 0xFFFF_FFFF
-      try await runEach(of: fresh..., since: start) { _ in Date().timeIntervalSince(start) < budget }
+      try await runEach(of: fresh..., planting: bug, since: start) { _ in Date().timeIntervalSince(start) < budget }
     }
   }
 
   /// Runs seeds in order while `more` says so; the first broken one ends the run with exit 1.
   private func runEach(
-    of seeds: some Sequence<UInt64>, since start: Date, while more: (UInt64) -> Bool
+    of seeds: some Sequence<UInt64>, planting bug: PlantedBug?, since start: Date, while more: (UInt64) -> Bool
   ) async throws {
     var results: [SimulationResult] = []
     for next in seeds {
       guard more(next) else { break }
-      let result = await Simulation.run(seed: next, operations: operations)
+      let result = await Simulation.run(seed: next, operations: operations, planting: bug)
       results.append(result)
       if let failure = result.failure {
         print(Self.summary(results, seconds: Date().timeIntervalSince(start)))
@@ -103,7 +103,8 @@ struct StasisSim: AsyncParsableCommand {
     let sum = { (key: KeyPath<SimulationResult, Int>) in results.reduce(0) { $0 + $1[keyPath: key] } }
     let failed = results.filter { $0.failure != nil }.count
     return "stasis-sim: \(results.count) seeds, \(sum(\.operations)) operations, \(sum(\.kills)) kills, "
-      + "\(sum(\.faults)) faults, \(sum(\.conflicts)) conflicts, \(sum(\.checks)) invariant checks, "
-      + "\(failed) broken" + (seconds.map { String(format: " in %.0f s", $0) } ?? "")
+      + "\(sum(\.faults)) faults, \(sum(\.conflicts)) conflicts (\(sum(\.merges)) merged, "
+      + "\(sum(\.unrelated)) across unrelated histories), \(sum(\.checks)) invariant checks, "
+      + "\(sum(\.skippedChecks)) skipped, \(failed) broken" + (seconds.map { String(format: " in %.0f s", $0) } ?? "")
   }
 }

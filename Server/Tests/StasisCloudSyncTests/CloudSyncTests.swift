@@ -352,7 +352,8 @@ struct CloudSyncTests {
     proxy.setRule(.pass)
     _ = await b.sync.synchronize()
     let second = try #require(b.sync.status.conflicts.last)
-    #expect(second.base == 2 && second.theirs == 3, "a conflict on r2, not a fast-forward")
+    // Ours continues r1 (it won whole over r2, which it never held): r1 is the base, not r2.
+    #expect(second.base == 1 && second.theirs == 3, "a conflict against r1, not a fast-forward")
     #expect(second.result == "theirs", "the newer save wins by the policy")
     #expect(b.kept.contains(oursGeneration), "and ours is kept, not lost")
   }

@@ -28,7 +28,7 @@ struct ServerAPITests {
     let created = try await client.put("autosave", first, create: true)
     #expect(created.status == 201)
     #expect(created.header("ETag") == "\"1\"")
-    #expect(Set(created.json.keys) == ["slot", "revision", "baseRevision", "bytes", "sha256"])
+    #expect(Set(created.json.keys) == ["slot", "revision", "baseRevision", "parent", "bytes", "sha256"])
     #expect(created.json["revision"] as? Int == 1)
     #expect(created.json["baseRevision"] is NSNull)
     #expect(created.json["bytes"] as? Int == first.count)

@@ -5,7 +5,6 @@ import Testing
 struct SimulationTests {
   @Test("a seed replays operation by operation")
   func replay() async {
-    Simulation.plant(nil)
     let first = await Simulation.run(seed: 7, operations: 80)
     let second = await Simulation.run(seed: 7, operations: 80)
     #expect(first.trace == second.trace)
@@ -16,14 +15,12 @@ struct SimulationTests {
     "a lost 201, then more than 8 uploads tried while offline: still recognised as the device's own (seed 129000208)"
   )
   func lostAnswerThenLongOffline() async {
-    Simulation.plant(nil)
     let result = await Simulation.run(seed: 129_000_208, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
   }
 
   @Test("a discard of a server's loser whose answer was lost may have happened (seed 129452363)")
   func lostDiscardAnswer() async {
-    Simulation.plant(nil)
     let result = await Simulation.run(seed: 129_452_363, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
   }
@@ -32,15 +29,23 @@ struct SimulationTests {
   // now meets the same scenario (the assertion below says it still occurs).
   @Test("a head uploaded by a newer build is refused by older builds, which are then not compared (seed 1)")
   func newerSchemaHead() async {
-    Simulation.plant(nil)
     let result = await Simulation.run(seed: 1, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
     #expect(result.trace.contains { $0.contains("refused: revision") && $0.contains("newer schema version") })
   }
 
+  @Test("devices that start the slot independently, and new games, meet as unrelated histories, never merged (seed 74)")
+  func independentStarts() async {
+    let result = await Simulation.run(seed: 74, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+    #expect(result.trace.contains { $0.contains("offline") && $0.contains("starts its own game") })
+    #expect(result.unrelated > 0, "the scenario still occurs")
+    let planted = await Simulation.run(seed: 74, operations: 150, planting: .mergeAcrossUnrelatedHistories)
+    #expect(planted.failure?.contains("ledger") == true, "and the merge across them is found")
+  }
+
   @Test("fresh seeds break no invariant")
   func seeds() async {
-    Simulation.plant(nil)
     for seed in UInt64(100)..<UInt64(130) {
       let result = await Simulation.run(seed: seed, operations: 150)
       #expect(result.failure == nil, "seed \(seed): \(result.failure ?? "")\n\(result.trace.joined(separator: "\n"))")
@@ -51,18 +56,16 @@ struct SimulationTests {
   @Test(
     "each planted bug is found within a bounded number of seeds, and its seed replays", arguments: PlantedBug.allCases)
   func planted(_ bug: PlantedBug) async {
-    Simulation.plant(bug)
-    defer { Simulation.plant(nil) }
     var found: SimulationResult?
-    for seed in UInt64(1)...UInt64(60) {
-      let result = await Simulation.run(seed: seed, operations: 150)
+    for seed in UInt64(1)...UInt64(100) {
+      let result = await Simulation.run(seed: seed, operations: 150, planting: bug)
       if result.failure != nil {
         found = result
         break
       }
     }
     guard let found else {
-      Issue.record("\(bug.rawValue) was not found in 60 seeds")
+      Issue.record("\(bug.rawValue) was not found in 100 seeds")
       return
     }
     let expected: [PlantedBug: [String]] = [
@@ -72,12 +75,16 @@ struct SimulationTests {
       .dropAcknowledgedUpload: ["acknowledged with 201", "conflict loser"],
       .keepNothingBeforeWriting: ["kept generation lost", "unreadable generation deleted"],
       .sameStateTwice: ["the same state written twice"],
-      .mergeSectionBySection: ["creatures in walls"],
+      .mergeSectionBySection: ["creatures in walls", "ledger"],
+      .mergeAcrossUnrelatedHistories: ["ledger"],
     ]
     let failure = found.failure ?? ""
     #expect(expected[bug]!.contains { failure.contains($0) }, "seed \(found.seed): \(failure)")
-    let replayed = await Simulation.run(seed: found.seed, operations: 150)
+    let replayed = await Simulation.run(seed: found.seed, operations: 150, planting: bug)
     #expect(replayed.failure == found.failure)
     #expect(replayed.trace == found.trace)
+    // Planted per run: the same seed without the bug breaks nothing.
+    let honest = await Simulation.run(seed: found.seed, operations: 150)
+    #expect(honest.failure == nil, "seed \(found.seed) without \(bug.rawValue): \(honest.failure ?? "")")
   }
 }

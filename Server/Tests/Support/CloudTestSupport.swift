@@ -1,6 +1,6 @@
 import Foundation
-import Stasis
-import StasisCloud
+@_spi(Simulation) import Stasis
+@_spi(Simulation) import StasisCloud
 import Synchronization
 
 /// A player's state for the sync tests: a score with a high score, settings, an inventory and
@@ -33,19 +33,21 @@ final class Device: Sendable {
   init(
     server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
     onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none,
-    generationsToKeep: Int = 3
+    generationsToKeep: Int = 3, plantedBugs: PlantedBugs = []
   ) {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
     let clock = self.clock
     store = SaveStore(
       directory: folder.path, generationsToKeep: generationsToKeep, signing: signing, wallClock: { clock.now },
       device: name)
+    var configuration = CloudSyncConfiguration(
+      policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
+      // Retries only when told (retryNow): a test never waits on a backoff.
+      sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
+    configuration.plantedBugs = plantedBugs  // this device's sync only
     sync = CloudSync(
       client: CloudClient(server: CloudServer(url: url, token: token, device: name)), store: store, slot: "autosave",
-      configuration: CloudSyncConfiguration(
-        policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
-        // Retries only when told (retryNow): a test never waits on a backoff.
-        sleep: { _ in try await Task.sleep(for: .seconds(3600)) }))
+      configuration: configuration)
   }
 
   /// Saves `state` as the slot's next generation at wall-clock time `at`.

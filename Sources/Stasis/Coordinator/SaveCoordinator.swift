@@ -211,6 +211,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       }
       restoreFailure = nil
       stateGeneration = nil  // a new game over saves it did not come from: nothing to catch up
+      if let application { sync?.beganNewHistory(application: application) }
     }
     unreadableNewest = .saveAlongside
     if application?.state == .active, !isCatchingUp { game.isPaused = false }
@@ -324,6 +325,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     } else {
       beginNewGame()
       sync?.resumeUploads(application: application)  // a new game: what waited from the last one goes up
+      sync?.beganNewHistory(application: application)  // then its own saves, as a history of their own
     }
     delegate?.applicationDidFinishLaunching(application, options: options)
   }

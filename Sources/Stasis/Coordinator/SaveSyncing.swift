@@ -96,9 +96,18 @@ public protocol SaveSyncing: AnyObject {
   /// The game cannot be caught up now (a new game, or a state newer than every generation):
   /// only let uploads that were waiting go.
   func resumeUploads(application: Application)
+
+  /// The game's state no longer continues what the slot synced: a new game, or a start-over.
+  /// Its saves begin a history of their own, which the other side must never merge as if it
+  /// had come from the old one. Told after ``resumeUploads(application:)``, so that what
+  /// waited from the old game goes up first, as part of the old history.
+  func beganNewHistory(application: Application)
 }
 
 extension SaveSyncing {
   /// Nothing waits by default.
   public func resumeUploads(application: Application) {}
+
+  /// Nothing to tell by default.
+  public func beganNewHistory(application: Application) {}
 }

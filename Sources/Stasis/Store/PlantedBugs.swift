@@ -1,18 +1,38 @@
-import Synchronization
+/// Known bugs the simulation's honesty check plants on purpose (`stasis-sim` and its tests), to
+/// prove the simulator finds them. Planted per instance, never process-wide: a store, a sync
+/// configuration, a merge's rules or a server backend does what its own set says, and every
+/// set outside the simulation is empty, so runs and tests that plant nothing can run beside
+/// one that does. Only the simulation makes a non-empty set (through `@_spi(Simulation)
+/// import`); not part of the public API.
+@_spi(Simulation) public struct PlantedBugs: OptionSet, Sendable, Hashable {
+  public let rawValue: UInt32
 
-/// Known bugs the simulation's honesty check plants on purpose (`stasis-sim`'s tests), to
-/// prove the simulator finds them. Off in every build; only `stasis-sim` (in `Server/`, through
-/// `@_spi(Simulation) import`) turns them on. Not part of the public API.
-@_spi(Simulation) public enum PlantedBugs {
+  public init(rawValue: UInt32) { self.rawValue = rawValue }
+
   /// Issue 14's race: waiting snapshots are not superseded and the newest is written first,
   /// so a generation's number follows the order writes reached the slot, not snapshot order.
-  public static let generationAtLockTime = Atomic<Bool>(false)
-  /// Pruning removes generations this build cannot read.
-  public static let pruneUnreadable = Atomic<Bool>(false)
+  /// Planted in a ``SaveStore``.
+  public static let generationAtLockTime = PlantedBugs(rawValue: 1 << 0)
+  /// Pruning removes generations this build cannot read. Planted in a ``SaveStore``.
+  public static let pruneUnreadable = PlantedBugs(rawValue: 1 << 1)
   /// Issue 27, case 1: a write keeps nothing before it writes beside a generation its build
   /// cannot read, so only the relative rule protects a newer build's save, and it lapses.
-  public static let keepNothingBeforeWriting = Atomic<Bool>(false)
+  /// Planted in a ``SaveStore``.
+  public static let keepNothingBeforeWriting = PlantedBugs(rawValue: 1 << 2)
   /// Issue 27, case 9: a store that has not loaded the slot never compares a snapshot with the
-  /// newest file, so a new process writes the state it found again.
-  public static let sameStateTwice = Atomic<Bool>(false)
+  /// newest file, so a new process writes the state it found again. Planted in a ``SaveStore``.
+  public static let sameStateTwice = PlantedBugs(rawValue: 1 << 3)
+  /// Issue 27, case 3: undeclared sections merge one by one (each from the side that changed
+  /// it), so a new map from one side meets the other side's creatures. Planted in a merge's rules.
+  public static let sectionBySection = PlantedBugs(rawValue: 1 << 4)
+  /// After a lost `201`, only the newest local generation is compared with the head. Planted
+  /// in a cloud sync's configuration.
+  public static let newestOnlyAfterLostAnswer = PlantedBugs(rawValue: 1 << 5)
+  /// Issue 27, case 4: a conflict merges three ways against the revision this device
+  /// continues, whether or not the server's head continues it too. Planted in a cloud sync's
+  /// configuration.
+  public static let mergeAcrossUnrelatedHistories = PlantedBugs(rawValue: 1 << 6)
+  /// Each upload prunes every older revision but one, acknowledged ones included. Planted in
+  /// the server's SQLite backend.
+  public static let dropAcknowledgedUpload = PlantedBugs(rawValue: 1 << 7)
 }

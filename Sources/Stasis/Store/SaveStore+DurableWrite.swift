@@ -89,7 +89,7 @@ extension SaveStore {
     if let known = writers.newestState(slot: slot.name), known.generation == generation, known.size == size {
       return known
     }
-    guard !PlantedBugs.sameStateTwice.load(ordering: .relaxed), let read = try? readSignedDocument(at: path) else {
+    guard !plantedBugs.contains(.sameStateTwice), let read = try? readSignedDocument(at: path) else {
       return nil
     }
     let state = SlotWriters.NewestState(
@@ -127,7 +127,7 @@ extension SaveStore {
     {
       return (known.generation, known.path, true)
     }
-    if pruning, !PlantedBugs.keepNothingBeforeWriting.load(ordering: .relaxed) {
+    if pruning, !plantedBugs.contains(.keepNothingBeforeWriting) {
       try keepWhatMustBeKept(existing, slot: slot, writer: writer)
     }
     if unreadableNewest == .refuse { try refuseOverUnreadable(existing, slot: slot, writer: writer) }
@@ -354,7 +354,7 @@ extension SaveStore {
         continue
       }
       let path = path(of: slot, generation: generation)
-      let planted = PlantedBugs.pruneUnreadable.load(ordering: .relaxed) && verdict.mustBeKept != nil
+      let planted = plantedBugs.contains(.pruneUnreadable) && verdict.mustBeKept != nil
       if kept.contains(generation), !planted { continue }  // kept until the game or the player lets it go
       if let reason = verdict.mustBeKept, !planted {
         if loggedKept.withLock({ $0.insert(path).inserted }) {

@@ -53,7 +53,9 @@ public final class SaveStore: Sendable {
   /// it writes (``SaveStore/keepWhatMustBeKept(_:slot:writer:)``).
   let undecodable = Mutex<[String: (size: Int, error: SaveFileError)]>([:])
   /// One writer per slot: saves in snapshot order, at most one in flight and one waiting.
-  let writers = SlotWriters()
+  let writers: SlotWriters
+  /// The bugs the simulation planted in this store; empty everywhere else.
+  @_spi(Simulation) public let plantedBugs: PlantedBugs
 
   /// Creates a store over `directory` (created on the first save).
   ///
@@ -68,7 +70,7 @@ public final class SaveStore: Sendable {
   ///   - wallClock: milliseconds since the Unix epoch, for `createdAt`; injectable for tests.
   ///   - device: the device name saves record (default: the host name).
   ///   - logger: where the store's own notes go (swift-log).
-  public init(
+  public convenience init(
     directory: String,
     generationsToKeep: Int = 3,
     lockTimeout: Duration = .seconds(5),
@@ -78,6 +80,25 @@ public final class SaveStore: Sendable {
     device: String? = nil,
     logger: Logger = Logger(label: "stasis.store")
   ) {
+    self.init(
+      directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout, signing: signing,
+      fileSystem: fileSystem, wallClock: wallClock, device: device, logger: logger, plantedBugs: [])
+  }
+
+  /// A store with `plantedBugs` planted: the simulation's honesty check.
+  @_spi(Simulation) public init(
+    directory: String,
+    generationsToKeep: Int,
+    lockTimeout: Duration = .seconds(5),
+    signing: SigningPolicy = .none,
+    fileSystem: any FileSystem,
+    wallClock: @escaping @Sendable () -> Int64,
+    device: String?,
+    logger: Logger,
+    plantedBugs: PlantedBugs
+  ) {
+    self.plantedBugs = plantedBugs
+    writers = SlotWriters(plantedBugs: plantedBugs)
     self.device = device ?? ProcessInfo.processInfo.hostName
     self.directory = directory
     self.generationsToKeep = max(1, generationsToKeep)

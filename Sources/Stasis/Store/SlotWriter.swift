@@ -44,6 +44,12 @@ final class SlotWriters: Sendable {
   private let newest = Mutex<[String: NewestState]>([:])
   private let gates = Mutex<[String: SlotGate]>([:])
   private let nextSequence = Atomic<UInt64>(1)
+  /// The store's planted bugs (the simulation's; empty everywhere else).
+  private let plantedBugs: PlantedBugs
+
+  init(plantedBugs: PlantedBugs = []) {
+    self.plantedBugs = plantedBugs
+  }
 
   /// The next snapshot's number: taken on the thread that hands the snapshot over.
   func takeSequence() -> UInt64 { nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue }
@@ -57,7 +63,7 @@ final class SlotWriters: Sendable {
         queues[slot] = Queue()
         return true
       }
-      if job.isSnapshot, !PlantedBugs.generationAtLockTime.load(ordering: .relaxed) {
+      if job.isSnapshot, !plantedBugs.contains(.generationAtLockTime) {
         superseded = queue.waiting.filter(\.isSnapshot)
         queue.waiting.removeAll(where: \.isSnapshot)
       }
@@ -92,7 +98,7 @@ final class SlotWriters: Sendable {
           return nil
         }
         let next =
-          PlantedBugs.generationAtLockTime.load(ordering: .relaxed)
+          plantedBugs.contains(.generationAtLockTime)
           ? queue.waiting.removeLast() : queue.waiting.removeFirst()
         queues[slot] = queue
         return next

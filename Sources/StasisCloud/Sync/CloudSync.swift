@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Logging
-import Stasis
+@_spi(Simulation) import Stasis
 import Synchronization
 
 /// How a slot syncs: its conflict policy, the game's decision for `manual`, how the state is
@@ -32,6 +32,8 @@ public struct CloudSyncConfiguration: Sendable {
   public var longestRetry: Duration
   /// How retries wait; tests replace it to drive retries without real time.
   public var sleep: @Sendable (Duration) async throws -> Void
+  /// The bugs the simulation planted in this sync and in its merges; empty everywhere else.
+  @_spi(Simulation) public var plantedBugs: PlantedBugs = []
 
   /// Creates a configuration.
   public init(
@@ -250,6 +252,10 @@ extension CloudSync: SaveSyncing {
 
   public func resumeUploads(application: Application) {
     retryNow()
+  }
+
+  public func beganNewHistory(application: Application) {
+    commands.yield(.beganNewHistory)
   }
 
   public func catchUp(stateGeneration: Int, application: Application) -> CatchUp {

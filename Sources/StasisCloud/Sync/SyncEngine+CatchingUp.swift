@@ -1,5 +1,6 @@
 import Foundation
-import Stasis
+@_spi(Simulation) import Stasis
+@_spi(Simulation) import StasisMerge
 
 /// Who may write into the slot while catching up, and who hears what was written: the game
 /// held at `stateGeneration` (through its ``CatchUp``), or a tool (no game, no limit).
@@ -140,11 +141,26 @@ extension SyncEngine {
       return .stopped(.conflict, error)
     case .success(let document): theirsDocument = document
     }
+    // The base of a three-way merge is the revision ours continues, and only when theirs
+    // continues it too: a history begun elsewhere (a new game, a device that played before it
+    // ever synced) is never merged as if it had come from this one.
+    let continued = record.parentRevision
+    let shared: Int?
+    switch await sharedBase(continued, theirs: theirs.revision) {
+    case .failure(let error): return .stopped(.conflict, failed(error, generation: nil))
+    case .success(let revision): shared = revision
+    }
     var report = ConflictReport(
-      base: record.base, ours: ours.generation, theirs: theirs.revision, policy: policyName, result: "pending",
+      base: shared, ours: ours.generation, theirs: theirs.revision, policy: policyName, result: "pending",
       fields: [], takenFromOurs: 0, takenFromTheirs: 0)
+    if shared == nil, let continued {
+      report.note =
+        "r\(theirs.revision) does not continue r\(continued), which this device's save continues: unrelated histories"
+    } else if shared == nil, let agreed = record.base {
+      report.note = "this device's save begins a history of its own (a new game), not r\(agreed)'s: unrelated histories"
+    }
     var base: (bytes: [UInt8], document: SaveDocument)?
-    if let revision = record.base {
+    if let revision = shared {
       let bytes: [UInt8]?
       do {
         bytes = try await client.download(slot: slot, revision: revision)
@@ -226,13 +242,21 @@ extension SyncEngine {
       return .settled(written: written, uploadError: nil)
     }
     // Ours, the base or the merge goes up on theirs: history reads base → theirs → result.
+    // Ours or the base taken whole continues what ours did; a merge continues theirs.
     let result = written ?? ours.generation
-    record.resolving(onto: theirs.revision, upload: result, loser: theirs.revision)
+    let parent: UploadParent =
+      switch decision {
+      case .ours: continued.map(UploadParent.revision) ?? .newHistory
+      case .base: shared.map(UploadParent.revision) ?? .newHistory
+      case .theirs, .document: .revision(theirs.revision)
+      }
+    record.resolving(onto: theirs.revision, upload: result, loser: theirs.revision, parent: parent)
     record.sending(generation: result, sha256: sha256Hex(upload))
     store(&record)
     do {
       // Theirs lost: the server keeps it out of pruning until it is discarded.
-      let created = try await client.upload(slot: slot, bytes: upload, base: theirs.revision, loser: theirs.revision)
+      let created = try await client.upload(
+        slot: slot, bytes: upload, base: theirs.revision, loser: theirs.revision, parent: parent)
       report.revision = created.revision
       record = load()
       record.agree(revision: created.revision, generation: result)
@@ -244,6 +268,34 @@ extension SyncEngine {
       emit(.conflict(report))
       return .settled(written: written, uploadError: failed(error, generation: nil))
     }
+  }
+
+  /// `continued` when `theirs` continues it too (its chain of parents on the server reaches
+  /// it), else nil: the revision a three-way merge may use as its base. The server hands a
+  /// pruned revision's parent down, so the chain among what it still has is exact. A
+  /// `continued` the server no longer has is returned as it is: its download then finds it
+  /// gone, and the conflict says so.
+  func sharedBase(_ continued: Int?, theirs: Int) async -> Result<Int?, CloudError> {
+    guard let continued else { return .success(nil) }
+    if configuration.plantedBugs.contains(.mergeAcrossUnrelatedHistories) { return .success(continued) }
+    let history: [RemoteRevision]
+    do {
+      guard let listed = try await client.revisions(slot: slot) else { return .success(nil) }
+      history = listed
+    } catch {
+      return .failure(error)
+    }
+    var parents: [Int: Int?] = [:]
+    for revision in history { parents[revision.revision] = revision.parent }
+    guard parents[continued] != nil else { return .success(continued) }
+    var next: Int? = theirs
+    for _ in 0...history.count {  // a chain longer than the history is no chain
+      guard let revision = next else { break }
+      if revision == continued { return .success(continued) }
+      guard let parent = parents[revision] else { return .success(nil) }
+      next = parent
+    }
+    return .success(nil)
   }
 
   /// Every section of a save taken whole, for the report.
@@ -286,6 +338,8 @@ extension SyncEngine {
         return await decide(
           policy: fallback, base: nil, ours: ours, theirs: theirs, theirsRevision: theirsRevision, report: &report)
       }
+      var rules = rules
+      rules.plantedBugs.formUnion(configuration.plantedBugs)
       let merged = ThreeWayMerge.merge(
         base: base.document, ours: ours.document, theirs: theirs, rules: rules,
         fallback: fallback.side(ours: ours.document, theirs: theirs),

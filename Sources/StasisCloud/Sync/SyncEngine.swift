@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Logging
-@_spi(Plumbing) import Stasis
+@_spi(Plumbing) @_spi(Simulation) import Stasis
 import Synchronization
 
 /// The worker: every command runs to its end before the next starts, so no two requests of
@@ -15,6 +15,7 @@ final class SyncEngine: Sendable {
     case push(CheckedContinuation<SyncReport, Never>)
     case resolve(ConflictPolicy, String, CheckedContinuation<SyncReport, Never>)
     case barrier(CheckedContinuation<Void, Never>)
+    case beganNewHistory
   }
 
   let client: CloudClient
@@ -113,6 +114,11 @@ final class SyncEngine: Sendable {
       continuation.resume(returning: await resolveNow(policy: policy, name: name))
     case .barrier(let continuation):
       continuation.resume()
+    case .beganNewHistory:
+      var record = load()
+      guard record.parent != .newHistory else { return }
+      record.parent = .newHistory
+      store(&record)
     }
   }
 
@@ -257,7 +263,8 @@ final class SyncEngine: Sendable {
     do {
       // A conflict's resolution waiting to go up still names the revision it beat.
       let loser = record.loser.flatMap { $0 == record.base ? $0 : nil }
-      let created = try await client.upload(slot: slot, bytes: local.bytes, base: record.base, loser: loser)
+      let created = try await client.upload(
+        slot: slot, bytes: local.bytes, base: record.base, loser: loser, parent: record.parent)
       answered()
       record = load()
       record.agree(revision: created.revision, generation: local.generation)
@@ -297,7 +304,7 @@ final class SyncEngine: Sendable {
   /// device may have built on it since: then that is a conflict, on the right base.)
   func recogniseOwnUploads(newest local: (generation: Int, bytes: [UInt8])?) async -> Bool {
     var record = load()
-    var mine = CloudPlantedBugs.newestOnlyAfterLostAnswer.load(ordering: .relaxed) ? [] : record.sent
+    var mine = configuration.plantedBugs.contains(.newestOnlyAfterLostAnswer) ? [] : record.sent
     if let local {
       mine.append(SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base))
     }

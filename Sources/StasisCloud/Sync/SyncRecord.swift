@@ -35,6 +35,11 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   /// While a conflict's resolution waits to go up on ``base``: the revision that lost (the
   /// base itself), named to the server so that it keeps it.
   public var loser: Int?
+  /// What the unsynced local state continues: the base (a save played on from it), another
+  /// revision (a conflict's resolution that kept this device's side whole), or nothing on the
+  /// server (a new game or a start-over: ``SaveSyncing/beganNewHistory(application:)``). Sent
+  /// with the upload, and the base a conflict merges against.
+  public var parent: UploadParent
 
   /// The most uploads ``sent`` remembers: the first (the one most likely to have committed
   /// before the line dropped) and the newest.
@@ -47,6 +52,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     self.slot = slot
     queued = []
     sent = []
+    parent = .base
   }
 
   /// Reads a record, including one written before ``sent`` and ``loser`` existed.
@@ -62,6 +68,16 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     refusedGeneration = try container.decodeIfPresent(Int.self, forKey: .refusedGeneration)
     sent = try container.decodeIfPresent([SentUpload].self, forKey: .sent) ?? []
     loser = try container.decodeIfPresent(Int.self, forKey: .loser)
+    parent = try container.decodeIfPresent(UploadParent.self, forKey: .parent) ?? .base
+  }
+
+  /// The revision the unsynced local state continues; nil when it continues none on the server.
+  public var parentRevision: Int? {
+    switch parent {
+    case .base: base
+    case .revision(let revision): revision
+    case .newHistory: nil
+    }
   }
 
   /// Both sides hold `revision`, which is local `generation`: what waited up to it is synced,
@@ -73,12 +89,14 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     sent.removeAll { $0.generation <= generation || $0.base != revision }
     conflict = nil
     loser = nil
+    parent = .base
   }
 
   /// A resolution of a conflict goes up on `theirs`, which lost: no local generation is the
   /// base until it has, so `flush` uploads the newest one (the result) with `If-Match` on
-  /// theirs, naming theirs as the loser.
-  mutating func resolving(onto theirs: Int, upload generation: Int, loser: Int?) {
+  /// theirs, naming theirs as the loser, and `parent` as what it continues.
+  mutating func resolving(onto theirs: Int, upload generation: Int, loser: Int?, parent: UploadParent) {
+    self.parent = parent
     base = theirs
     baseGeneration = nil
     queued = [generation]

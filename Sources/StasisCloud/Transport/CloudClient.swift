@@ -47,13 +47,21 @@ public struct CloudClient: Sendable {
   /// `PUT /v1/slots/{slot}` with `If-Match: "base"`, or `If-None-Match: *` when `base` is nil.
   /// Returns the new revision; a stale base throws ``CloudError/Kind/conflict`` with the head.
   /// `loser` names the revision that lost the conflict this upload resolves
-  /// (`X-Stasis-Conflict-Loser`): the server keeps it until it is discarded.
-  public func upload(slot: SaveSlot, bytes: [UInt8], base: Int?, loser: Int? = nil) async throws(CloudError)
-    -> RemoteRevision
-  {
+  /// (`X-Stasis-Conflict-Loser`): the server keeps it until it is discarded. `parent` is what
+  /// the save continues (`X-Stasis-Parent`): the base unless said otherwise; a creation has none.
+  public func upload(
+    slot: SaveSlot, bytes: [UInt8], base: Int?, loser: Int? = nil, parent: UploadParent = .base
+  ) async throws(CloudError) -> RemoteRevision {
     var headers = [("Content-Type", "application/vnd.stasis")]
     headers.append(base.map { ("If-Match", "\"\($0)\"") } ?? ("If-None-Match", "*"))
     if let loser { headers.append(("X-Stasis-Conflict-Loser", "\"\(loser)\"")) }
+    if let base {
+      switch parent {
+      case .base: headers.append(("X-Stasis-Parent", "\"\(base)\""))
+      case .revision(let revision): headers.append(("X-Stasis-Parent", "\"\(revision)\""))
+      case .newHistory: headers.append(("X-Stasis-Parent", "none"))
+      }
+    }
     if !server.device.isEmpty { headers.append(("X-Stasis-Device", server.device)) }
     let reply = try await send("PUT", path(slot), headers: headers, body: bytes)
     guard reply.status == 201 else { throw reply.error }
@@ -62,6 +70,9 @@ public struct CloudClient: Sendable {
     }
     created.slot = slot.name
     created.baseRevision = base
+    if !reply.json.keys.contains("parent") {  // a server that does not record parents
+      created.parent = base
+    }
     return created
   }
 

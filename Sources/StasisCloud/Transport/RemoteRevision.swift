@@ -8,6 +8,10 @@ public struct RemoteRevision: Sendable, Equatable {
   public var revision: Int
   /// The revision it was based on, or nil for a creation.
   public var baseRevision: Int?
+  /// The revision whose state it continues, among those the server still has; nil when it
+  /// continues none (a history begun on its own). A server from before parents were recorded
+  /// sends none: then it is the base, which is what its uploads meant.
+  public var parent: Int?
   /// The file's size.
   public var bytes: Int
   /// The file's SHA-256, lowercase hex.
@@ -35,6 +39,7 @@ public struct RemoteRevision: Sendable, Equatable {
     slot = json["slot"] as? String ?? ""
     self.revision = revision
     baseRevision = json["baseRevision"] as? Int
+    parent = json.keys.contains("parent") ? json["parent"] as? Int : baseRevision
     bytes = json["bytes"] as? Int ?? 0
     sha256 = json["sha256"] as? String ?? ""
     uploadedAt = json["uploadedAt"] as? String ?? ""
@@ -44,6 +49,20 @@ public struct RemoteRevision: Sendable, Equatable {
     lostTo = json["lostTo"] as? Int
     keptReason = json["keptReason"] as? String
   }
+}
+
+/// What an upload continues, which the server records as the new revision's
+/// ``RemoteRevision/parent`` (`X-Stasis-Parent`). A client merges three ways only against a
+/// revision that both sides continue, so a history begun elsewhere is never merged as if it
+/// had come from this one.
+public enum UploadParent: Codable, Sendable, Equatable {
+  /// The revision the upload goes up on (`If-Match`): a save played on from it.
+  case base
+  /// Another revision: a conflict's resolution that took this device's side whole continues
+  /// this device's own base, not the head it goes up on.
+  case revision(Int)
+  /// None on this server: a history begun on its own (a new game, a start-over).
+  case newHistory
 }
 
 /// What a conditional `GET` of a slot's head found.

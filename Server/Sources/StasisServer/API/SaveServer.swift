@@ -136,6 +136,7 @@ public struct SaveServer: Sendable {
       throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
     }
     let loser = try parseLoser(request)
+    let parent = try parseParent(request, precondition: precondition)
     let body = try await collect(request.body, limit: limit)
     let bytes = [UInt8](buffer: body)
     // The Stasis reader checks every checksum and decodes every section's tree before anything
@@ -150,12 +151,13 @@ public struct SaveServer: Sendable {
     let device = summary.device.isEmpty ? (request.headers[deviceHeader] ?? "") : summary.device
     let summaryJSON = JSON(summary.details).text
     let baseRevision: Int64? = if case .head(let base) = precondition { base } else { nil }
-    let metadata = RevisionMetadata(
+    var metadata = RevisionMetadata(
       slot: slot, revision: 0, baseRevision: baseRevision, bytes: Int64(bytes.count),
       sha256: hexEncoded(SHA256.hash(data: bytes)), uploadedAt: clock(),
       device: String(device.prefix(255)), game: document.game.name, build: document.game.build,
       schema: Int64(document.game.schemaVersion), createdAt: document.createdAt, playTime: summary.playTime,
       progress: summary.progress, summaryJSON: summaryJSON)
+    if let parent { metadata.parent = parent }
     let outcome = try await backend.put(
       player: context.player!, precondition: precondition, loser: loser, metadata: metadata, file: bytes,
       keep: options.keepRevisions, limits: options.limits)
@@ -165,7 +167,8 @@ public struct SaveServer: Sendable {
       var response = jsonResponse(
         [
           "slot": .string(stored.slot), "revision": .int(stored.revision),
-          "baseRevision": stored.baseRevision.map(JSON.int) ?? .null, "bytes": .int(stored.bytes),
+          "baseRevision": stored.baseRevision.map(JSON.int) ?? .null, "parent": stored.parent.map(JSON.int) ?? .null,
+          "bytes": .int(stored.bytes),
           "sha256": .string(stored.sha256),
         ], status: .created)
       response.headers[.eTag] = etag(stored.revision)
@@ -241,6 +244,35 @@ private func parseLoser(_ request: Request) throws -> Int64? {
   return revision
 }
 
+/// `X-Stasis-Parent: "N"` or `X-Stasis-Parent: none`: the revision whose state the upload
+/// continues, or none (a history begun on its own). Without it, the upload continues the head
+/// it names in `If-Match` (what every client before it meant). A parent is at most that head,
+/// since nothing newer existed when the upload was written; a creation has none.
+let parentHeader = HTTPField.Name("X-Stasis-Parent")!
+
+/// The parent `X-Stasis-Parent` names (`.some(nil)`: none); nil without the header.
+private func parseParent(_ request: Request, precondition: WritePrecondition) throws -> Int64?? {
+  guard let value = request.headers[parentHeader] else { return nil }
+  let text = value.trimmingCharacters(in: .whitespaces)
+  if text == "none" { return .some(nil) }
+  guard text.count >= 3, text.first == "\"", text.last == "\"", let revision = Int64(text.dropFirst().dropLast()),
+    revision > 0
+  else {
+    throw APIError(.badRequest, "X-Stasis-Parent must be one revision in quotes, such as \"3\", or none")
+  }
+  switch precondition {
+  case .create:
+    throw APIError(
+      .badRequest, "X-Stasis-Parent names revision \(revision), but a creation (If-None-Match: *) has none")
+  case .head(let head) where revision > head:
+    throw APIError(
+      .badRequest, "X-Stasis-Parent names revision \(revision), newer than the head the upload was written on (\(head))"
+    )
+  case .head:
+    return revision
+  }
+}
+
 private func slotName(_ context: ServerContext) throws -> String {
   let raw = context.parameters.get("slot") ?? ""
   let name = raw.removingPercentEncoding ?? raw
@@ -303,6 +335,7 @@ extension RevisionMetadata {
   var json: JSON {
     .object([
       "slot": .string(slot), "revision": .int(revision), "baseRevision": baseRevision.map(JSON.int) ?? .null,
+      "parent": parent.map(JSON.int) ?? .null,
       "bytes": .int(bytes), "sha256": .string(sha256), "uploadedAt": .string(isoDate(uploadedAt)),
       "device": .string(device), "game": .string(game), "build": .string(build), "schema": .int(schema),
       "createdAt": .string(isoDate(createdAt)), "playTime": .double(playTime),

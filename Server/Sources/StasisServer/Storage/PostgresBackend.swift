@@ -43,7 +43,7 @@ public final class PostgresBackend: SaveBackend {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
       // stasis_put_v1 pruned conflict losers: it is dropped, so no server of any version calls it.
-      for statement in ServerSchema.postgres + [Self.dropPutFunctionV1, Self.putFunctionV2] {
+      for statement in ServerSchema.postgres + [Self.dropPutFunctionV1, Self.putFunctionV3, Self.putFunctionV2] {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }
@@ -88,7 +88,7 @@ public final class PostgresBackend: SaveBackend {
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
     keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
-    // One statement, one round trip: the function (`putFunctionV2`) is the whole transaction.
+    // One statement, one round trip: the function (`putFunctionV3`) is the whole transaction.
     let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
     let statement = PutStatement(
       player: player.id, metadata: metadata, expected: expected, keep: Int64(max(1, keep)),
@@ -96,7 +96,7 @@ public final class PostgresBackend: SaveBackend {
     let rows = try await client.execute(statement, logger: logger)
     var result: (String, Int64?, Int64)?
     for try await row in rows { result = row }
-    guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v2 returned no row") }
+    guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v3 returned no row") }
     switch outcome {
     case "created":
       var stored = metadata
@@ -133,21 +133,24 @@ public final class PostgresBackend: SaveBackend {
   /// new head), checks the precondition, the loser and the limits, stores the revision and
   /// prunes the slot to its newest `keep`, never a revision marked as a conflict's loser.
   /// `expected` is null for `If-None-Match: *`; `p_loser` is a revision of the slot that lost
-  /// the conflict this upload resolves (null: none), marked as lost to the new revision. The
+  /// the conflict this upload resolves (null: none), marked as lost to the new revision;
+  /// `p_parent` the revision whose state it continues (null: none; ``RevisionMetadata/parent``).
+  /// A pruned revision's children take its parent, newest first, so the chain stays exact. The
   /// outcome is `created` (with the revision), `stale` (with the head's revision; none when the
   /// slot does not exist), `loser`, `slots` or `bytes` (with the count or bytes in use).
-  static let putFunctionV2 = """
-    CREATE OR REPLACE FUNCTION stasis_put_v2(
+  static let putFunctionV3 = """
+    CREATE OR REPLACE FUNCTION stasis_put_v3(
       p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
       p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
       p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
-      p_summary TEXT, p_file BYTEA, p_loser BIGINT,
+      p_summary TEXT, p_file BYTEA, p_loser BIGINT, p_parent BIGINT,
       OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
     LANGUAGE plpgsql AS $$
     #variable_conflict use_column
     DECLARE
       v_next BIGINT;
       v_head BIGINT;
+      v_gone RECORD;
     BEGIN
       amount := 0;
       PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
@@ -183,18 +186,41 @@ public final class PostgresBackend: SaveBackend {
       amount := 0;
       UPDATE slots s SET next_revision = v_next + 1, head_revision = v_next
       WHERE s.player_id = p_player AND s.name = p_slot;
-      INSERT INTO revisions AS r (player_id, slot, revision, base_revision, size, sha256, uploaded_at, device, game,
-        build, schema_version, created_at, play_time, progress, summary, file)
-      VALUES (p_player, p_slot, v_next, p_expected, p_size, p_sha256, p_uploaded_at, p_device, p_game, p_build,
-        p_schema, p_created_at, p_play_time, p_progress, p_summary, p_file);
+      INSERT INTO revisions AS r (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
+        game, build, schema_version, created_at, play_time, progress, summary, file)
+      VALUES (p_player, p_slot, v_next, p_expected, p_parent, p_size, p_sha256, p_uploaded_at, p_device, p_game,
+        p_build, p_schema, p_created_at, p_play_time, p_progress, p_summary, p_file);
       IF p_loser IS NOT NULL THEN
         UPDATE revisions r SET lost_to = v_next WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser;
       END IF;
-      DELETE FROM revisions r
-      WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision <= v_next - p_keep AND r.lost_to IS NULL;
+      FOR v_gone IN
+        SELECT r.revision, r.parent FROM revisions r
+        WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision <= v_next - p_keep AND r.lost_to IS NULL
+        ORDER BY r.revision DESC
+      LOOP
+        UPDATE revisions r SET parent = v_gone.parent
+        WHERE r.player_id = p_player AND r.slot = p_slot AND r.parent = v_gone.revision;
+        DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = v_gone.revision;
+      END LOOP;
       outcome := 'created';
       revision := v_next;
     END
+    $$
+    """
+
+  /// The upload function of the servers before ``putFunctionV3``, kept while one of them may
+  /// still run beside a newer one: it is v3 with the parent its clients meant, the base.
+  static let putFunctionV2 = """
+    CREATE OR REPLACE FUNCTION stasis_put_v2(
+      p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
+      p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
+      p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
+      p_summary TEXT, p_file BYTEA, p_loser BIGINT,
+      OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
+    LANGUAGE sql AS $$
+      SELECT * FROM stasis_put_v3(p_player, p_slot, p_expected, p_keep, p_max_slots, p_max_bytes, p_size, p_sha256,
+        p_uploaded_at, p_device, p_game, p_build, p_schema, p_created_at, p_play_time, p_progress, p_summary, p_file,
+        p_loser, p_expected)
     $$
     """
 
@@ -221,9 +247,9 @@ public final class PostgresBackend: SaveBackend {
       let data = try row.decode(
         (
           String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String,
-          Int64?, Data
+          Int64?, Int64?, Data
         ).self
-      ).15
+      ).16
       return (metadata, [UInt8](data))
     }
     return nil
@@ -267,12 +293,20 @@ public final class PostgresBackend: SaveBackend {
       for try await value in rows.decode(Int64?.self) { head = value }
       guard let head, let head else { return .notFound }
       if head == revision { return .head }
+      // Its children take its parent, so the chain among the revisions that remain stays exact.
       let deleted = try await connection.query(
         """
         DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot) AND revision = \(revision)
-        RETURNING revision
+        RETURNING parent
         """, logger: logger)
-      for try await _ in deleted.decode(Int64.self) { return .discarded }
+      for try await parent in deleted.decode(Int64?.self) {
+        try await connection.query(
+          """
+          UPDATE revisions SET parent = \(parent) WHERE player_id = \(player.id) AND slot = \(slot)
+          AND parent = \(revision)
+          """, logger: logger)
+        return .discarded
+      }
       return .notFound
     }
   }
@@ -304,7 +338,7 @@ public final class PostgresBackend: SaveBackend {
   // MARK: Rows
 
   static let columns =
-    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to"
+    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to, parent"
   /// The columns, from `revisions r`.
   static let headColumns = columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }
     .joined(separator: ", ")
@@ -344,16 +378,18 @@ public final class PostgresBackend: SaveBackend {
   static func metadata(_ row: PostgresRow) throws -> RevisionMetadata {
     let (
       slot, revision, base, size, sha, uploaded, device, game, build, schema, created, playTime, progress, summary,
-      lostTo
+      lostTo, parent
     ) =
       try row.decode(
         (
           String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String,
-          Int64?
+          Int64?, Int64?
         ).self)
-    return RevisionMetadata(
+    var metadata = RevisionMetadata(
       slot: slot, revision: revision, baseRevision: base, bytes: size, sha256: sha, uploadedAt: uploaded,
       device: device, game: game, build: build, schema: schema, createdAt: created, playTime: playTime,
       progress: progress, summaryJSON: summary, lostTo: lostTo)
+    metadata.parent = parent
+    return metadata
   }
 }

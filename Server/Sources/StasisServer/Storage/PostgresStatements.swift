@@ -27,7 +27,7 @@ struct PlayerByTokenStatement: PostgresPreparedStatement {
 
 /// A slot's head: its metadata, without the file's bytes.
 struct HeadStatement: PostgresPreparedStatement {
-  static let name = "stasis_head_v1"
+  static let name = "stasis_head_v2"
   static let sql = "SELECT \(PostgresBackend.headColumns) \(PostgresBackend.headJoin)"
   static let bindingDataTypes: [PostgresDataType] = [.int8, .text]
 
@@ -44,16 +44,16 @@ struct HeadStatement: PostgresPreparedStatement {
   func decodeRow(_ row: PostgresRow) throws -> RevisionMetadata { try PostgresBackend.metadata(row) }
 }
 
-/// An upload: `stasis_put_v2` (``PostgresBackend/putFunctionV2``); its outcome, revision and amount.
+/// An upload: `stasis_put_v3` (``PostgresBackend/putFunctionV3``); its outcome, revision and amount.
 struct PutStatement: PostgresPreparedStatement {
-  static let name = "stasis_put_call_v2"
+  static let name = "stasis_put_call_v3"
   static let sql = """
     SELECT outcome, revision, amount
-    FROM stasis_put_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+    FROM stasis_put_v3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
     """
   static let bindingDataTypes: [PostgresDataType] = [
     .int8, .text, .int8, .int8, .int8, .int8, .int8, .text, .int8, .text, .text, .text, .int8, .int8, .float8,
-    .float8, .text, .bytea, .int8,
+    .float8, .text, .bytea, .int8, .int8,
   ]
 
   var player: Int64
@@ -67,7 +67,7 @@ struct PutStatement: PostgresPreparedStatement {
   var loser: Int64?
 
   func makeBindings() throws -> PostgresBindings {
-    var bindings = PostgresBindings(capacity: 19)
+    var bindings = PostgresBindings(capacity: 20)
     bindings.append(player)
     bindings.append(metadata.slot)
     bindings.append(expected)
@@ -87,6 +87,7 @@ struct PutStatement: PostgresPreparedStatement {
     bindings.append(metadata.summaryJSON)
     try bindings.append(Data(file))
     bindings.append(loser)
+    bindings.append(metadata.parent)
     return bindings
   }
 

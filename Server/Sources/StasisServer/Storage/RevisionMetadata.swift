@@ -7,6 +7,13 @@ public struct RevisionMetadata: Sendable, Equatable {
   public var revision: Int64
   /// The revision the upload was based on (`If-Match`), or nil for a creation.
   public var baseRevision: Int64?
+  /// The revision whose state this one continues (`X-Stasis-Parent`), or nil when it continues
+  /// none on this server (a history begun on its own: a new game, a device that played
+  /// offline before it ever synced). By default the base: an upload that names no parent
+  /// continues the head it was written on. When a revision is pruned or discarded, the
+  /// revisions it was the parent of take its parent, so the chain among the revisions the
+  /// server still has stays exact. A client merges three ways only against an ancestor of both sides.
+  public var parent: Int64?
   /// The file's size in bytes.
   public var bytes: Int64
   /// The file's SHA-256, lowercase hex.
@@ -50,6 +57,7 @@ public struct RevisionMetadata: Sendable, Equatable {
     self.slot = slot
     self.revision = revision
     self.baseRevision = baseRevision
+    self.parent = baseRevision
     self.bytes = bytes
     self.sha256 = sha256
     self.uploadedAt = uploadedAt

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+@_spi(Simulation) import Stasis
 import Synchronization
 
 /// The embedded backend: one SQLite file (GRDB), WAL with `synchronous=FULL`, so a `201` means
@@ -7,9 +8,17 @@ import Synchronization
 /// two uploads on the same base: the second sees the first's head and gets `412`.
 public final class SQLiteBackend: SaveBackend {
   let pool: DatabasePool
+  /// The bugs the simulation planted in this backend; empty everywhere else.
+  let plantedBugs: PlantedBugs
 
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
-  public init(path: String) throws {
+  public convenience init(path: String) throws {
+    try self.init(path: path, plantedBugs: [])
+  }
+
+  /// A backend with `plantedBugs` planted: the simulation's honesty check.
+  @_spi(Simulation) public init(path: String, plantedBugs: PlantedBugs) throws {
+    self.plantedBugs = plantedBugs
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     var configuration = Configuration()
@@ -24,6 +33,9 @@ public final class SQLiteBackend: SaveBackend {
     }
     migrator.registerMigration("v2: conflict losers kept") { db in
       try db.execute(sql: ServerSchema.sqliteLostTo)
+    }
+    migrator.registerMigration("v3: a revision's true parent") { db in
+      try db.execute(sql: ServerSchema.sqliteParent)
     }
     try migrator.migrate(pool)
   }
@@ -118,12 +130,13 @@ public final class SQLiteBackend: SaveBackend {
       }
       try db.execute(
         sql: """
-          INSERT INTO revisions (player_id, slot, revision, base_revision, size, sha256, uploaded_at, device, game,
-            build, schema_version, created_at, play_time, progress, summary, file)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          INSERT INTO revisions (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
+            game, build, schema_version, created_at, play_time, progress, summary, file)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
           """,
         arguments: [
-          player.id, stored.slot, revision, stored.baseRevision, stored.bytes, stored.sha256, stored.uploadedAt,
+          player.id, stored.slot, revision, stored.baseRevision, stored.parent, stored.bytes, stored.sha256,
+          stored.uploadedAt,
           stored.device, stored.game, stored.build, stored.schema, stored.createdAt, stored.playTime, stored.progress,
           stored.summaryJSON, Data(file),
         ])
@@ -133,12 +146,17 @@ public final class SQLiteBackend: SaveBackend {
           arguments: [revision, player.id, stored.slot, loser])
       }
       // A conflict's loser stays until it is discarded, whatever `keep` says.
-      try db.execute(
-        sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ? AND revision <= ? AND lost_to IS NULL",
+      let pruned = try Int64.fetchAll(
+        db,
+        sql: """
+          SELECT revision FROM revisions WHERE player_id = ? AND slot = ? AND revision <= ? AND lost_to IS NULL
+          ORDER BY revision DESC
+          """,
         arguments: [
           player.id, stored.slot,
-          revision - Int64(ServerPlantedBugs.dropAcknowledgedUpload.load(ordering: .relaxed) ? 1 : max(1, keep)),
+          revision - Int64(plantedBugs.contains(.dropAcknowledgedUpload) ? 1 : max(1, keep)),
         ])
+      for gone in pruned { try Self.remove(db, player: player, slot: stored.slot, revision: gone) }
       return .created(stored)
     }
   }
@@ -212,10 +230,7 @@ public final class SQLiteBackend: SaveBackend {
           db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
       else { return .notFound }
       if head == revision { return .head }
-      try db.execute(
-        sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
-        arguments: [player.id, slot, revision])
-      return db.changesCount > 0 ? .discarded : .notFound
+      return try Self.remove(db, player: player, slot: slot, revision: revision) ? .discarded : .notFound
     }
   }
 
@@ -240,8 +255,28 @@ public final class SQLiteBackend: SaveBackend {
     _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
   }
 
+  /// Deletes one revision; the revisions it was the parent of take its parent, so the chain
+  /// among the revisions that remain stays exact. Pruning removes the newest first, so each
+  /// parent it hands down is already final. False when the slot has no such revision.
+  @discardableResult
+  private static func remove(_ db: Database, player: Player, slot: String, revision: Int64) throws -> Bool {
+    guard
+      let row = try Row.fetchOne(
+        db, sql: "SELECT parent FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+        arguments: [player.id, slot, revision])
+    else { return false }
+    let parent: Int64? = row["parent"]
+    try db.execute(
+      sql: "UPDATE revisions SET parent = ? WHERE player_id = ? AND slot = ? AND parent = ?",
+      arguments: [parent, player.id, slot, revision])
+    try db.execute(
+      sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+      arguments: [player.id, slot, revision])
+    return true
+  }
+
   static let columns =
-    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to"
+    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to, parent"
 
   private static func metadata(_ db: Database, player: Player, slot: String, revision: Int64) throws
     -> RevisionMetadata?
@@ -253,11 +288,13 @@ public final class SQLiteBackend: SaveBackend {
   }
 
   private static func metadata(_ row: Row) -> RevisionMetadata {
-    RevisionMetadata(
+    var metadata = RevisionMetadata(
       slot: row["slot"], revision: row["revision"], baseRevision: row["base_revision"], bytes: row["size"],
       sha256: row["sha256"], uploadedAt: row["uploaded_at"], device: row["device"], game: row["game"],
       build: row["build"], schema: row["schema_version"], createdAt: row["created_at"], playTime: row["play_time"],
       progress: row["progress"], summaryJSON: row["summary"], lostTo: row["lost_to"])
+    metadata.parent = row["parent"]
+    return metadata
   }
 }
 
@@ -301,6 +338,13 @@ enum ServerSchema {
 
   /// v2: the revision a conflict's loser lost to (null: not a loser, pruned as usual).
   static let sqliteLostTo = "ALTER TABLE revisions ADD COLUMN lost_to INTEGER"
+
+  /// v3: the revision whose state a revision continues (``RevisionMetadata/parent``); every
+  /// revision stored before it continued its base.
+  static let sqliteParent = """
+    ALTER TABLE revisions ADD COLUMN parent INTEGER;
+    UPDATE revisions SET parent = base_revision;
+    """
 
   static let postgres: [String] = [
     """
@@ -354,5 +398,18 @@ enum ServerSchema {
     """,
     // v2: the revision a conflict's loser lost to (null: not a loser, pruned as usual).
     "ALTER TABLE revisions ADD COLUMN IF NOT EXISTS lost_to BIGINT",
+    // v3: the revision whose state a revision continues; every revision stored before it
+    // continued its base. Added and filled once, in the migration's advisory lock.
+    """
+    DO $$ BEGIN
+      IF NOT EXISTS (
+        SELECT 1 FROM information_schema.columns WHERE table_name = 'revisions' AND column_name = 'parent'
+        AND table_schema = current_schema()
+      ) THEN
+        ALTER TABLE revisions ADD COLUMN parent BIGINT;
+        UPDATE revisions SET parent = base_revision;
+      END IF;
+    END $$
+    """,
   ]
 }
