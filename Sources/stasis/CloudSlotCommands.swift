@@ -79,7 +79,14 @@ extension Cloud {
   struct Log: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "A slot's revision history on the server, newest first.",
-      discussion: "Example:\n  stasis cloud log autosave")
+      discussion: """
+        Each revision shows its base (the head it was uploaded on, If-Match) and its parent (the
+        revision whose state it continues; - for a history of its own, such as a new game). A
+        conflict's winner that took its own side whole continues its own base, not the head.
+
+        Example:
+          stasis cloud log autosave
+        """)
 
     @Argument(help: "The slot.")
     var slot: String
@@ -107,7 +114,8 @@ extension Cloud {
           jsonText(
             revisions.map {
               [
-                "revision": $0.revision, "baseRevision": $0.baseRevision ?? NSNull(), "bytes": $0.bytes,
+                "revision": $0.revision, "baseRevision": $0.baseRevision ?? NSNull(), "parent": $0.parent ?? NSNull(),
+                "bytes": $0.bytes,
                 "sha256": $0.sha256, "uploadedAt": $0.uploadedAt, "device": $0.device, "playTime": $0.playTime,
                 "progress": $0.progress ?? NSNull(), "localBase": $0.revision == base, "kept": $0.isKept,
                 "keptReason": $0.keptReason ?? NSNull(),
@@ -117,7 +125,8 @@ extension Cloud {
       }
       let rows = revisions.map { revision in
         [
-          "r\(revision.revision)", revision.baseRevision.map { "r\($0)" } ?? "-", revision.uploadedAt,
+          "r\(revision.revision)", revision.baseRevision.map { "r\($0)" } ?? "-",
+          revision.parent.map { "r\($0)" } ?? "-", revision.uploadedAt,
           revision.device, "\(revision.bytes)", String(format: "%.1f s", revision.playTime),
           progressText(revision.progress), String(revision.sha256.prefix(12)),
           [revision.revision == base ? "<- base" : nil, revision.keptReason.map { "kept: \($0)" }].compactMap { $0 }
@@ -125,8 +134,8 @@ extension Cloud {
         ]
       }
       Terminal.standardOutput.table(
-        ["revision", "base", "uploaded at", "device", "bytes", "play time", "progress", "sha256", ""], rows,
-        rightAligned: [4, 5, 6])
+        ["revision", "base", "parent", "uploaded at", "device", "bytes", "play time", "progress", "sha256", ""], rows,
+        rightAligned: [5, 6, 7])
     }
   }
 

@@ -150,4 +150,6 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
   }
 
   func resumeUploads(application: Application) { cloudSync.resumeUploads(application: application) }
+
+  func beganNewHistory(application: Application) { cloudSync.beganNewHistory(application: application) }
 }

@@ -144,6 +144,23 @@ public final class SimulatedNetwork: CloudTransport {
     var lostAnswers = 0
   }
   private let state = Mutex(State())
+  /// An upload held on the line: armed with the semaphore to signal when one arrives, then the
+  /// arrived upload waiting for its release.
+  private let hold = Mutex<(reached: DispatchSemaphore?, waiting: CheckedContinuation<Void, Never>?)>((nil, nil))
+
+  /// The next upload stops on the line (in flight: sent, not yet at the server) until
+  /// ``releaseHold()``; `reached` is signalled when it arrives.
+  public func holdNextUpload(notify reached: DispatchSemaphore) { hold.withLock { $0.reached = reached } }
+
+  /// Lets the held upload go on (or no upload be held any more). One cancelled meanwhile (the
+  /// budget expired) never reaches the server.
+  public func releaseHold() {
+    let waiting = hold.withLock { hold in
+      defer { hold = (nil, nil) }
+      return hold.waiting
+    }
+    waiting?.resume()
+  }
 
   /// A line from `device` to `server`.
   public init(server: InProcessServer, device: String) {
@@ -175,6 +192,13 @@ public final class SimulatedNetwork: CloudTransport {
 
   public func send(_ request: CloudRequest, to cloud: CloudServer) async throws(CloudError) -> CloudResponse {
     guard isOnline else { throw Self.neverSent("\(device) is offline") }
+    if request.method == "PUT", let reached = hold.withLock({ $0.reached }) {
+      await withCheckedContinuation { continuation in
+        hold.withLock { $0 = (nil, continuation) }
+        reached.signal()
+      }
+      if Task.isCancelled { throw Self.neverSent("the upload was cancelled on the line") }
+    }
     guard let response = await server.respond(request) else {
       throw Self.neverSent("the server is down (connection refused)")
     }

@@ -223,9 +223,11 @@ public final class Simulation {
       await overlap(device)
     case 44..<50:
       await background(device)
-    case 50..<54:
+    case 50..<52:
       note("\(device.name): quit")
       await quit(device)
+    case 52..<54:
+      await quitWithUploadInFlight(device)
     case 54..<60:
       let lost = device.kill(&random)
       result.kills += 1
@@ -409,6 +411,64 @@ public final class Simulation {
     process.application.terminate()
     for save in started(device) { finish(device, save) }
     await settle(device)
+    device.quit()
+  }
+
+  /// A quit while an upload is in flight: an autosave's upload is held on the line, the game
+  /// quits (its save and its upload queue behind the held one), and then either the line lets
+  /// it go or the budget expires first. The quit's save must reach the server, or still wait
+  /// in the sync record for the next launch: never be dropped.
+  private func quitWithUploadInFlight(_ device: SimulatedDevice) async {
+    guard let process = device.process, !process.isPaused, device.network.isOnline, server.isUp,
+      process.cloud.status.phase != .conflict
+    else { return await quit(device) }
+    play(device, frames: 1 + random.below(60))
+    let reached = DispatchSemaphore(value: 0)
+    device.network.holdNextUpload(notify: reached)
+    guard let autosave = startSave(device, .autosave) else {
+      device.network.releaseHold()
+      return await quit(device)
+    }
+    finish(device, autosave)
+    // The upload is on its way: only a written generation is sent (a bound, not a clock: the
+    // upload starts on the sync's own task right after the save).
+    guard reached.wait(timeout: .now() + 10) == .success else {
+      device.network.releaseHold()
+      result.skippedChecks += 1
+      note("\(device.name): the autosave's upload never started; a plain quit")
+      return await quit(device)
+    }
+    play(device, frames: 1 + random.below(60))
+    let expires = random.chance(40)
+    note(
+      "\(device.name): quit with an upload in flight; \(expires ? "the budget expires first" : "the line lets it go")")
+    process.application.terminate()
+    let saves = started(device)
+    for save in saves { finish(device, save) }
+    let quitSave = saves.last.flatMap { save -> (generation: Int, sha: String)? in
+      guard case .success(let receipt)? = save.handle.result, receipt.outcome == .written, let sha = save.file.value
+      else { return nil }
+      return (receipt.generation, sha)
+    }
+    if expires {
+      process.clock.advance(by: process.application.configuration.backgroundBudget + .seconds(1))
+      process.application.update()  // the expiration handlers cancel the uploads
+    }
+    device.network.releaseHold()
+    await settle(device)
+    if let quitSave {
+      checker.checks += 1
+      let arrived = device.network.committed.contains { $0.sha256 == quitSave.sha }
+      let waits = process.cloud.status.pending > 0 || process.cloud.status.phase == .conflict
+      if !arrived && !waits {
+        fail(
+          "quit upload lost: \(device.name)'s quit save, generation \(quitSave.generation), neither reached the "
+            + "server nor waits in the sync record")
+      }
+      if !expires, !arrived, process.cloud.status.phase != .conflict, server.isUp {
+        fail("quit upload: \(device.name)'s quit save did not go up although the line let it go and nothing conflicted")
+      }
+    }
     device.quit()
   }
 

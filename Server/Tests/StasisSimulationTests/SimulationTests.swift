@@ -44,6 +44,17 @@ struct SimulationTests {
     #expect(planted.failure?.contains("ledger") == true, "and the merge across them is found")
   }
 
+  // Found as a fresh seed in a 150-s run: device-1 started a new game, and its sync never
+  // heard (the simulation's tap between coordinator and sync dropped beganNewHistory), so its
+  // new game merged against the old history's base and lost 22 ledger entries.
+  @Test("a new game after synced play is a history of its own: never merged against the old base (seed 215542042)")
+  func newGameAfterSyncedPlay() async {
+    let result = await Simulation.run(seed: 215_542_042, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+    #expect(result.trace.contains("device-1: a new game (build v2)"), "the scenario still occurs")
+    #expect(result.unrelated > 0)
+  }
+
   @Test("fresh seeds break no invariant")
   func seeds() async {
     for seed in UInt64(100)..<UInt64(130) {

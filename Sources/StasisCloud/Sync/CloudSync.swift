@@ -255,7 +255,9 @@ extension CloudSync: SaveSyncing {
   }
 
   public func beganNewHistory(application: Application) {
-    commands.yield(.beganNewHistory)
+    // The slot's newest generation now, read before the new game's first save: every one
+    // after it is the new history's.
+    commands.yield(.beganNewHistory(after: store.newestGeneration(of: slot) ?? 0))
   }
 
   public func catchUp(stateGeneration: Int, application: Application) -> CatchUp {

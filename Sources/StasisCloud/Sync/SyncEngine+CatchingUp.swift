@@ -144,7 +144,7 @@ extension SyncEngine {
     // The base of a three-way merge is the revision ours continues, and only when theirs
     // continues it too: a history begun elsewhere (a new game, a device that played before it
     // ever synced) is never merged as if it had come from this one.
-    let continued = record.parentRevision
+    let continued = record.parentRevision(of: ours.generation)
     let shared: Int?
     switch await sharedBase(continued, theirs: theirs.revision) {
     case .failure(let error): return .stopped(.conflict, failed(error, generation: nil))

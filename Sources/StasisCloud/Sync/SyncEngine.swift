@@ -15,7 +15,7 @@ final class SyncEngine: Sendable {
     case push(CheckedContinuation<SyncReport, Never>)
     case resolve(ConflictPolicy, String, CheckedContinuation<SyncReport, Never>)
     case barrier(CheckedContinuation<Void, Never>)
-    case beganNewHistory
+    case beganNewHistory(after: Int)
   }
 
   let client: CloudClient
@@ -114,10 +114,10 @@ final class SyncEngine: Sendable {
       continuation.resume(returning: await resolveNow(policy: policy, name: name))
     case .barrier(let continuation):
       continuation.resume()
-    case .beganNewHistory:
+    case .beganNewHistory(let after):
       var record = load()
-      guard record.parent != .newHistory else { return }
-      record.parent = .newHistory
+      guard record.newHistoryAfter != after else { return }
+      record.newHistoryAfter = after
       store(&record)
     }
   }
@@ -264,7 +264,7 @@ final class SyncEngine: Sendable {
       // A conflict's resolution waiting to go up still names the revision it beat.
       let loser = record.loser.flatMap { $0 == record.base ? $0 : nil }
       let created = try await client.upload(
-        slot: slot, bytes: local.bytes, base: record.base, loser: loser, parent: record.parent)
+        slot: slot, bytes: local.bytes, base: record.base, loser: loser, parent: record.parent(of: local.generation))
       answered()
       record = load()
       record.agree(revision: created.revision, generation: local.generation)

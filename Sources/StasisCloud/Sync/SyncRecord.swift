@@ -35,11 +35,15 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   /// While a conflict's resolution waits to go up on ``base``: the revision that lost (the
   /// base itself), named to the server so that it keeps it.
   public var loser: Int?
-  /// What the unsynced local state continues: the base (a save played on from it), another
-  /// revision (a conflict's resolution that kept this device's side whole), or nothing on the
-  /// server (a new game or a start-over: ``SaveSyncing/beganNewHistory(application:)``). Sent
-  /// with the upload, and the base a conflict merges against.
+  /// What the unsynced local state continues: the base (a save played on from it), or another
+  /// revision (a conflict's resolution that kept this device's side whole). Sent with the
+  /// upload, and the base a conflict merges against; a generation above
+  /// ``newHistoryAfter`` continues nothing instead.
   public var parent: UploadParent
+  /// A new game or a start-over (``SaveSyncing/beganNewHistory(application:)``) began after
+  /// this local generation: the generations above it continue nothing on the server until one
+  /// of them is agreed. Nil when none is pending.
+  public var newHistoryAfter: Int?
 
   /// The most uploads ``sent`` remembers: the first (the one most likely to have committed
   /// before the line dropped) and the newest.
@@ -69,11 +73,18 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     sent = try container.decodeIfPresent([SentUpload].self, forKey: .sent) ?? []
     loser = try container.decodeIfPresent(Int.self, forKey: .loser)
     parent = try container.decodeIfPresent(UploadParent.self, forKey: .parent) ?? .base
+    newHistoryAfter = try container.decodeIfPresent(Int.self, forKey: .newHistoryAfter)
   }
 
-  /// The revision the unsynced local state continues; nil when it continues none on the server.
-  public var parentRevision: Int? {
-    switch parent {
+  /// What local `generation` continues: ``parent``, or nothing when it came after a new game.
+  public func parent(of generation: Int) -> UploadParent {
+    if let newHistoryAfter, generation > newHistoryAfter { return .newHistory }
+    return parent
+  }
+
+  /// The revision local `generation` continues; nil when it continues none on the server.
+  public func parentRevision(of generation: Int) -> Int? {
+    switch parent(of: generation) {
     case .base: base
     case .revision(let revision): revision
     case .newHistory: nil
@@ -90,6 +101,8 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     conflict = nil
     loser = nil
     parent = .base
+    // A new game agreed is the base's history now; one still unsynced stays a history of its own.
+    if let newHistoryAfter, generation > newHistoryAfter { self.newHistoryAfter = nil }
   }
 
   /// A resolution of a conflict goes up on `theirs`, which lost: no local generation is the
@@ -97,6 +110,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   /// theirs, naming theirs as the loser, and `parent` as what it continues.
   mutating func resolving(onto theirs: Int, upload generation: Int, loser: Int?, parent: UploadParent) {
     self.parent = parent
+    newHistoryAfter = nil  // what `parent` says is already ours' own
     base = theirs
     baseGeneration = nil
     queued = [generation]
