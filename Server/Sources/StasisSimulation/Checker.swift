@@ -24,10 +24,15 @@ struct Checker {
   var digests: [String: String] = [:]
   /// Revisions the server marked as a conflict's loser.
   var losers: Set<Int64> = []
+  /// The SHA-256 of every save a tool edited and wrote back unsigned: none may load anywhere,
+  /// nor reach the server.
+  var stripped: Set<String> = []
   /// Revisions discarded on the server on purpose.
   var discardedRevisions: Set<Int64> = []
   /// How many invariant checks ran.
   var checks = 0
+  /// How many checks could not be made (what they compare cannot be read).
+  var skipped = 0
   /// Per device: generations the rule keeps until an explicit discard (generation → its
   /// bytes' SHA-256 and why), learned from this ledger: a newer build's save an older build
   /// saved after, the newest save before a start-over or a new game.
@@ -108,7 +113,10 @@ struct Checker {
     // No two consecutive generations hold the same state (of one schema).
     for generation in onDisk where onDisk.contains(generation - 1) {
       checks += 1
-      guard let newer = model(device, generation), let older = model(device, generation - 1) else { continue }
+      guard let newer = model(device, generation), let older = model(device, generation - 1) else {
+        skipped += 1
+        continue
+      }
       if newer.schema == older.schema, newer.model == older.model {
         return "the same state written twice: generations \(generation - 1) and \(generation) on \(device.name)"
       }
@@ -133,8 +141,12 @@ struct Checker {
     return found
   }
 
-  /// Every acknowledged upload is on the server or pruned by rule; losers are kept.
-  mutating func checkServer(_ server: InProcessServer, acknowledged: [Acknowledged]) async -> String? {
+  /// Every acknowledged upload is on the server or pruned by rule; losers are kept. The losers
+  /// are learnt from what went over the wire (`committed`: each upload the server committed,
+  /// and the loser it named), never from the server's own columns.
+  mutating func checkServer(
+    _ server: InProcessServer, acknowledged: [Acknowledged], committed: [Acknowledged]
+  ) async -> String? {
     guard let backend = server.backend else { return nil }
     guard let player = try? await backend.player(tokenHash: BearerToken.hash(InProcessServer.token)) else {
       return "server: the player is gone"
@@ -142,13 +154,16 @@ struct Checker {
     let revisions = (try? await backend.revisions(player: player, slot: SimulatedDevice.slot.name)) ?? []
     var byNumber: [Int64: RevisionMetadata] = [:]
     for revision in revisions { byNumber[revision.revision] = revision }
-    for revision in revisions where revision.lostTo != nil { losers.insert(revision.revision) }
+    for upload in committed { if let loser = upload.loser { losers.insert(Int64(loser)) } }
     for loser in losers.sorted() where !discardedRevisions.contains(loser) {
       checks += 1
       if byNumber[loser] == nil { return "server: conflict loser r\(loser) was removed without a discard" }
     }
     for ack in acknowledged {
       checks += 1
+      if stripped.contains(ack.sha256) {
+        return "server: r\(ack.revision) from \(ack.device) is a save a tool edited and stripped of its signature"
+      }
       let number = Int64(ack.revision)
       if let stored = byNumber[number] {
         if stored.sha256 != ack.sha256 { return "server: r\(number) acknowledged to \(ack.device) holds other bytes" }

@@ -77,9 +77,32 @@ public final class InProcessServer: Sendable {
   /// The process dies: the database is closed (what was committed stays in its file).
   public func crash() { running.withLock { $0 = nil } }
 
-  /// Answers one request as the server would over HTTP; nil while the server is down.
-  func respond(_ request: CloudRequest) async -> CloudResponse? {
-    guard let responder = running.withLock({ $0?.responder }) else { return nil }
+  /// The next upload's transaction dies before its commit, and the server with it (or, with
+  /// `false`, no longer).
+  public func dieInsideNextUpload(_ armed: Bool = true) { backend?.dieInsideNextUpload(armed) }
+
+  /// What a request met.
+  enum Answer {
+    /// The server answered.
+    case answered(CloudResponse)
+    /// The server was down: nothing was sent.
+    case down
+    /// The server died while it handled the request: sent, and no answer.
+    case died
+  }
+
+  /// Answers one request as the server would over HTTP.
+  func respond(_ request: CloudRequest) async -> Answer {
+    guard let (responder, backend) = running.withLock({ $0.map { ($0.responder, $0.backend) } }) else { return .down }
+    let answer = await handle(request, responder)
+    if backend.takeDiedInsideUpload() {
+      crash()
+      return .died
+    }
+    return answer.map(Answer.answered) ?? .down
+  }
+
+  private func handle(_ request: CloudRequest, _ responder: RouterResponder<ServerContext>) async -> CloudResponse? {
     var fields = HTTPFields()
     for (name, value) in request.headers {
       if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
@@ -127,6 +150,8 @@ public struct Acknowledged: Sendable, Equatable {
   public var revision: Int
   /// The file's SHA-256.
   public var sha256: String
+  /// The revision the upload named as the loser of the conflict it resolved, if any.
+  public var loser: Int? = nil
 }
 
 /// One device's line to the in-process server: it can be offline, and it can lose the answer
@@ -142,6 +167,7 @@ public final class SimulatedNetwork: CloudTransport {
     var acknowledged: [Acknowledged] = []
     var committed: [Acknowledged] = []
     var lostAnswers = 0
+    var diedInside = 0
   }
   private let state = Mutex(State())
   /// An upload held on the line: armed with the semaphore to signal when one arrives, then the
@@ -183,6 +209,8 @@ public final class SimulatedNetwork: CloudTransport {
   public var committed: [Acknowledged] { state.withLock { $0.committed } }
   /// How many answers were lost.
   public var lostAnswers: Int { state.withLock { $0.lostAnswers } }
+  /// How many of this line's uploads the server died inside, before their commit.
+  public var diedInside: Int { state.withLock { $0.diedInside } }
 
   private static func neverSent(_ message: String) -> CloudError {
     var error = CloudError(.offline, message)
@@ -199,15 +227,24 @@ public final class SimulatedNetwork: CloudTransport {
       }
       if Task.isCancelled { throw Self.neverSent("the upload was cancelled on the line") }
     }
-    guard let response = await server.respond(request) else {
-      throw Self.neverSent("the server is down (connection refused)")
+    let response: CloudResponse
+    switch await server.respond(request) {
+    case .down: throw Self.neverSent("the server is down (connection refused)")
+    case .died:
+      state.withLock { $0.diedInside += 1 }
+      throw CloudError(.offline, "the server died before it answered")
+    case .answered(let answer): response = answer
     }
     var upload: Acknowledged?
     if request.method == "PUT", response.status == 201, let body = request.body,
       let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any],
       let revision = json["revision"] as? Int
     {
-      upload = Acknowledged(device: device, revision: revision, sha256: sha256Hex(body))
+      // The revision the upload named as its conflict's loser, as it went over the wire.
+      let loser = request.headers.first { $0.0.lowercased() == "x-stasis-conflict-loser" }.flatMap {
+        Int($0.1.trimmingCharacters(in: ["\"", " "]))
+      }
+      upload = Acknowledged(device: device, revision: revision, sha256: sha256Hex(body), loser: loser)
     }
     let lost = state.withLock { state -> Bool in
       if let upload { state.committed.append(upload) }

@@ -21,6 +21,9 @@ final class SimulatedDevice {
   let wallClock: @Sendable () -> Int64
   var disk = SimulatedDisk()
   var build = GameBuild.v1
+  /// How the device's store signs: in part of the runs every device signs with the game's key
+  /// and, as the key-rotation recipe has it, accepts unsigned saves.
+  var signing = SigningPolicy.none
   var policy: ConflictPolicy = .mostRecent
   /// The policy's name, for the trace.
   var policyName = "recent"
@@ -55,8 +58,8 @@ final class SimulatedDevice {
     var logger = Logger(label: "stasis.sim.\(name)")
     logger.logLevel = .critical
     let store = SaveStore(
-      directory: Self.directory, generationsToKeep: Self.generationsToKeep, fileSystem: disk, wallClock: wallClock,
-      device: name, logger: logger, plantedBugs: plantedBugs)
+      directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, fileSystem: disk,
+      wallClock: wallClock, device: name, logger: logger, plantedBugs: plantedBugs)
     // A merged state's summary is the game's own, made from the state alone, off the main thread.
     var configuration = CloudSyncConfiguration(
       policy: policy,

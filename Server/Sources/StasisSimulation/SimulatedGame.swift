@@ -148,6 +148,22 @@ public enum GameBuild: String, Sendable, CaseIterable {
     return model(of: document)
   }
 
+  /// A save edited by a player's tool: its state changed (the score), written back without its
+  /// signature, in the same schema. Nil when the bytes are not a save the checker reads.
+  static func editedUnsigned(_ bytes: [UInt8]) -> [UInt8]? {
+    guard let document = try? SaveFileFormat.decode(bytes, path: "edit"), var model = model(of: document) else {
+      return nil
+    }
+    model.score &+= 1_000_000
+    let edited: SaveDocument? =
+      document.game.schemaVersion == 1
+      ? try? SaveCodec<StateV1>(game: document.game).document(
+        for: StateV1(model), summary: document.summary, createdAt: document.createdAt)
+      : try? SaveCodec<StateV2>(game: document.game).document(
+        for: StateV2(model), summary: document.summary, createdAt: document.createdAt)
+    return edited.map { SaveFileFormat.encode($0) }
+  }
+
   /// The model a document holds, for any build's document.
   static func model(of document: SaveDocument) -> GameModel? {
     if document.game.schemaVersion == 1 { return (try? GameBuild.v1.codecV1.state(from: document))?.model }

@@ -90,6 +90,9 @@ public final class Simulation {
   private let plantedBugs: PlantedBugs
   /// Ledger entries played so far in the run: each play adds the next, unique in the run.
   private var ledgerEntries: Int64 = 0
+  /// In part of the runs, an upload stays in flight while the game saves, another device
+  /// uploads and a catch-up begins; the seed decides the order (``interleave(_:)``).
+  private var interleaves = false
 
   /// The declared merge: the level goes with its creatures, from one side; the ledger is a
   /// union; the rest by play time.
@@ -148,9 +151,15 @@ public final class Simulation {
 
   private func run(operations: Int) async {
     let count = 2 + random.below(2)
+    // Part of the runs sign every save, and accept unsigned ones (the key-rotation recipe).
+    let signs = random.chance(30)
+    interleaves = random.chance(40)
+    if interleaves { note("uploads stay in flight while saves, other devices and catch-ups go on") }
+    if signs { note("every device signs its saves (accepting unsigned ones, as the rotation recipe does)") }
     for index in 0..<count {
       let device = SimulatedDevice(name: "device-\(index)", server: server, wallClock: now, plantedBugs: plantedBugs)
       devices.append(device)
+      if signs { device.signing = .signed(with: Self.signingKey, acceptingUnsigned: true) }
       // Most devices merge from the start, with declarations or without; the others keep the
       // default policy.
       switch random.below(10) {
@@ -182,6 +191,12 @@ public final class Simulation {
     }
     for device in devices where device.isRunning { await device.sync?.settle() }
     result.checks = checker.checks
+    result.skippedChecks += checker.skipped
+    // Faults as injected, not as armed: answers lost, uploads the server died inside, and
+    // file-system calls failed.
+    for device in devices {
+      result.faults += device.network.lostAnswers + device.network.diedInside + device.disk.faultsInjected
+    }
   }
 
   private func fail(_ message: String) {
@@ -193,8 +208,9 @@ public final class Simulation {
       if let broken = checker.checkDevice(device) { return fail(broken) }
     }
     let acknowledged = devices.flatMap { $0.network.acknowledged }
+    let committed = devices.flatMap { $0.network.committed }
     var checker = checker
-    let broken = await checker.checkServer(server, acknowledged: acknowledged)
+    let broken = await checker.checkServer(server, acknowledged: acknowledged, committed: committed)
     self.checker = checker
     if let broken { fail(broken) }
   }
@@ -212,6 +228,8 @@ public final class Simulation {
     }
     let roll = random.below(100)
     switch roll {
+    case 0..<6 where interleaves:
+      await interleave(device)
     case 0..<18:
       play(device, frames: 1 + random.below(600))
     case 18..<30:
@@ -236,7 +254,10 @@ public final class Simulation {
       device.network.isOnline.toggle()
       note("\(device.name): \(device.network.isOnline ? "online" : "offline")")
     case 64..<67:
-      if server.isUp {
+      if server.isUp, random.chance(40) {
+        server.dieInsideNextUpload()  // counted when an upload dies, not when armed
+        note("server: the next upload's transaction will die before its commit")
+      } else if server.isUp {
         server.crash()
         result.faults += 1
         note("server: crash")
@@ -245,8 +266,7 @@ public final class Simulation {
         note("server: restart")
       }
     case 67..<72:
-      device.network.loseAnswers(1)
-      result.faults += 1
+      device.network.loseAnswers(1)  // counted when an answer is lost, not when armed
       note("\(device.name): the next answer is lost")
       play(device, frames: 1 + random.below(120))
       await save(device, .autosave)
@@ -257,8 +277,7 @@ public final class Simulation {
       let errnos: [Errno] = [.ioError, .noSpace]
       let operation = operations[random.below(operations.count)]
       let errno = errnos[random.below(errnos.count)]
-      device.disk.fail(operation, times: 1 + random.below(2), with: errno)
-      result.faults += 1
+      device.disk.fail(operation, times: 1 + random.below(2), with: errno)  // counted when it fails a call
       note("\(device.name): disk fault: \(operation) fails with \(errno)")
       play(device, frames: 1 + random.below(60))
       await save(device, .autosave)
@@ -287,8 +306,10 @@ public final class Simulation {
       let (name, policy) = policies[random.below(policies.count)]
       (device.policy, device.policyName) = (policy, name)
       note("\(device.name): conflict policy \(name) (from the next launch)")
-    case 89..<92:
+    case 89..<91:
       await discard(device)
+    case 91..<92:
+      await stripSignature(device)
     default:
       note("\(device.name): sync")
       await synchronize(device)
@@ -412,6 +433,95 @@ public final class Simulation {
     for save in started(device) { finish(device, save) }
     await settle(device)
     device.quit()
+  }
+
+  /// Saves, uploads and catch-ups interleaving, under the seed's order: an autosave's upload is
+  /// held on the line; meanwhile, in an order the seed draws, the game plays and saves again
+  /// (the store writes while the upload is in flight, and its upload queues behind it),
+  /// another device syncs (the server moves under the held upload), and the game goes to the
+  /// background and comes back (its catch-up waits behind the upload); the line lets the upload
+  /// go at a step the seed draws. Every step waits for the one before to reach its point, so a
+  /// seed replays the same interleaving.
+  private func interleave(_ device: SimulatedDevice) async {
+    guard let process = device.process, !process.isPaused, device.network.isOnline, server.isUp,
+      process.cloud.status.phase != .conflict
+    else { return play(device, frames: 1 + random.below(60)) }
+    play(device, frames: 1 + random.below(60))
+    let reached = DispatchSemaphore(value: 0)
+    device.network.holdNextUpload(notify: reached)
+    guard let first = startSave(device, .autosave) else { return device.network.releaseHold() }
+    finish(device, first)
+    guard reached.wait(timeout: .now() + 10) == .success else {
+      device.network.releaseHold()
+      result.skippedChecks += 1
+      return note("\(device.name): the autosave's upload never started")
+    }
+    note("\(device.name): autosave snapshot \(first.number)'s upload is in flight")
+    var held = true
+    let steps = 1 + random.below(3)
+    let releaseAt = random.below(steps + 1)
+    var returned = false
+    for step in 0..<steps {
+      if held, step == releaseAt {
+        device.network.releaseHold()
+        held = false
+        note("\(device.name): the line lets the upload go")
+      }
+      switch random.below(3) {
+      case 0:
+        play(device, frames: 1 + random.below(60))
+        if let save = startSave(device, .autosave) { finish(device, save) }
+      case 1:
+        let others = devices.filter { $0 !== device && $0.isRunning && $0.network.isOnline }
+        guard !others.isEmpty else { continue }
+        let other = others[random.below(others.count)]
+        play(other, frames: 1 + random.below(60))
+        note("\(other.name): sync while \(device.name)'s upload is in flight")
+        await save(other, .manual)
+        await synchronize(other)
+      default:
+        guard !returned else { continue }
+        returned = true
+        note("\(device.name): background and back while its upload is in flight")
+        process.application.enterBackground()
+        for save in started(device) { finish(device, save) }
+        process.application.enterForeground()  // its catch-up waits behind the upload
+        checkRestores(device, after: "foreground", coldStart: false)  // before the state moves on
+      }
+    }
+    if held {
+      device.network.releaseHold()
+      note("\(device.name): the line lets the upload go")
+    }
+    if returned {
+      process.waitForCatchUp()
+      await settle(device)
+      checkRestores(device, after: "catch-up", coldStart: false)
+    } else {
+      await settle(device)
+    }
+  }
+
+  /// The game's signing key in the runs that sign.
+  static let signingKey = SigningKey(bytes: Array("stasis-sim's key, 32 bytes long!".utf8))
+
+  /// A player's tool edits the newest save while the game is not running, and writes it back
+  /// without its signature. In a slot that holds signed saves it must never load.
+  private func stripSignature(_ device: SimulatedDevice) async {
+    guard device.signing.current != nil else { return note("\(device.name): nothing to edit") }
+    if device.isRunning {
+      note("\(device.name): quit")
+      await quit(device)
+    }
+    guard let newest = device.generationsOnDisk().first,
+      let bytes = device.disk.contents(of: device.path(of: newest)), let edited = GameBuild.editedUnsigned(bytes)
+    else { return note("\(device.name): nothing to edit") }
+    device.disk.overwrite(device.path(of: newest), with: edited)
+    // The player replaced it: the checker lets go of its bytes, and no device may load these.
+    checker.discarded[device.name, default: []].insert(newest)
+    checker.stripped.insert(sha256Hex(edited))
+    result.faults += 1
+    note("\(device.name): a tool edits generation \(newest) and writes it back unsigned")
   }
 
   /// A quit while an upload is in flight: an autosave's upload is held on the line, the game
@@ -629,6 +739,10 @@ public final class Simulation {
       switch event {
       case .restored(let generation, let summary, let skipped, _):
         note("\(device.name): \(after): restored generation \(generation) (frame \(summary.frame))")
+        checker.checks += 1
+        if let sha = device.sha256(of: generation), checker.stripped.contains(sha) {
+          fail("\(device.name): an unsigned file loaded in a signed slot (generation \(generation), edited by a tool)")
+        }
         if index == events.lastIndex(where: { if case .restored = $0 { true } else { false } }) {
           checkDigest(device, generation: generation, model: process.model)
         }
@@ -655,7 +769,10 @@ public final class Simulation {
   private func checkSummary(_ device: SimulatedDevice, generation: Int) {
     guard let bytes = device.disk.contents(of: device.path(of: generation)),
       let document = try? SaveFileFormat.decode(bytes, path: "sim"), let model = GameBuild.model(ofFile: bytes)
-    else { return }
+    else {
+      result.skippedChecks += 1
+      return
+    }
     checker.checks += 1
     if model.creaturesInWalls > 0 {
       return fail(
@@ -673,7 +790,11 @@ public final class Simulation {
   }
 
   private func checkDigest(_ device: SimulatedDevice, generation: Int, model: GameModel) {
-    guard let sha = device.sha256(of: generation), let expected = checker.digests[sha] else { return }
+    // A generation this run never saw saved (a download) has no digest to compare with.
+    guard let sha = device.sha256(of: generation), let expected = checker.digests[sha] else {
+      result.skippedChecks += 1
+      return
+    }
     checker.checks += 1
     if expected != model.digest {
       fail("digest: \(device.name) restored generation \(generation) whose state differs from the state saved")
@@ -784,6 +905,7 @@ public final class Simulation {
   /// Everyone online, the server up, no new play: the devices reach the same head.
   private func converge() async {
     note("converge: all online, no new play")
+    server.dieInsideNextUpload(false)
     if !server.isUp {
       do { try server.start() } catch { return fail("the server could not restart: \(error)") }
     }

@@ -273,6 +273,11 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Makes a restored save the game's state: its lineage, its generation (a save started
   /// before it no longer is the state), and the event.
   private func adopt(_ loaded: LoadedSave<Game.State>, skipped: [String]) {
+    if let newest = store.newestGeneration(of: slot), loaded.generation < newest, let application {
+      // Played on from an older generation than the slot's newest: what it saves next is a
+      // branch from there, not a continuation of what the slot synced.
+      sync?.beganNewHistory(application: application)
+    }
     remember(loaded)
     steps &+= 1
     stateGeneration = loaded.generation

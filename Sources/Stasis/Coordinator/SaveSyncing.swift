@@ -97,7 +97,8 @@ public protocol SaveSyncing: AnyObject {
   /// only let uploads that were waiting go.
   func resumeUploads(application: Application)
 
-  /// The game's state no longer continues what the slot synced: a new game, or a start-over.
+  /// The game's state no longer continues what the slot synced: a new game, a start-over, or
+  /// a restore of a generation older than the slot's newest (the player plays on from there).
   /// Its saves begin a history of their own, which the other side must never merge as if it
   /// had come from the old one. Told after ``resumeUploads(application:)``, so that what
   /// waited from the old game goes up first, as part of the old history.

@@ -270,6 +270,19 @@ public final class SaveStore: Sendable {
   }
 
   /// ``readDocument(at:)``, and what became of the signature.
+  /// One generation's bytes and document, checked as a load checks them: every checksum, the
+  /// signature under the store's policy, and an unsigned file in a signed slot refused. For the
+  /// cloud sync, which must never upload what the game would refuse to load.
+  package func verifiedFile(slot: SaveSlot, generation: Int) throws(SaveFileError) -> (
+    bytes: [UInt8], document: SaveDocument
+  ) {
+    let path = path(of: slot, generation: generation)
+    let bytes = try readBytes(at: path)
+    let read = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
+    if read.signature == .unsigned, refusesUnsigned(file: path) { throw unsignedInSignedSlot(path) }
+    return (bytes, read.document)
+  }
+
   func readSignedDocument(at path: String) throws(SaveFileError) -> (document: SaveDocument, signature: SignatureStatus)
   {
     let bytes = try readBytes(at: path)

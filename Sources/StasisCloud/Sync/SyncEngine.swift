@@ -186,9 +186,8 @@ final class SyncEngine: Sendable {
   /// The newest local generation whose bytes pass every check, with its bytes and document.
   func newestLocal() -> (generation: Int, bytes: [UInt8], document: SaveDocument)? {
     for generation in (try? store.generations(of: slot)) ?? [] {
-      guard let bytes = try? store.readBytes(at: store.path(of: slot, generation: generation)),
-        let document = try? SaveFileFormat.decode(bytes, signing: store.signing)
-      else { continue }
+      // As a load reads it: an unsigned file in a signed slot (a tool's edit) never goes up.
+      guard let (bytes, document) = try? store.verifiedFile(slot: slot, generation: generation) else { continue }
       return (generation, bytes, document)
     }
     return nil
@@ -240,8 +239,7 @@ final class SyncEngine: Sendable {
       return nil
     }
     if record.base != nil, let agreed = record.baseGeneration, agreed != local.generation,
-      let bytes = try? store.readBytes(at: store.path(of: slot, generation: agreed)),
-      let document = try? SaveFileFormat.decode(bytes, signing: store.signing),
+      let document = try? store.verifiedFile(slot: slot, generation: agreed).document,
       document.sections == local.document.sections
     {
       // The state is the base's (a quit right after a restore): the server has it already.

@@ -10,6 +10,25 @@ public final class SQLiteBackend: SaveBackend {
   let pool: DatabasePool
   /// The bugs the simulation planted in this backend; empty everywhere else.
   let plantedBugs: PlantedBugs
+  /// The simulation's fault: the next upload's transaction dies after its last write, before
+  /// its commit (the process crashed inside it). Never armed outside the simulation.
+  private let dieInsideNextUpload = Mutex(false)
+  /// Set when an armed upload died; the simulation takes the server down.
+  private let diedInsideUpload = Mutex(false)
+
+  /// Arms the simulation's fault: the next upload's transaction dies before its commit, so
+  /// nothing of it stays (the database rolls it back, as after a crash).
+  @_spi(Simulation) public func dieInsideNextUpload(_ armed: Bool = true) {
+    dieInsideNextUpload.withLock { $0 = armed }
+  }
+
+  /// True once, after an armed upload's transaction died.
+  @_spi(Simulation) public func takeDiedInsideUpload() -> Bool {
+    diedInsideUpload.withLock { died in
+      defer { died = false }
+      return died
+    }
+  }
 
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
   public convenience init(path: String) throws {
@@ -157,6 +176,13 @@ public final class SQLiteBackend: SaveBackend {
           revision - Int64(plantedBugs.contains(.dropAcknowledgedUpload) ? 1 : max(1, keep)),
         ])
       for gone in pruned { try Self.remove(db, player: player, slot: stored.slot, revision: gone) }
+      if self.dieInsideNextUpload.withLock({ armed in
+        defer { armed = false }
+        return armed
+      }) {
+        self.diedInsideUpload.withLock { $0 = true }
+        throw SimulatedCrash()  // every write above is rolled back with the transaction
+      }
       return .created(stored)
     }
   }
@@ -254,6 +280,9 @@ public final class SQLiteBackend: SaveBackend {
   public func ping() async throws {
     _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
   }
+
+  /// The process dying inside a transaction, as the simulation injects it.
+  struct SimulatedCrash: Error {}
 
   /// Deletes one revision; the revisions it was the parent of take its parent, so the chain
   /// among the revisions that remain stays exact. Pruning removes the newest first, so each
