@@ -33,6 +33,55 @@ struct Checker {
   var checks = 0
   /// How many checks could not be made (what they compare cannot be read).
   var skipped = 0
+  /// Every ledger entry a device saved durably: each must stay in some file of some device or
+  /// some revision on the server, unless a discard let it go.
+  var requiredEntries: Set<Int64> = []
+  /// Entries an explicit discard let go (every entry of what was discarded).
+  var releasedEntries: Set<Int64> = []
+  /// A file's SHA-256 → its ledger (nil: not a save the checker reads).
+  private var ledgers: [String: [Int64]?] = [:]
+
+  /// The ledger of a file's bytes, cached by their SHA-256.
+  mutating func ledger(of bytes: [UInt8]) -> [Int64]? {
+    let sha = sha256Hex(bytes)
+    if let known = ledgers[sha] { return known }
+    let ledger = GameBuild.model(ofFile: bytes)?.ledger
+    ledgers[sha] = ledger
+    return ledger
+  }
+
+  /// Nothing a player reached is lost: every entry of every durable save is in a file on some
+  /// device or a revision on the server, unless discarded. Nil when the server cannot be read
+  /// (the check is then skipped and counted).
+  mutating func checkNothingLost(devices: [SimulatedDevice], server: InProcessServer) async -> String?? {
+    guard let backend = server.committedState,
+      let player = try? await backend.player(tokenHash: BearerToken.hash(InProcessServer.token))
+    else { return nil }
+    var present: Set<Int64> = []
+    for device in devices {
+      for generation in device.generationsOnDisk() {
+        if let bytes = device.disk.contents(of: device.path(of: generation)), let entries = ledger(of: bytes) {
+          present.formUnion(entries)
+        }
+      }
+    }
+    let revisions = (try? await backend.revisions(player: player, slot: SimulatedDevice.slot.name)) ?? []
+    for revision in revisions {
+      if let known = ledgers[revision.sha256] {
+        present.formUnion(known ?? [])
+        continue
+      }
+      guard let (_, bytes) = try? await backend.file(player: player, slot: revision.slot, revision: revision.revision)
+      else { continue }
+      present.formUnion(ledger(of: bytes) ?? [])
+    }
+    checks += 1
+    let lost = requiredEntries.subtracting(releasedEntries).subtracting(present)
+    guard let first = lost.min() else { return .some(nil) }
+    return
+      "progress lost: \(lost.count) ledger entries saved durably (entry \(first) among them) are in no file on any "
+      + "device and in no revision on the server, and nothing that held them was discarded"
+  }
   /// Per device: generations the rule keeps until an explicit discard (generation → its
   /// bytes' SHA-256 and why), learned from this ledger: a newer build's save an older build
   /// saved after, the newest save before a start-over or a new game.

@@ -26,6 +26,18 @@ public final class InProcessServer: Sendable {
     var responder: RouterResponder<ServerContext>
   }
   private let running = Mutex<Running?>(nil)
+  /// The database opened for the checker's reading while the server is down.
+  private let inspection = Mutex<SQLiteBackend?>(nil)
+
+  /// The database as the checker reads it: the running server's, or, while it is down, its
+  /// file opened for reading (what was committed is there whether the server runs or not).
+  public var committedState: SQLiteBackend? {
+    if let backend { return backend }
+    return inspection.withLock { inspection in
+      if inspection == nil { inspection = try? SQLiteBackend(path: path) }
+      return inspection
+    }
+  }
 
   /// A server whose database lives at `path` (created), keeping `keepRevisions` per slot, with
   /// `bug` planted in its backend (a server bug; the others do nothing here).
@@ -72,6 +84,7 @@ public final class InProcessServer: Sendable {
       backend: backend, options: ServerOptions(keepRevisions: keepRevisions), clock: clock)
     let responder = server.router().buildResponder()
     running.withLock { $0 = Running(backend: backend, responder: responder) }
+    inspection.withLock { $0 = nil }
   }
 
   /// The process dies: the database is closed (what was committed stays in its file).

@@ -211,6 +211,13 @@ public final class Simulation {
     let committed = devices.flatMap { $0.network.committed }
     var checker = checker
     let broken = await checker.checkServer(server, acknowledged: acknowledged, committed: committed)
+    if broken == nil {
+      switch await checker.checkNothingLost(devices: devices, server: server) {
+      case nil: result.skippedChecks += 1  // the server is down: what it holds cannot be read
+      case .some(let lost?): fail(lost)
+      case .some(nil): break
+      }
+    }
     self.checker = checker
     if let broken { fail(broken) }
   }
@@ -388,6 +395,11 @@ public final class Simulation {
           device: device,
           save: .init(generation: receipt.generation, sha256: sha, schema: device.build.schema, snapshot: number),
           digest: save.digest)
+        if let bytes = device.disk.contents(of: device.path(of: receipt.generation)), sha256Hex(bytes) == sha,
+          let entries = checker.ledger(of: bytes)
+        {
+          checker.requiredEntries.formUnion(entries)
+        }
         note("\(device.name): \(reason) snapshot \(number) durable as generation \(receipt.generation)")
       case .unchanged:
         note("\(device.name): \(reason) snapshot \(number) unchanged (generation \(receipt.generation))")
@@ -876,9 +888,11 @@ public final class Simulation {
       (checker.durable[device.name] ?? []).contains { $0.generation == generation && $0.schema > device.build.schema }
     }
     if let generation = (kept + unreadable).sorted().first, generation != device.generationsOnDisk().first {
+      let entries = device.disk.contents(of: device.path(of: generation)).flatMap { checker.ledger(of: $0) } ?? []
       do throws(SaveFileError) {
         try store.discard(generation: generation, slot: SimulatedDevice.slot)
         checker.discarded[device.name, default: []].insert(generation)
+        checker.releasedEntries.formUnion(entries)  // the player let go of what only it held
         note("\(device.name): discard generation \(generation)")
       } catch {
         note("\(device.name): discard generation \(generation) failed: \(error.kind)")
@@ -891,6 +905,11 @@ public final class Simulation {
     let client = CloudClient(
       server: CloudServer(url: "sim://server", token: InProcessServer.token, device: device.name),
       transport: device.network)
+    // What the loser holds is let go with it, whether its answer comes back or not.
+    let entries =
+      await server.file(slot: SimulatedDevice.slot.name, revision: Int(loser)).flatMap { checker.ledger(of: $0) }
+      ?? []
+    checker.releasedEntries.formUnion(entries)
     do throws(CloudError) {
       try await client.discard(slot: SimulatedDevice.slot, revision: Int(loser))
       checker.discardedRevisions.insert(loser)
