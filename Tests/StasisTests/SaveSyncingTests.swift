@@ -192,45 +192,43 @@ struct SaveSyncingTests {
 @MainActor
 @Suite("A new game or a start-over is a history of its own")
 struct NewHistoryTests {
-  @Test("a new game over a slot with saves: the old game's waiting uploads go first, then the new history begins")
-  func newGame() throws {
+  /// A store whose slot holds `states` (saved by `codec`, this build's by default), and a
+  /// coordinator with a scripted sync, launched (restoring the slot when `restoring`).
+  private func launched(
+    _ states: [(TestGameState, SaveCodec<TestGameState>)], restoring: Bool
+  ) throws -> (coordinator: SaveCoordinator<CountingGame>, sync: ScriptedSync, app: Application) {
     let store = SaveStore(directory: makeTemporaryDirectory())
-    _ = try store.save(TestGameState(), codec: testCodec, slot: "autosave").wait().get()
+    for (state, codec) in states { _ = try store.save(state, codec: codec, slot: "autosave").wait().get() }
     let coordinator = SaveCoordinator(game: CountingGame(), store: store, codec: testCodec, slot: "autosave")
     let sync = ScriptedSync()
     coordinator.sync = sync
-    Application(delegate: coordinator).launch()
+    let app = Application(delegate: coordinator)
+    app.launch(options: restoring ? LaunchOptions(restoreSlot: "autosave") : LaunchOptions())
+    return (coordinator, sync, app)
+  }
+
+  @Test("a new game over a slot with saves: the old game's waiting uploads go first, then the new history begins")
+  func newGame() throws {
+    let (_, sync, _) = try launched([(TestGameState(), testCodec)], restoring: false)
     #expect(sync.told == ["resume", "new history"])
   }
 
   @Test("restoring the slot's newest generation continues its history")
   func restoreNewest() throws {
-    let store = SaveStore(directory: makeTemporaryDirectory())
-    _ = try store.save(TestGameState(), codec: testCodec, slot: "autosave").wait().get()
-    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
-    let coordinator = SaveCoordinator(game: CountingGame(), store: store, codec: testCodec, slot: "autosave")
-    let sync = ScriptedSync()
-    coordinator.sync = sync
-    let app = Application(delegate: coordinator)
-    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    let (coordinator, sync, _) = try launched(
+      [(TestGameState(), testCodec), (TestGameState.sample(), testCodec)], restoring: true)
     #expect(coordinator.events.contains { if case .restored(2, _, _, _) = $0 { true } else { false } })
     #expect(!sync.told.contains("new history"))
   }
 
   @Test("a start-over after a failed restore, or playing on from an older generation, begins a new history")
   func startOver() throws {
+    // A newer build's save on top: this build's restore fails over it, and holds the game.
+    let newer = SaveCodec<TestGameState>(
+      game: GameIdentity(name: testGame.name, build: "next", schemaVersion: testGame.schemaVersion + 1))
     for choice in ["start over", "older"] {
-      let store = SaveStore(directory: makeTemporaryDirectory())
-      _ = try store.save(TestGameState(), codec: testCodec, slot: "autosave").wait().get()
-      // A newer build's save on top: this build's restore fails over it, and holds the game.
-      let newer = SaveCodec<TestGameState>(
-        game: GameIdentity(name: testGame.name, build: "next", schemaVersion: testGame.schemaVersion + 1))
-      _ = try store.save(TestGameState.sample(), codec: newer, slot: "autosave").wait().get()
-      let coordinator = SaveCoordinator(game: CountingGame(), store: store, codec: testCodec, slot: "autosave")
-      let sync = ScriptedSync()
-      coordinator.sync = sync
-      let app = Application(delegate: coordinator)
-      app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+      let (coordinator, sync, app) = try launched(
+        [(TestGameState(), testCodec), (TestGameState.sample(), newer)], restoring: true)
       let failure = try #require(coordinator.restoreFailure)
       #expect(!sync.told.contains("new history"))
       try coordinator.resolveRestoreFailure(
