@@ -54,6 +54,26 @@ struct Checker {
   /// device or a revision on the server, unless discarded. Nil when the server cannot be read
   /// (the check is then skipped and counted).
   mutating func checkNothingLost(devices: [SimulatedDevice], server: InProcessServer) async -> String?? {
+    guard let present = await presentEntries(devices: devices, server: server) else { return nil }
+    checks += 1
+    let lost = requiredEntries.subtracting(releasedEntries).subtracting(present)
+    guard let first = lost.min() else { return .some(nil) }
+    return
+      "progress lost: \(lost.count) ledger entries saved durably (entry \(first) among them) are in no file on any "
+      + "device and in no revision on the server, and nothing that held them was discarded"
+  }
+
+  /// A durable save holds `entries`: required from now on, even those a discard let go of
+  /// before (a ledger is cumulative, so a discard of an old save releases a prefix the newest
+  /// saves still hold; they hold it again, so it is required again).
+  mutating func required(_ entries: [Int64]) {
+    requiredEntries.formUnion(entries)
+    releasedEntries.subtract(entries)
+  }
+
+  /// Every ledger entry in a file of some device or a revision on the server; nil when the
+  /// server's database cannot be read.
+  private mutating func presentEntries(devices: [SimulatedDevice], server: InProcessServer) async -> Set<Int64>? {
     guard let backend = server.committedState,
       let player = try? await backend.player(tokenHash: BearerToken.hash(InProcessServer.token))
     else { return nil }
@@ -75,12 +95,7 @@ struct Checker {
       else { continue }
       present.formUnion(ledger(of: bytes) ?? [])
     }
-    checks += 1
-    let lost = requiredEntries.subtracting(releasedEntries).subtracting(present)
-    guard let first = lost.min() else { return .some(nil) }
-    return
-      "progress lost: \(lost.count) ledger entries saved durably (entry \(first) among them) are in no file on any "
-      + "device and in no revision on the server, and nothing that held them was discarded"
+    return present
   }
   /// Per device: generations the rule keeps until an explicit discard (generation → its
   /// bytes' SHA-256 and why), learned from this ledger: a newer build's save an older build

@@ -152,4 +152,8 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
   func resumeUploads(application: Application) { cloudSync.resumeUploads(application: application) }
 
   func beganNewHistory(application: Application) { cloudSync.beganNewHistory(application: application) }
+
+  func restoredOlderGeneration(_ generation: Int, application: Application) {
+    cloudSync.restoredOlderGeneration(generation, application: application)
+  }
 }

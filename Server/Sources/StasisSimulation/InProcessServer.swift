@@ -185,11 +185,14 @@ public final class SimulatedNetwork: CloudTransport {
   private let state = Mutex(State())
   /// An upload held on the line: armed with the semaphore to signal when one arrives, then the
   /// arrived upload waiting for its release.
-  private let hold = Mutex<(reached: DispatchSemaphore?, waiting: CheckedContinuation<Void, Never>?)>((nil, nil))
+  private let hold = Mutex<(reached: DispatchSemaphore?, waiting: CheckedContinuation<Bool, Never>?)>((nil, nil))
 
   /// The next upload stops on the line (in flight: sent, not yet at the server) until
   /// ``releaseHold()``; `reached` is signalled when it arrives.
   public func holdNextUpload(notify reached: DispatchSemaphore) { hold.withLock { $0.reached = reached } }
+
+  /// True while an upload waits on the line.
+  public var isHolding: Bool { hold.withLock { $0.waiting != nil } }
 
   /// Lets the held upload go on (or no upload be held any more). One cancelled meanwhile (the
   /// budget expired) never reaches the server.
@@ -198,7 +201,7 @@ public final class SimulatedNetwork: CloudTransport {
       defer { hold = (nil, nil) }
       return hold.waiting
     }
-    waiting?.resume()
+    waiting?.resume(returning: true)
   }
 
   /// A line from `device` to `server`.
@@ -233,12 +236,19 @@ public final class SimulatedNetwork: CloudTransport {
 
   public func send(_ request: CloudRequest, to cloud: CloudServer) async throws(CloudError) -> CloudResponse {
     guard isOnline else { throw Self.neverSent("\(device) is offline") }
-    if request.method == "PUT", let reached = hold.withLock({ $0.reached }) {
-      await withCheckedContinuation { continuation in
-        hold.withLock { $0 = (nil, continuation) }
-        reached.signal()
+    if request.method == "PUT" {
+      // Armed or not is decided and the wait installed in one step, so a release cannot fall
+      // between them.
+      let held = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let armed = hold.withLock { hold -> Bool in
+          guard let reached = hold.reached else { return false }
+          hold = (nil, continuation)
+          reached.signal()
+          return true
+        }
+        if !armed { continuation.resume(returning: false) }
       }
-      if Task.isCancelled { throw Self.neverSent("the upload was cancelled on the line") }
+      if held, Task.isCancelled { throw Self.neverSent("the upload was cancelled on the line") }
     }
     let response: CloudResponse
     switch await server.respond(request) {

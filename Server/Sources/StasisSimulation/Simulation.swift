@@ -398,7 +398,7 @@ public final class Simulation {
         if let bytes = device.disk.contents(of: device.path(of: receipt.generation)), sha256Hex(bytes) == sha,
           let entries = checker.ledger(of: bytes)
         {
-          checker.requiredEntries.formUnion(entries)
+          checker.required(entries)
         }
         note("\(device.name): \(reason) snapshot \(number) durable as generation \(receipt.generation)")
       case .unchanged:
@@ -463,10 +463,9 @@ public final class Simulation {
     device.network.holdNextUpload(notify: reached)
     guard let first = startSave(device, .autosave) else { return device.network.releaseHold() }
     finish(device, first)
-    guard reached.wait(timeout: .now() + 10) == .success else {
-      device.network.releaseHold()
+    guard uploadReachesTheLine(device, reached) else {
       result.skippedChecks += 1
-      return note("\(device.name): the autosave's upload never started")
+      return note("\(device.name): the autosave sent nothing to hold")
     }
     note("\(device.name): autosave snapshot \(first.number)'s upload is in flight")
     var held = true
@@ -475,9 +474,8 @@ public final class Simulation {
     var returned = false
     for step in 0..<steps {
       if held, step == releaseAt {
-        device.network.releaseHold()
         held = false
-        note("\(device.name): the line lets the upload go")
+        await letUploadGo(device, caughtUp: returned)
       }
       switch random.below(3) {
       case 0:
@@ -488,30 +486,55 @@ public final class Simulation {
         guard !others.isEmpty else { continue }
         let other = others[random.below(others.count)]
         play(other, frames: 1 + random.below(60))
-        note("\(other.name): sync while \(device.name)'s upload is in flight")
+        note("\(other.name): sync while \(device.name)'s upload is \(held ? "in flight" : "done")")
         await save(other, .manual)
         await synchronize(other)
       default:
         guard !returned else { continue }
         returned = true
-        note("\(device.name): background and back while its upload is in flight")
+        note("\(device.name): background and back while its upload is \(held ? "in flight" : "done")")
         process.application.enterBackground()
         for save in started(device) { finish(device, save) }
-        process.application.enterForeground()  // its catch-up waits behind the upload
+        process.application.enterForeground()  // while held, its catch-up waits behind the upload
         checkRestores(device, after: "foreground", coldStart: false)  // before the state moves on
+        if !held {
+          process.waitForCatchUp()
+          await settle(device)
+          checkRestores(device, after: "catch-up", coldStart: false)
+        }
       }
+      // Once the line let go, what the step queued runs to its end before the next step.
+      if !held { await settle(device) }
     }
-    if held {
+    if held { await letUploadGo(device, caughtUp: returned) }
+  }
+
+  /// Waits until the device's next upload is held on the line (true), or its sync has sent
+  /// everything it had without one (false: the hold is disarmed). No clock: whichever comes.
+  private func uploadReachesTheLine(_ device: SimulatedDevice, _ reached: DispatchSemaphore) -> Bool {
+    guard let cloud = device.sync else {
       device.network.releaseHold()
-      note("\(device.name): the line lets the upload go")
+      return false
     }
-    if returned {
-      process.waitForCatchUp()
-      await settle(device)
-      checkRestores(device, after: "catch-up", coldStart: false)
-    } else {
-      await settle(device)
+    Task.detached {
+      await cloud.settle()  // after the held upload is let go, or at once when nothing was sent
+      reached.signal()
     }
+    reached.wait()
+    if device.network.isHolding { return true }
+    device.network.releaseHold()
+    return false
+  }
+
+  /// The line lets the held upload go, and the device's sync runs to its end (a catch-up
+  /// queued behind it included) before anything else happens.
+  private func letUploadGo(_ device: SimulatedDevice, caughtUp returned: Bool) async {
+    device.network.releaseHold()
+    note("\(device.name): the line lets the upload go")
+    guard let process = device.process else { return }
+    if returned { process.waitForCatchUp() }
+    await settle(device)
+    if returned { checkRestores(device, after: "catch-up", coldStart: false) }
   }
 
   /// The game's signing key in the runs that sign.
@@ -552,12 +575,9 @@ public final class Simulation {
       return await quit(device)
     }
     finish(device, autosave)
-    // The upload is on its way: only a written generation is sent (a bound, not a clock: the
-    // upload starts on the sync's own task right after the save).
-    guard reached.wait(timeout: .now() + 10) == .success else {
-      device.network.releaseHold()
+    guard uploadReachesTheLine(device, reached) else {
       result.skippedChecks += 1
-      note("\(device.name): the autosave's upload never started; a plain quit")
+      note("\(device.name): the autosave sent nothing to hold; a plain quit")
       return await quit(device)
     }
     play(device, frames: 1 + random.below(60))
@@ -892,7 +912,7 @@ public final class Simulation {
       do throws(SaveFileError) {
         try store.discard(generation: generation, slot: SimulatedDevice.slot)
         checker.discarded[device.name, default: []].insert(generation)
-        checker.releasedEntries.formUnion(entries)  // the player let go of what only it held
+        release(entries)
         note("\(device.name): discard generation \(generation)")
       } catch {
         note("\(device.name): discard generation \(generation) failed: \(error.kind)")
@@ -905,11 +925,10 @@ public final class Simulation {
     let client = CloudClient(
       server: CloudServer(url: "sim://server", token: InProcessServer.token, device: device.name),
       transport: device.network)
-    // What the loser holds is let go with it, whether its answer comes back or not.
+    // What only the loser held is let go with it, once it is gone (its answer lost or not).
     let entries =
       await server.file(slot: SimulatedDevice.slot.name, revision: Int(loser)).flatMap { checker.ledger(of: $0) }
       ?? []
-    checker.releasedEntries.formUnion(entries)
     do throws(CloudError) {
       try await client.discard(slot: SimulatedDevice.slot, revision: Int(loser))
       checker.discardedRevisions.insert(loser)
@@ -919,6 +938,12 @@ public final class Simulation {
       if error.kind == .offline, !error.neverSent { checker.discardedRevisions.insert(loser) }
       note("\(device.name): discard r\(loser) failed: \(error.kind)")
     }
+    if checker.discardedRevisions.contains(loser) { release(entries) }
+  }
+
+  /// A discard let go of `entries` (the next durable save that holds one requires it again).
+  private func release(_ entries: [Int64]) {
+    checker.releasedEntries.formUnion(entries)
   }
 
   /// Everyone online, the server up, no new play: the devices reach the same head.

@@ -275,8 +275,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   private func adopt(_ loaded: LoadedSave<Game.State>, skipped: [String]) {
     if let newest = store.newestGeneration(of: slot), loaded.generation < newest, let application {
       // Played on from an older generation than the slot's newest: what it saves next is a
-      // branch from there, not a continuation of what the slot synced.
-      sync?.beganNewHistory(application: application)
+      // branch from there, which may not continue what the slot synced.
+      sync?.restoredOlderGeneration(loaded.generation, application: application)
     }
     remember(loaded)
     steps &+= 1

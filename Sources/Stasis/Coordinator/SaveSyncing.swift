@@ -97,12 +97,18 @@ public protocol SaveSyncing: AnyObject {
   /// only let uploads that were waiting go.
   func resumeUploads(application: Application)
 
-  /// The game's state no longer continues what the slot synced: a new game, a start-over, or
-  /// a restore of a generation older than the slot's newest (the player plays on from there).
+  /// The game's state no longer continues what the slot synced: a new game or a start-over.
   /// Its saves begin a history of their own, which the other side must never merge as if it
-  /// had come from the old one. Told after ``resumeUploads(application:)``, so that what
-  /// waited from the old game goes up first, as part of the old history.
+  /// had come from the old one. For a new game it is told after
+  /// ``resumeUploads(application:)``, so that what waited from the old game goes up first, as
+  /// part of the old history.
   func beganNewHistory(application: Application)
+
+  /// The game restored `generation`, older than the slot's newest (the player plays on from
+  /// there, or the newest could not be read): what it saves next is a branch from that
+  /// generation. A synchronizer that knows which generation it last synced decides whether the
+  /// branch still continues it; by default it is a new history.
+  func restoredOlderGeneration(_ generation: Int, application: Application)
 }
 
 extension SaveSyncing {
@@ -111,4 +117,9 @@ extension SaveSyncing {
 
   /// Nothing to tell by default.
   public func beganNewHistory(application: Application) {}
+
+  /// A new history by default.
+  public func restoredOlderGeneration(_ generation: Int, application: Application) {
+    beganNewHistory(application: application)
+  }
 }

@@ -270,6 +270,11 @@ public final class SaveStore: Sendable {
   }
 
   /// ``readDocument(at:)``, and what became of the signature.
+  func readSignedDocument(at path: String) throws(SaveFileError) -> (document: SaveDocument, signature: SignatureStatus)
+  {
+    try verified(try readBytes(at: path), path: path)
+  }
+
   /// One generation's bytes and document, checked as a load checks them: every checksum, the
   /// signature under the store's policy, and an unsigned file in a signed slot refused. For the
   /// cloud sync, which must never upload what the game would refuse to load.
@@ -278,14 +283,13 @@ public final class SaveStore: Sendable {
   ) {
     let path = path(of: slot, generation: generation)
     let bytes = try readBytes(at: path)
-    let read = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
-    if read.signature == .unsigned, refusesUnsigned(file: path) { throw unsignedInSignedSlot(path) }
-    return (bytes, read.document)
+    return (bytes, try verified(bytes, path: path).document)
   }
 
-  func readSignedDocument(at path: String) throws(SaveFileError) -> (document: SaveDocument, signature: SignatureStatus)
-  {
-    let bytes = try readBytes(at: path)
+  /// A file's bytes decoded under the store's signing policy; unsigned in a signed slot refused.
+  private func verified(_ bytes: [UInt8], path: String) throws(SaveFileError) -> (
+    document: SaveDocument, signature: SignatureStatus
+  ) {
     let read = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
     if read.signature == .unsigned, refusesUnsigned(file: path) { throw unsignedInSignedSlot(path) }
     return read

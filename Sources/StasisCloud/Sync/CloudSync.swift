@@ -260,6 +260,10 @@ extension CloudSync: SaveSyncing {
     commands.yield(.beganNewHistory(after: store.newestGeneration(of: slot) ?? 0))
   }
 
+  public func restoredOlderGeneration(_ generation: Int, application: Application) {
+    commands.yield(.restoredOlderGeneration(generation, newest: store.newestGeneration(of: slot) ?? generation))
+  }
+
   public func catchUp(stateGeneration: Int, application: Application) -> CatchUp {
     let progress = CatchUp()
     catchUp(stateGeneration: stateGeneration, progress: progress)

@@ -52,6 +52,7 @@ extension SyncEngine {
         // The slot went from the server (deleted there): ours goes up as a new slot.
         record.base = nil
         record.baseGeneration = nil
+        record.parent = .base
         store(&record)
         continue
       case .unchanged, .missing:
@@ -146,16 +147,17 @@ extension SyncEngine {
     // ever synced) is never merged as if it had come from this one.
     let continued = record.parentRevision(of: ours.generation)
     let shared: Int?
+    var unshared: String?
     switch await sharedBase(continued, theirs: theirs.revision) {
     case .failure(let error): return .stopped(.conflict, failed(error, generation: nil))
-    case .success(let revision): shared = revision
+    case .success(.shared(let revision)): shared = revision
+    case .success(.none(let why)): (shared, unshared) = (nil, why)
     }
     var report = ConflictReport(
       base: shared, ours: ours.generation, theirs: theirs.revision, policy: policyName, result: "pending",
       fields: [], takenFromOurs: 0, takenFromTheirs: 0)
-    if shared == nil, let continued {
-      report.note =
-        "r\(theirs.revision) does not continue r\(continued), which this device's save continues: unrelated histories"
+    if let unshared {
+      report.note = unshared
     } else if shared == nil, let agreed = record.base {
       report.note = "this device's save begins a history of its own (a new game), not r\(agreed)'s: unrelated histories"
     }
@@ -270,32 +272,45 @@ extension SyncEngine {
     }
   }
 
+  /// What a three-way merge may use as its base.
+  enum SharedBase {
+    /// A revision both sides continue.
+    case shared(Int)
+    /// None, and why (nil: this side continues nothing on the server).
+    case none(String?)
+  }
+
   /// `continued` when `theirs` continues it too (its chain of parents on the server reaches
-  /// it), else nil: the revision a three-way merge may use as its base. The server hands a
-  /// pruned revision's parent down, so the chain among what it still has is exact. A
-  /// `continued` the server no longer has is returned as it is: its download then finds it
-  /// gone, and the conflict says so.
-  func sharedBase(_ continued: Int?, theirs: Int) async -> Result<Int?, CloudError> {
-    guard let continued else { return .success(nil) }
-    if configuration.plantedBugs.contains(.mergeAcrossUnrelatedHistories) { return .success(continued) }
+  /// it): the revision a three-way merge may use as its base. The server hands a pruned
+  /// revision's parent down, so the chain among what it still has is exact. A `continued` the
+  /// server no longer has is returned as it is: its download then finds it gone, and the
+  /// conflict says so. A server that does not record parents (one from before them) gives no
+  /// shared base: its history cannot tell a new game from a continuation.
+  func sharedBase(_ continued: Int?, theirs: Int) async -> Result<SharedBase, CloudError> {
+    guard let continued else { return .success(.none(nil)) }
+    if configuration.plantedBugs.contains(.mergeAcrossUnrelatedHistories) { return .success(.shared(continued)) }
     let history: [RemoteRevision]
     do {
-      guard let listed = try await client.revisions(slot: slot) else { return .success(nil) }
+      guard let listed = try await client.revisions(slot: slot) else { return .success(.none(nil)) }
       history = listed
     } catch {
       return .failure(error)
     }
+    guard history.allSatisfy(\.parentIsRecorded) else {
+      return .success(.none("the server does not record parents (a stasis-server before them): no three-way merge"))
+    }
     var parents: [Int: Int?] = [:]
     for revision in history { parents[revision.revision] = revision.parent }
-    guard parents[continued] != nil else { return .success(continued) }
+    guard parents[continued] != nil else { return .success(.shared(continued)) }
     var next: Int? = theirs
     for _ in 0...history.count {  // a chain longer than the history is no chain
       guard let revision = next else { break }
-      if revision == continued { return .success(continued) }
-      guard let parent = parents[revision] else { return .success(nil) }
+      if revision == continued { return .success(.shared(continued)) }
+      guard let parent = parents[revision] else { break }
       next = parent
     }
-    return .success(nil)
+    return .success(
+      .none("r\(theirs) does not continue r\(continued), which this device's save continues: unrelated histories"))
   }
 
   /// Every section of a save taken whole, for the report.

@@ -16,6 +16,7 @@ final class SyncEngine: Sendable {
     case resolve(ConflictPolicy, String, CheckedContinuation<SyncReport, Never>)
     case barrier(CheckedContinuation<Void, Never>)
     case beganNewHistory(after: Int)
+    case restoredOlderGeneration(Int, newest: Int)
   }
 
   let client: CloudClient
@@ -115,11 +116,22 @@ final class SyncEngine: Sendable {
     case .barrier(let continuation):
       continuation.resume()
     case .beganNewHistory(let after):
-      var record = load()
-      guard record.newHistoryAfter != after else { return }
-      record.newHistoryAfter = after
-      store(&record)
+      beginNewHistory(after: after)
+    case .restoredOlderGeneration(let generation, let newest):
+      // The synced generation, or an unsynced one after it, still continues the base.
+      if let agreed = load().baseGeneration, generation >= agreed { return }
+      beginNewHistory(after: newest)
     }
+  }
+
+  /// The generations after `after` begin a history of their own. A mark already set stays
+  /// where it is when it is lower: what came after it is a new history too.
+  func beginNewHistory(after: Int) {
+    var record = load()
+    let mark = min(record.newHistoryAfter ?? after, after)
+    guard record.newHistoryAfter != mark else { return }
+    record.newHistoryAfter = mark
+    store(&record)
   }
 
   /// Runs `body` as a task `cancelUploads` can cancel: a cancel that came after `epoch` was
@@ -286,6 +298,7 @@ final class SyncEngine: Sendable {
         record = load()
         record.base = nil
         record.baseGeneration = nil
+        record.parent = .base
         store(&record)
         return await flush(epoch: epoch)
       }

@@ -110,7 +110,8 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   /// theirs, naming theirs as the loser, and `parent` as what it continues.
   mutating func resolving(onto theirs: Int, upload generation: Int, loser: Int?, parent: UploadParent) {
     self.parent = parent
-    newHistoryAfter = nil  // what `parent` says is already ours' own
+    // What `parent` says is the result's own; a new history waiting after it stays.
+    if let newHistoryAfter, generation > newHistoryAfter { self.newHistoryAfter = nil }
     base = theirs
     baseGeneration = nil
     queued = [generation]

@@ -70,9 +70,6 @@ public struct CloudClient: Sendable {
     }
     created.slot = slot.name
     created.baseRevision = base
-    if !reply.json.keys.contains("parent") {  // a server that does not record parents
-      created.parent = base
-    }
     return created
   }
 

@@ -8,10 +8,13 @@ public struct RemoteRevision: Sendable, Equatable {
   public var revision: Int
   /// The revision it was based on, or nil for a creation.
   public var baseRevision: Int?
-  /// The revision whose state it continues, among those the server still has; nil when it
-  /// continues none (a history begun on its own). A server from before parents were recorded
-  /// sends none: then it is the base, which is what its uploads meant.
+  /// The revision whose state it continues; nil when it continues none (a history begun on its
+  /// own), or when the history's start was pruned. It may name a revision the server no longer
+  /// has (pruned before parents were recorded, or named by a client after it was pruned).
   public var parent: Int?
+  /// False for a server from before parents were recorded (its JSON has no `parent`): its
+  /// history cannot tell a new game from a continuation, so no three-way merge relies on it.
+  public var parentIsRecorded: Bool
   /// The file's size.
   public var bytes: Int
   /// The file's SHA-256, lowercase hex.
@@ -39,7 +42,8 @@ public struct RemoteRevision: Sendable, Equatable {
     slot = json["slot"] as? String ?? ""
     self.revision = revision
     baseRevision = json["baseRevision"] as? Int
-    parent = json.keys.contains("parent") ? json["parent"] as? Int : baseRevision
+    parentIsRecorded = json.keys.contains("parent")
+    parent = json["parent"] as? Int
     bytes = json["bytes"] as? Int ?? 0
     sha256 = json["sha256"] as? String ?? ""
     uploadedAt = json["uploadedAt"] as? String ?? ""

@@ -293,20 +293,20 @@ public final class PostgresBackend: SaveBackend {
       for try await value in rows.decode(Int64?.self) { head = value }
       guard let head, let head else { return .notFound }
       if head == revision { return .head }
-      // Its children take its parent, so the chain among the revisions that remain stays exact.
+      // Its children take its parent, so the chain among the revisions that remain stays
+      // exact: one statement, the delete and the hand-down together.
       let deleted = try await connection.query(
         """
-        DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot) AND revision = \(revision)
-        RETURNING parent
+        WITH gone AS (
+          DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot) AND revision = \(revision)
+          RETURNING parent
+        ), handed AS (
+          UPDATE revisions SET parent = (SELECT parent FROM gone)
+          WHERE player_id = \(player.id) AND slot = \(slot) AND parent = \(revision) AND EXISTS (SELECT 1 FROM gone)
+        )
+        SELECT COUNT(*) FROM gone
         """, logger: logger)
-      for try await parent in deleted.decode(Int64?.self) {
-        try await connection.query(
-          """
-          UPDATE revisions SET parent = \(parent) WHERE player_id = \(player.id) AND slot = \(slot)
-          AND parent = \(revision)
-          """, logger: logger)
-        return .discarded
-      }
+      for try await count in deleted.decode(Int64.self) { return count > 0 ? .discarded : .notFound }
       return .notFound
     }
   }
