@@ -16,6 +16,8 @@ struct Checker {
 
   /// Per device: every save reported durable, in the order the reports came.
   var durable: [String: [DurableSave]] = [:]
+  /// Per device: generations a player's tool rewrote.
+  var tampered: [String: Set<Int>] = [:]
   /// Per device: generations removed by an explicit discard.
   var discarded: [String: Set<Int>] = [:]
   /// Per device: generations seen gone when the rule allowed it.
@@ -175,7 +177,10 @@ struct Checker {
       }
     }
     // No two consecutive generations hold the same state (of one schema).
-    for generation in onDisk where onDisk.contains(generation - 1) {
+    // (A file a tool rewrote is the tool's, not the store's.)
+    let edited = tampered[device.name] ?? []
+    for generation in onDisk
+    where onDisk.contains(generation - 1) && !edited.contains(generation) && !edited.contains(generation - 1) {
       checks += 1
       guard let newer = model(device, generation), let older = model(device, generation - 1) else {
         skipped += 1

@@ -554,6 +554,7 @@ public final class Simulation {
     device.disk.overwrite(device.path(of: newest), with: edited)
     // The player replaced it: the checker lets go of its bytes, and no device may load these.
     checker.discarded[device.name, default: []].insert(newest)
+    checker.tampered[device.name, default: []].insert(newest)
     checker.stripped.insert(sha256Hex(edited))
     result.faults += 1
     note("\(device.name): a tool edits generation \(newest) and writes it back unsigned")

@@ -70,6 +70,16 @@ struct SimulationTests {
     #expect(result.trace.contains { $0.contains("restore failed (unsigned); the player plays on from generation") })
   }
 
+  // Found as a fresh seed by the 150-s run: a tool edited device-0's first save, the player
+  // started over, and the tool edited the start-over's save to the same state. The checker
+  // blamed the store for two identical generations; a tool's rewrite is the tool's.
+  @Test("two saves a tool rewrote to one state are not the store writing it twice (seed 218726817)")
+  func toolRewritesTwice() async {
+    let result = await Simulation.run(seed: 218_726_817, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+    #expect(result.trace.filter { $0.hasPrefix("device-0: a tool edits generation") }.count >= 2)
+  }
+
   @Test("fresh seeds break no invariant")
   func seeds() async {
     for seed in UInt64(100)..<UInt64(130) {
