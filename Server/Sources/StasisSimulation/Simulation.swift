@@ -857,7 +857,13 @@ public final class Simulation {
   }
 
   private func collectEvents(_ device: SimulatedDevice) async {
-    let conflicts = device.takeEvents().compactMap { event -> ConflictReport? in
+    let events = device.takeEvents()
+    // An upload whose 201 was lost, taken as the device's own when it meets it on the server.
+    let answered = Set(device.network.acknowledged.map(\.revision))
+    for case .uploaded(_, let revision, _) in events where !answered.contains(revision) {
+      note("\(device.name): r\(revision), whose answer was lost, recognised as its own")
+    }
+    let conflicts = events.compactMap { event -> ConflictReport? in
       if case .conflict(let report) = event { report } else { nil }
     }
     for (index, report) in conflicts.enumerated() {
@@ -926,6 +932,11 @@ public final class Simulation {
     let client = CloudClient(
       server: CloudServer(url: "sim://server", token: InProcessServer.token, device: device.name),
       transport: device.network)
+    // Now and then the discard's own answer is lost after the server carried it out.
+    if random.chance(30) {
+      device.network.loseAnswers(1)
+      note("\(device.name): the discard's answer will be lost")
+    }
     // What only the loser held is let go with it, once it is gone (its answer lost or not).
     let entries =
       await server.file(slot: SimulatedDevice.slot.name, revision: Int(loser)).flatMap { checker.ledger(of: $0) }
