@@ -13,6 +13,8 @@ stage() {
   [ -n "$1" ] && echo "== $1"
   return 0
 }
+# A test process that crashes prints where: the Swift runtime's backtracer, not just "signal 11".
+export SWIFT_BACKTRACE="enable=yes,interactive=no"
 stage "install what is missing (Debian packages, PostgreSQL, schemathesis)"
 scripts/install-deps.sh
 # The server tests run against PostgreSQL for real (never skipped) and schemathesis from PyPI.

@@ -13,7 +13,7 @@ private func shell(_ arguments: [String], environment: [String: String] = [:]) t
   process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
   let pipe = Pipe()
   process.standardOutput = pipe
-  try process.run()
+  try launch(process)
   let data = pipe.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
   return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -35,6 +35,18 @@ public struct ProcessResult {
   public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 }
 
+/// Launches take turns: a test process crashed with SIGSEGV (signal 11) while many tests launched
+/// the CLI at once, as a helper saw in `Process.run()` before. Foundation's launch on Linux is
+/// not known to be safe from several threads; serialising it costs microseconds per launch.
+private let launches = NSLock()
+
+/// `process.run()`, one launch at a time in this test process.
+public func launch(_ process: Process) throws {
+  launches.lock()
+  defer { launches.unlock() }
+  try process.run()
+}
+
 /// Runs a built product with arguments and waits for it to exit; `environment`, when given,
 /// replaces this process's environment.
 public func run(
@@ -53,7 +65,7 @@ public func run(
   let out = Pipe()
   process.standardOutput = out
   process.standardError = errHandle
-  try process.run()
+  try launch(process)
   let outData = out.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
   try errHandle.close()
@@ -86,7 +98,7 @@ public final class LineProcess: @unchecked Sendable {
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     process.standardOutput = pipe
     process.standardError = FileHandle.nullDevice
-    try process.run()
+    try launch(process)
     let process = self.process
     DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
       if process.isRunning { kill(process.processIdentifier, SIGKILL) }

@@ -120,7 +120,7 @@ struct ServerHostileClientTests {
     let output = Pipe()
     locker.standardInput = input
     locker.standardOutput = output
-    try locker.run()
+    try launch(locker)
     defer { locker.terminate() }
     input.fileHandleForWriting.write(
       Data(

@@ -107,7 +107,7 @@ final class ServerProcess: @unchecked Sendable {
     process.standardError = errors
     let logged = self.logged
     errors.fileHandleForReading.readabilityHandler = { handle in logged.append(handle.availableData) }
-    try process.run()
+    try launch(process)
     // The first line of standard output says where it listens.
     var line = Data()
     let handle = output.fileHandleForReading
@@ -157,6 +157,17 @@ final class LockedData: @unchecked Sendable {
 }
 
 /// Runs a command to its end, reading its standard error as it comes (so neither pipe fills).
+/// Launches take turns (a SIGSEGV was seen in `Process.run()` with launches from several
+/// threads at once); serialising them costs microseconds per launch.
+private let launches = NSLock()
+
+/// `process.run()`, one launch at a time in this test process.
+func launch(_ process: Process) throws {
+  launches.lock()
+  defer { launches.unlock() }
+  try process.run()
+}
+
 func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
   let process = Process()
   process.executableURL = URL(fileURLWithPath: executable)
@@ -167,7 +178,7 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
   process.standardError = err
   let errors = LockedData()
   err.fileHandleForReading.readabilityHandler = { handle in errors.append(handle.availableData) }
-  try process.run()
+  try launch(process)
   let outData = out.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
   err.fileHandleForReading.readabilityHandler = nil
