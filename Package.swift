@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "StasisTesting", targets: ["StasisTesting"]),
     .library(name: "StasisCloud", targets: ["StasisCloud"]),
     .library(name: "StasisMerge", targets: ["StasisMerge"]),
+    .library(name: "StasisDelta", targets: ["StasisDelta"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
     .library(name: "DemoGame", targets: ["DemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
@@ -47,12 +48,17 @@ let package = Package(
     // The three-way merge of two saves against their base, by the game's declarations, and the
     // conflict policies: no network, so a game (the demo) can declare its merge without HTTP.
     .target(name: "StasisMerge", dependencies: ["Stasis"]),
+    // A save as its difference from another (delta uploads, downloads and the server's storage),
+    // with zstd from Debian: only what syncs links it.
+    .target(name: "StasisDelta", dependencies: ["Stasis", "CZstd"]),
+    // zstd from the system, found through pkg-config.
+    .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
     // Cloud saves: sync records, the upload queue, fetch and conflicts, over AsyncHTTPClient.
     // Kept out of Stasis, which knows no network; it re-exports StasisMerge.
     .target(
       name: "StasisCloud",
       dependencies: [
-        "Stasis", "StasisMerge",
+        "Stasis", "StasisMerge", "StasisDelta",
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Cloud"])),
         .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Cloud"])),
         .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Cloud"])),
@@ -131,6 +137,7 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     .testTarget(name: "StasisMergeTests", dependencies: ["Stasis", "StasisMerge"]),
+    .testTarget(name: "StasisDeltaTests", dependencies: ["Stasis", "StasisDelta"]),
     // StasisCloud's HTTP transport against loopback listeners (the sync against a real server
     // is tested in Server/).
     .testTarget(
