@@ -137,7 +137,7 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     .testTarget(name: "StasisMergeTests", dependencies: ["Stasis", "StasisMerge"]),
-    .testTarget(name: "StasisDeltaTests", dependencies: ["Stasis", "StasisDelta"]),
+    .testTarget(name: "StasisDeltaTests", dependencies: ["Stasis", "StasisDelta", "StasisTesting"]),
     // StasisCloud's HTTP transport against loopback listeners (the sync against a real server
     // is tested in Server/).
     .testTarget(

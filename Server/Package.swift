@@ -36,7 +36,7 @@ let package = Package(
     .target(
       name: "StasisServer",
       dependencies: [
-        .product(name: "Stasis", package: "Stasis"),
+        .product(name: "Stasis", package: "Stasis"), .product(name: "StasisDelta", package: "Stasis"),
         .product(name: "Hummingbird", package: "hummingbird"),
         // The connection cap and the request deadline live in the HTTP/1 channel's pipeline.
         .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -125,7 +125,8 @@ let package = Package(
       name: "StasisServerTests",
       dependencies: [
         "ServerTestSupport", .product(name: "Stasis", package: "Stasis"),
-        .product(name: "DemoGame", package: "Stasis"),
+        .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisDelta", package: "Stasis"),
+        .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,4 +1,5 @@
 import Stasis
+import StasisTesting
 import Testing
 
 @testable import StasisDelta
@@ -7,7 +8,7 @@ import Testing
 struct SaveDeltaTests {
   @Test("agents moved in place cost about their own bytes, and the file rebuilds byte for byte")
   func bulkEditsInPlace() throws {
-    var city = CityState(agents: 100_000, side: 64, ledger: 100, seed: 1)
+    var city = SyntheticCity(agents: 100_000, side: 64, ledger: 100, seed: 1)
     let base = try city.file()
     city.tick(moving: 0.01, seed: 2)
     let target = try city.file(frame: 1)
@@ -19,10 +20,12 @@ struct SaveDeltaTests {
 
   @Test("entries appended to a log in the tree cost about the entries")
   func appendToTree() throws {
-    var city = CityState(agents: 1000, side: 16, ledger: 10_000, seed: 3)
+    var city = SyntheticCity(agents: 1000, side: 16, ledger: 10_000, seed: 3)
     let base = try city.file()
     let before = try SaveFileFormat.decode(base).sections.first { $0.name == "ledger" }!
-    for tick in 0..<100 { city.ledger.append(LedgerEntry(tick: 10_000 + Int64(tick), amount: 7, memo: "fine \(tick)")) }
+    for tick in 0..<100 {
+      city.ledger.append(SyntheticCity.LedgerEntry(tick: 10_000 + Int64(tick), amount: 7, memo: "fine \(tick)"))
+    }
     let target = try city.file()
     let after = try SaveFileFormat.decode(target).sections.first { $0.name == "ledger" }!
     let appended = try SaveFileFormat.encode(sectionOf: after).count - SaveFileFormat.encode(sectionOf: before).count
@@ -33,7 +36,7 @@ struct SaveDeltaTests {
 
   @Test("agents removed from the middle of the array shift the rest, and the delta stays small")
   func removalsShift() throws {
-    var city = CityState(agents: 50_000, side: 16, ledger: 10, seed: 4)
+    var city = SyntheticCity(agents: 50_000, side: 16, ledger: 10, seed: 4)
     let base = try city.file()
     city.agents.removeSubrange(20_000..<20_100)
     city.agents.remove(at: 40_000)
@@ -45,11 +48,11 @@ struct SaveDeltaTests {
 
   @Test("an unchanged save is a few dozen bytes; an unrelated one still rebuilds")
   func identicalAndUnrelated() throws {
-    let base = try CityState(agents: 10_000, side: 32, ledger: 50, seed: 5).file()
+    let base = try SyntheticCity(agents: 10_000, side: 32, ledger: 50, seed: 5).file()
     let same = SaveDelta.make(from: base, to: base)
     #expect(same.count < 128)
     #expect(try SaveDelta.apply(same, to: base) == base)
-    let other = try CityState(agents: 3_000, side: 8, ledger: 5, seed: 6).file()
+    let other = try SyntheticCity(agents: 3_000, side: 8, ledger: 5, seed: 6).file()
     #expect(try SaveDelta.apply(SaveDelta.make(from: base, to: other), to: base) == other)
     let junk: [UInt8] = Array("not a save".utf8)
     #expect(try SaveDelta.apply(SaveDelta.make(from: junk, to: base), to: junk) == base)
@@ -58,7 +61,7 @@ struct SaveDeltaTests {
 
   @Test("applied to another base, the delta says so and builds nothing")
   func wrongBase() throws {
-    var city = CityState(agents: 1000, side: 8, ledger: 5, seed: 7)
+    var city = SyntheticCity(agents: 1000, side: 8, ledger: 5, seed: 7)
     let base = try city.file()
     city.tick(moving: 0.1, seed: 8)
     let delta = SaveDelta.make(from: base, to: try city.file())
@@ -75,10 +78,10 @@ struct SaveDeltaTests {
 
   @Test("every truncation and every flipped byte of a delta is a typed error, never a wrong file")
   func damagedDeltas() throws {
-    var city = CityState(agents: 2000, side: 8, ledger: 20, seed: 9)
+    var city = SyntheticCity(agents: 2000, side: 8, ledger: 20, seed: 9)
     let base = try city.file()
     city.tick(moving: 0.05, seed: 10)
-    city.ledger.append(LedgerEntry(tick: 99, amount: 1, memo: "new"))
+    city.ledger.append(SyntheticCity.LedgerEntry(tick: 99, amount: 1, memo: "new"))
     let target = try city.file()
     let delta = SaveDelta.make(from: base, to: target)
     for length in stride(from: 0, to: delta.count, by: max(1, delta.count / 300)) {
@@ -93,7 +96,7 @@ struct SaveDeltaTests {
 
   @Test("a hostile delta with a valid checksum is refused by its bounds, not trusted")
   func hostileOperations() throws {
-    let base = try CityState(agents: 100, side: 4, ledger: 2, seed: 11).file()
+    let base = try SyntheticCity(agents: 100, side: 4, ledger: 2, seed: 11).file()
     // Copies beyond the base, runs beyond their part, unknown operations, more than announced.
     let hostile: [[UInt8]] = [
       [1, 0x80, 0x80, 0x80, 0x01, 10],  // copy from far past the base

@@ -139,7 +139,13 @@ final class FaultProxy: Sendable {
           head += buffer[0..<count]
           if let text = String(bytes: head, encoding: .isoLatin1), let end = text.range(of: "\r\n\r\n") {
             let headerLength = text[..<end.upperBound].utf8.count
-            status.isUpload = text.hasPrefix("PUT ")
+            // An upload's request: a PUT, or the request that completes a resumable upload (its
+            // one POST, or its last PATCH).
+            status.isUpload =
+              text.hasPrefix("PUT ")
+              || text[..<end.lowerBound].lowercased().split(separator: "\r\n").contains {
+                $0.hasPrefix("upload-complete:") && $0.contains("?1")
+              }
             let lengthLine = text[..<end.lowerBound].split(separator: "\r\n").first {
               $0.lowercased().hasPrefix("content-length:")
             }

@@ -206,8 +206,10 @@ struct Client: Sendable {
   let base: String
   var token: String?
 
+  /// Sends a request; `body` goes as a save (`Content-Type: application/vnd.stasis`), `raw`
+  /// as it is, with the headers given.
   func send(
-    _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+    _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil, raw: [UInt8]? = nil
   ) async throws -> Reply {
     var request = HTTPClientRequest(url: base + path)
     request.method = method
@@ -217,6 +219,7 @@ struct Client: Sendable {
       request.headers.add(name: "Content-Type", value: "application/vnd.stasis")
       request.body = .bytes(ByteBuffer(bytes: body))
     }
+    if let raw { request.body = .bytes(ByteBuffer(bytes: raw)) }
     let response: HTTPClientResponse
     do {
       response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))

@@ -176,6 +176,18 @@ public struct SectionEntry: Sendable, Equatable {
   public var checksum: UInt32
 }
 
+extension SectionEntry {
+  /// True when two section tables describe the same sections: the same names, encodings,
+  /// lengths and checksums, in the same order. Read from the headers alone: nothing is decoded
+  /// (a caller that must be sure compares the sections' bytes too).
+  package static func sameContent(_ left: [SectionEntry], _ right: [SectionEntry]) -> Bool {
+    left.count == right.count
+      && zip(left, right).allSatisfy {
+        $0.name == $1.name && $0.encoding == $1.encoding && $0.length == $1.length && $0.checksum == $1.checksum
+      }
+  }
+}
+
 /// The header of a save file: readable from its first few KB without decoding the rest.
 public struct SaveHeader: Sendable, Equatable {
   /// The format version the file was written with.

@@ -35,4 +35,7 @@
   /// Each upload prunes every older revision but one, acknowledged ones included. Planted in
   /// the server's SQLite backend.
   public static let dropAcknowledgedUpload = PlantedBugs(rawValue: 1 << 7)
+  /// Issue 28: collecting the server's pieces keeps those revisions and uploads name, but not
+  /// the pieces their deltas are built on. Planted in the server's SQLite backend.
+  public static let collectionIgnoresChains = PlantedBugs(rawValue: 1 << 8)
 }

@@ -286,6 +286,12 @@ public final class SaveStore: Sendable {
     return (bytes, try verified(bytes, path: path).document)
   }
 
+  /// One generation's bytes as they are on disk, unchecked: what the cloud sync makes a delta
+  /// from (the delta's own checksum names the bytes it was made from).
+  package func fileBytes(slot: SaveSlot, generation: Int) throws(SaveFileError) -> [UInt8] {
+    try readBytes(at: path(of: slot, generation: generation))
+  }
+
   /// A file's bytes decoded under the store's signing policy; unsigned in a signed slot refused.
   private func verified(_ bytes: [UInt8], path: String) throws(SaveFileError) -> (
     document: SaveDocument, signature: SignatureStatus

@@ -41,7 +41,7 @@ extension SyncEngine {
       phase(.syncing)
       let head: HeadFetch
       do {
-        head = try await client.head(slot: slot, ifNoneMatch: record.base)
+        head = try await client.head(slot: slot, ifNoneMatch: record.base, holding: heldBase(record))
         answered()
       } catch {
         _ = failed(error, generation: nil)
@@ -165,7 +165,7 @@ extension SyncEngine {
     if let revision = shared {
       let bytes: [UInt8]?
       do {
-        bytes = try await client.download(slot: slot, revision: revision)
+        bytes = try await client.download(slot: slot, revision: revision, holding: heldBase(load()))
       } catch {
         return .stopped(.conflict, failed(error, generation: nil))
       }
@@ -258,7 +258,8 @@ extension SyncEngine {
     do {
       // Theirs lost: the server keeps it out of pruning until it is discarded.
       let created = try await client.upload(
-        slot: slot, bytes: upload, base: theirs.revision, loser: theirs.revision, parent: parent)
+        slot: slot, bytes: upload, base: theirs.revision, loser: theirs.revision, parent: parent,
+        deltaFrom: HeldRevision(revision: theirs.revision, bytes: theirs.bytes))
       report.revision = created.revision
       record = load()
       record.agree(revision: created.revision, generation: result)

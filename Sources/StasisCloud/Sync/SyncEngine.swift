@@ -205,6 +205,17 @@ final class SyncEngine: Sendable {
     return nil
   }
 
+  /// The revision this device's record agrees it holds (the base), with that generation's
+  /// bytes as they are on disk: what a delta is made from and applied to. Nil when the base is
+  /// unknown or its generation is gone; a damaged one only makes a delta the server refuses
+  /// (its checksum names the base), and the upload goes again whole.
+  func heldBase(_ record: SyncRecord) -> HeldRevision? {
+    guard let revision = record.base, let generation = record.baseGeneration,
+      let bytes = try? store.fileBytes(slot: slot, generation: generation)
+    else { return nil }
+    return HeldRevision(revision: revision, bytes: bytes)
+  }
+
   /// Checks a download before anything local changes: every checksum, the signature under the
   /// store's policy, and the game's own load and validation.
   func verify(_ bytes: [UInt8], revision: Int) -> Result<SaveDocument, CloudError> {
@@ -250,9 +261,14 @@ final class SyncEngine: Sendable {
       }
       return nil
     }
-    if record.base != nil, let agreed = record.baseGeneration, agreed != local.generation,
-      let document = try? store.verifiedFile(slot: slot, generation: agreed).document,
-      document.sections == local.document.sections
+    let held = heldBase(record)
+    if held != nil, let agreed = record.baseGeneration, agreed != local.generation,
+      let base = held.flatMap({ held in held.bytes.withUnsafeBytes { try? SaveFileFormat.readHeader($0) } }),
+      let ours = local.bytes.withUnsafeBytes({ try? SaveFileFormat.readHeader($0) }),
+      SectionEntry.sameContent(base.sections, ours.sections),
+      let first = base.sections.first, let theirsFirst = ours.sections.first, let last = base.sections.last,
+      held!.bytes[first.offset..<(last.offset + last.length)]
+        == local.bytes[theirsFirst.offset..<(theirsFirst.offset + last.offset + last.length - first.offset)]
     {
       // The state is the base's (a quit right after a restore): the server has it already.
       record.baseGeneration = local.generation
@@ -274,7 +290,8 @@ final class SyncEngine: Sendable {
       // A conflict's resolution waiting to go up still names the revision it beat.
       let loser = record.loser.flatMap { $0 == record.base ? $0 : nil }
       let created = try await client.upload(
-        slot: slot, bytes: local.bytes, base: record.base, loser: loser, parent: record.parent(of: local.generation))
+        slot: slot, bytes: local.bytes, base: record.base, loser: loser, parent: record.parent(of: local.generation),
+        deltaFrom: held)
       answered()
       record = load()
       record.agree(revision: created.revision, generation: local.generation)

@@ -1,5 +1,6 @@
 import Foundation
 import Stasis
+import StasisDelta
 
 /// The v1 API of `stasis-server`, over a ``CloudTransport`` (HTTP by default): one method per
 /// route, each with its preconditions, each failure a ``CloudError``. It keeps no state of its own.
@@ -8,6 +9,10 @@ public struct CloudClient: Sendable {
   public let server: CloudServer
   /// How requests reach the server.
   public let transport: any CloudTransport
+  /// What the server said it speaks, and the uploads in progress: shared by every copy.
+  let session = ClientSession()
+  /// How uploads and downloads are sent (deltas, parts): what this build does by default.
+  public var transfer = TransferOptions()
 
   /// A client of `server` over HTTP (``HTTPCloudTransport``).
   public init(server: CloudServer) {
@@ -20,39 +25,79 @@ public struct CloudClient: Sendable {
     self.transport = transport
   }
 
-  /// `GET /v1/slots/{slot}` with `If-None-Match: "known"` when a revision is known.
-  public func head(slot: SaveSlot, ifNoneMatch known: Int?) async throws(CloudError) -> HeadFetch {
-    let reply = try await send("GET", path(slot), headers: known.map { [("If-None-Match", "\"\($0)\"")] } ?? [])
+  /// True once the server said it takes deltas and resumable uploads (`X-Stasis-Features`);
+  /// until then, and against an older server, files go whole.
+  public var serverTakesDeltas: Bool { session.takesDeltas }
+
+  /// The largest file the server takes (its `Upload-Limit: max-size`), once it has said.
+  public var serverUploadLimit: Int? { session.uploadLimit }
+
+  /// `GET /v1/slots/{slot}` with `If-None-Match: "known"` when a revision is known. With
+  /// `holding` (the bytes of revision `known`, as this device has them), a server that takes
+  /// deltas sends only what differs (`226 IM Used`, RFC 3229).
+  public func head(slot: SaveSlot, ifNoneMatch known: Int?, holding: HeldRevision? = nil) async throws(CloudError)
+    -> HeadFetch
+  {
+    var headers = known.map { [("If-None-Match", "\"\($0)\"")] } ?? []
+    let held = holding.flatMap { $0.revision == known && transfer.deltas && session.takesDeltas ? $0 : nil }
+    if held != nil { headers.append(("A-IM", deltaIM)) }
+    let reply = try await send("GET", path(slot), headers: headers)
     switch reply.status {
     case 304: return .unchanged
     case 404: return .missing
-    case 200:
+    case 200, 226:
       guard let revision = reply.etagRevision else { throw CloudError(.server, "the head came without an ETag") }
-      return .changed(revision: revision, bytes: reply.body)
+      guard reply.status == 226 else { return .changed(revision: revision, bytes: reply.body) }
+      if let bytes = patched(reply, held) { return .changed(revision: revision, bytes: bytes) }
+      return try await head(slot: slot, ifNoneMatch: known, holding: nil)  // the delta did not apply: whole
     default: throw reply.error
     }
   }
 
   /// `GET /v1/slots/{slot}/revisions/{n}`: one revision's bytes; nil when the server no longer
-  /// has it (pruned past the newest N, or the slot was deleted).
-  public func download(slot: SaveSlot, revision: Int) async throws(CloudError) -> [UInt8]? {
-    let reply = try await send("GET", path(slot) + "/revisions/\(revision)")
+  /// has it (pruned past the newest N, or the slot was deleted). With `holding`, as a delta
+  /// from the revision held, when the server takes deltas.
+  public func download(slot: SaveSlot, revision: Int, holding: HeldRevision? = nil) async throws(CloudError)
+    -> [UInt8]?
+  {
+    let held = holding.flatMap { $0.revision != revision && transfer.deltas && session.takesDeltas ? $0 : nil }
+    let headers = held.map { [("If-None-Match", "\"\($0.revision)\""), ("A-IM", deltaIM)] } ?? []
+    let reply = try await send("GET", path(slot) + "/revisions/\(revision)", headers: headers)
     switch reply.status {
     case 200: return reply.body
+    case 226:
+      if let bytes = patched(reply, held) { return bytes }
+      return try await download(slot: slot, revision: revision, holding: nil)
     case 404: return nil
     default: throw reply.error
     }
   }
 
-  /// `PUT /v1/slots/{slot}` with `If-Match: "base"`, or `If-None-Match: *` when `base` is nil.
-  /// Returns the new revision; a stale base throws ``CloudError/Kind/conflict`` with the head.
-  /// `loser` names the revision that lost the conflict this upload resolves
-  /// (`X-Stasis-Conflict-Loser`): the server keeps it until it is discarded. `parent` is what
-  /// the save continues (`X-Stasis-Parent`): the base unless said otherwise; a creation has none.
+  /// A `226`'s delta applied to the revision held; nil when it is not a delta on that revision
+  /// or does not apply (the caller asks again for the whole file).
+  private func patched(_ reply: Reply, _ held: HeldRevision?) -> [UInt8]? {
+    guard let held, reply.header("Delta-Base") == "\"\(held.revision)\"" else { return nil }
+    guard let bytes = try? SaveDelta.apply(reply.body, to: held.bytes) else { return nil }
+    session.received(delta: reply.body.count, file: bytes.count)
+    return bytes
+  }
+
+  /// Uploads a file as the slot's next revision, with `If-Match: "base"`, or
+  /// `If-None-Match: *` when `base` is nil. Returns the new revision; a stale base throws
+  /// ``CloudError/Kind/conflict`` with the head. `loser` names the revision that lost the
+  /// conflict this upload resolves (`X-Stasis-Conflict-Loser`): the server keeps it until it is
+  /// discarded. `parent` is what the save continues (`X-Stasis-Parent`): the base unless said
+  /// otherwise; a creation has none.
+  ///
+  /// With `deltaFrom` (a revision the server has, and its bytes as this device has them), a
+  /// server that takes deltas gets only what differs (``SaveDelta``); a larger upload goes in
+  /// parts (``TransferOptions/partSize``), and one cut part-way resumes where the server's bytes
+  /// end, in this call or the next. An older server gets `PUT` and the whole file.
   public func upload(
-    slot: SaveSlot, bytes: [UInt8], base: Int?, loser: Int? = nil, parent: UploadParent = .base
+    slot: SaveSlot, bytes: [UInt8], base: Int?, loser: Int? = nil, parent: UploadParent = .base,
+    deltaFrom held: HeldRevision? = nil
   ) async throws(CloudError) -> RemoteRevision {
-    var headers = [("Content-Type", "application/vnd.stasis")]
+    var headers: [(String, String)] = []
     headers.append(base.map { ("If-Match", "\"\($0)\"") } ?? ("If-None-Match", "*"))
     if let loser { headers.append(("X-Stasis-Conflict-Loser", "\"\(loser)\"")) }
     if let base {
@@ -63,7 +108,15 @@ public struct CloudClient: Sendable {
       }
     }
     if !server.device.isEmpty { headers.append(("X-Stasis-Device", server.device)) }
-    let reply = try await send("PUT", path(slot), headers: headers, body: bytes)
+    let reply: Reply
+    if session.takesDeltas, transfer.deltas || bytes.count > transfer.partSize {
+      reply = try await sendUpload(slot: slot, bytes: bytes, headers: headers, held: transfer.deltas ? held : nil)
+    } else {
+      reply = try await send(
+        "PUT", path(slot), headers: headers + [("Content-Type", "application/vnd.stasis")], body: bytes)
+      session.uploaded(file: bytes.count)
+      session.sent(bytes.count)
+    }
     guard reply.status == 201 else { throw reply.error }
     guard var created = RemoteRevision(json: reply.json) else {
       throw CloudError(.server, "a 201 without a revision")
@@ -98,14 +151,15 @@ public struct CloudClient: Sendable {
     return (reply.json["slots"] as? [[String: Any]] ?? []).compactMap(RemoteRevision.init(json:))
   }
 
-  private func path(_ slot: SaveSlot) -> String {
-    "/v1/slots/" + (slot.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? slot.name)
-  }
-
-  private struct Reply {
+  struct Reply {
     var status: Int
     var etagRevision: Int?
     var body: [UInt8]
+    var headers: [(name: String, value: String)] = []
+
+    func header(_ name: String) -> String? {
+      headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
 
     var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
 
@@ -125,14 +179,19 @@ public struct CloudClient: Sendable {
     }
   }
 
-  private func send(
+  func send(
     _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
   ) async throws(CloudError) -> Reply {
     var request = CloudRequest(method: method, path: path, body: body)
     request.headers.append(("Authorization", "Bearer \(server.token)"))
     for (name, value) in headers { request.headers.append((name, value)) }
     let response = try await transport.send(request, to: server)
+    session.learn(from: response)
     let tag = response.header("ETag").flatMap { Int($0.trimmingCharacters(in: ["\"", " "])) }
-    return Reply(status: response.status, etagRevision: tag, body: response.body)
+    return Reply(status: response.status, etagRevision: tag, body: response.body, headers: response.headers)
+  }
+
+  func path(_ slot: SaveSlot) -> String {
+    "/v1/slots/" + (slot.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? slot.name)
   }
 }

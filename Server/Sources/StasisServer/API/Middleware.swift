@@ -93,3 +93,34 @@ struct RequestLogMiddleware: RouterMiddleware {
     }
   }
 }
+
+/// Tells every client what this server speaks, on every `/v1` answer, errors included:
+/// `X-Stasis-Features: delta, resumable` (a client sends deltas and resumable uploads only to
+/// a server that says so, and whole files to an older one) and `Upload-Limit` (the
+/// resumable-uploads draft's: the largest file an upload may become, and the largest part).
+struct FeaturesMiddleware: RouterMiddleware {
+  typealias Context = ServerContext
+  static let featuresHeader = HTTPField.Name("X-Stasis-Features")!
+  static let uploadLimitHeader = HTTPField.Name("Upload-Limit")!
+  let limits: HTTPFields
+
+  init(bodyBytes: Int) {
+    limits = [
+      Self.featuresHeader: "delta, resumable",
+      Self.uploadLimitHeader: "max-size=\(bodyBytes), max-append-size=\(SaveServer.largestPart)",
+    ]
+  }
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    do {
+      var response = try await next(request, context)
+      for field in limits { response.headers[field.name] = field.value }
+      return response
+    } catch var error as APIError {
+      for field in limits { error.headers[field.name] = field.value }
+      throw error
+    }
+  }
+}

@@ -6,6 +6,7 @@ import Logging
 import Metrics
 import NIOCore
 @_spi(Plumbing) import Stasis
+import StasisDelta
 
 #if canImport(Glibc)
   import Glibc
@@ -53,12 +54,14 @@ public struct SaveServer: Sendable {
         status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
         body: .init(byteBuffer: buffer))
     }
-    let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(backend: backend))
+    let v1 = router.group("v1").add(middleware: FeaturesMiddleware(bodyBytes: options.limits.bodyBytes))
+      .add(middleware: BearerAuthMiddleware(backend: backend))
     v1.get("slots") { _, context in
       let slots = try await backend.slots(player: context.player!)
       return jsonResponse(["slots": .array(slots.map(\.json))], status: .ok)
     }
     v1.put("slots/:slot") { request, context in try await put(request, context) }
+    addResumableRoutes(to: v1)
     v1.get("slots/:slot") { request, context in
       let slot = try slotName(context)
       // A client that has a revision asks with If-None-Match: the head's metadata answers it
@@ -74,23 +77,27 @@ public struct SaveServer: Sendable {
       guard let (metadata, file) = try await backend.file(player: context.player!, slot: slot, revision: nil) else {
         throw APIError(.notFound, "no slot '\(slot)'")
       }
-      return fileResponse(metadata, file)
+      return try await fileResponse(metadata, file, request: request, player: context.player!)
     }
     v1.get("slots/:slot/revisions") { _, context in
       let slot = try slotName(context)
       guard let list = try await backend.revisions(player: context.player!, slot: slot) else {
         throw APIError(.notFound, "no slot '\(slot)'")
       }
-      return jsonResponse(["revisions": .array(list.map(\.json))], status: .ok)
+      let stored = try await backend.storedBytes(player: context.player!, slot: slot)
+      return jsonResponse(["revisions": .array(list.map(\.json)), "storedBytes": .int(stored)], status: .ok)
     }
-    v1.get("slots/:slot/revisions/:revision") { _, context in
+    v1.get("slots/:slot/revisions/:revision") { request, context in
       let slot = try slotName(context)
       guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
         throw APIError(.badRequest, "a revision is a positive whole number")
       }
       guard let (metadata, file) = try await backend.file(player: context.player!, slot: slot, revision: revision)
       else { throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)") }
-      return fileResponse(metadata, file)
+      if let match = request.headers[.ifNoneMatch], match == "*" || etags(match).contains(revision) {
+        return Response(status: .notModified, headers: [.eTag: etag(revision)])
+      }
+      return try await fileResponse(metadata, file, request: request, player: context.player!)
     }
     v1.delete("slots/:slot/revisions/:revision") { _, context in
       let slot = try slotName(context)
@@ -108,7 +115,8 @@ public struct SaveServer: Sendable {
     }
     v1.delete("slots/:slot") { request, context in
       let slot = try slotName(context)
-      guard let precondition = try parsePrecondition(request), case .head(let expected) = precondition else {
+      guard let precondition = try parsePrecondition(UploadHeaders(request)), case .head(let expected) = precondition
+      else {
         throw APIError(.preconditionRequired, "a delete needs If-Match: \"N\", the slot's head revision")
       }
       switch try await backend.delete(player: context.player!, slot: slot, head: expected) {
@@ -126,7 +134,9 @@ public struct SaveServer: Sendable {
 
   private func put(_ request: Request, _ context: ServerContext) async throws -> Response {
     let slot = try slotName(context)
-    guard let precondition = try parsePrecondition(request) else {
+    let headers = UploadHeaders(request)
+    // Checked before the body is read, so a client learns at once what is wrong.
+    guard try parsePrecondition(headers) != nil else {
       throw APIError(
         .preconditionRequired, "an upload needs If-None-Match: * (to create the slot) or If-Match: \"N\" (its head)")
     }
@@ -135,69 +145,14 @@ public struct SaveServer: Sendable {
     if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
       throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
     }
-    let loser = try parseLoser(request)
-    let parent = try parseParent(request, precondition: precondition)
     let body = try await collect(request.body, limit: limit)
-    let bytes = [UInt8](buffer: body)
-    // The Stasis reader checks every checksum and decodes every section's tree before anything
-    // is stored; the metadata comes from the document it read, in the same pass.
-    let document: SaveDocument
-    do {
-      document = try SaveFileFormat.decode(bytes)
-    } catch {
-      throw APIError(.badRequest, error.description)
-    }
-    let summary = document.summary
-    let device = summary.device.isEmpty ? (request.headers[deviceHeader] ?? "") : summary.device
-    let summaryJSON = JSON(summary.details).text
-    let baseRevision: Int64? = if case .head(let base) = precondition { base } else { nil }
-    var metadata = RevisionMetadata(
-      slot: slot, revision: 0, baseRevision: baseRevision, bytes: Int64(bytes.count),
-      sha256: hexEncoded(SHA256.hash(data: bytes)), uploadedAt: clock(),
-      device: String(device.prefix(255)), game: document.game.name, build: document.game.build,
-      schema: Int64(document.game.schemaVersion), createdAt: document.createdAt, playTime: summary.playTime,
-      progress: summary.progress, summaryJSON: summaryJSON)
-    if let parent { metadata.parent = parent }
-    let outcome = try await backend.put(
-      player: context.player!, precondition: precondition, loser: loser, metadata: metadata, file: bytes,
-      keep: options.keepRevisions, limits: options.limits)
-    switch outcome {
-    case .created(let stored):
-      Counter(label: "stasis_uploads_total").increment()
-      var response = jsonResponse(
-        [
-          "slot": .string(stored.slot), "revision": .int(stored.revision),
-          "baseRevision": stored.baseRevision.map(JSON.int) ?? .null, "parent": stored.parent.map(JSON.int) ?? .null,
-          "bytes": .int(stored.bytes),
-          "sha256": .string(stored.sha256),
-        ], status: .created)
-      response.headers[.eTag] = etag(stored.revision)
-      response.headers[.location] = "/v1/slots/\(stored.slot)/revisions/\(stored.revision)"
-      return response
-    case .stale(let head):
-      Counter(label: "stasis_conflicts_total").increment()
-      guard let head else { throw APIError(.notFound, "no slot '\(slot)': create it with If-None-Match: *") }
-      let message =
-        if case .head(let base) = precondition {
-          "the slot's head is revision \(head.revision), not \(base): another device saved first; fetch it and merge"
-        } else {
-          "the slot exists (head revision \(head.revision)): upload with If-Match: \"\(head.revision)\""
-        }
-      throw APIError(.preconditionFailed, message, head: head)
-    case .overLimit(let message):
-      throw APIError(.contentTooLarge, message)
-    case .tooManySlots(let message):
-      throw APIError(.forbidden, message)
-    case .unknownLoser(let revision):
-      throw APIError(
-        .badRequest, "X-Stasis-Conflict-Loser names revision \(revision), which slot '\(slot)' does not have")
-    }
+    return try await receive(headers, body: [UInt8](buffer: body), slot: slot, player: context.player!)
   }
 
   /// The body, refusing it once it passes `limit` bytes. The request deadline
   /// (``RequestDeadlineHandler``) bounds how long it may take: when it passes, the stream fails
   /// and the deadline's `408` is the answer.
-  private func collect(_ body: RequestBody, limit: Int) async throws -> ByteBuffer {
+  func collect(_ body: RequestBody, limit: Int) async throws -> ByteBuffer {
     var buffer = ByteBuffer()
     do {
       for try await part in body {
@@ -215,113 +170,46 @@ public struct SaveServer: Sendable {
     return buffer
   }
 
-  private func fileResponse(_ metadata: RevisionMetadata, _ file: [UInt8]) -> Response {
-    Response(
-      status: .ok,
-      headers: [
-        .eTag: etag(metadata.revision), .contentType: "application/vnd.stasis",
-        HTTPField.Name("X-Stasis-Revision")!: "\(metadata.revision)",
-      ], body: .init(byteBuffer: ByteBuffer(bytes: file)))
-  }
-}
-
-/// `X-Stasis-Device`: the uploading device's name, for saves whose header names none.
-let deviceHeader = HTTPField.Name("X-Stasis-Device")!
-
-/// `X-Stasis-Conflict-Loser: "N"`: the upload resolves a conflict that revision N of the slot
-/// lost; N is kept out of pruning until it is discarded.
-let conflictLoserHeader = HTTPField.Name("X-Stasis-Conflict-Loser")!
-
-/// The revision `X-Stasis-Conflict-Loser` names (quoted, as in `If-Match`); nil without one.
-private func parseLoser(_ request: Request) throws -> Int64? {
-  guard let value = request.headers[conflictLoserHeader] else { return nil }
-  let text = value.trimmingCharacters(in: .whitespaces)
-  guard text.count >= 3, text.first == "\"", text.last == "\"", let revision = Int64(text.dropFirst().dropLast()),
-    revision > 0
-  else {
-    throw APIError(.badRequest, "X-Stasis-Conflict-Loser must be one revision in quotes, such as \"3\"")
-  }
-  return revision
-}
-
-/// `X-Stasis-Parent: "N"` or `X-Stasis-Parent: none`: the revision whose state the upload
-/// continues, or none (a history begun on its own). Without it, the upload continues the head
-/// it names in `If-Match` (what every client before it meant). A parent is at most that head,
-/// since nothing newer existed when the upload was written; a creation has none.
-let parentHeader = HTTPField.Name("X-Stasis-Parent")!
-
-/// The parent `X-Stasis-Parent` names (`.some(nil)`: none); nil without the header.
-private func parseParent(_ request: Request, precondition: WritePrecondition) throws -> Int64?? {
-  guard let value = request.headers[parentHeader] else { return nil }
-  let text = value.trimmingCharacters(in: .whitespaces)
-  if text == "none" { return .some(nil) }
-  guard text.count >= 3, text.first == "\"", text.last == "\"", let revision = Int64(text.dropFirst().dropLast()),
-    revision > 0
-  else {
-    throw APIError(.badRequest, "X-Stasis-Parent must be one revision in quotes, such as \"3\", or none")
-  }
-  switch precondition {
-  case .create:
-    throw APIError(
-      .badRequest, "X-Stasis-Parent names revision \(revision), but a creation (If-None-Match: *) has none")
-  case .head(let head) where revision > head:
-    throw APIError(
-      .badRequest, "X-Stasis-Parent names revision \(revision), newer than the head the upload was written on (\(head))"
-    )
-  case .head:
-    return revision
-  }
-}
-
-private func slotName(_ context: ServerContext) throws -> String {
-  let raw = context.parameters.get("slot") ?? ""
-  let name = raw.removingPercentEncoding ?? raw
-  do {
-    return try SaveSlot(name).name
-  } catch {
-    throw APIError(.badRequest, error.description)
-  }
-}
-
-private func etag(_ revision: Int64) -> String { "\"\(revision)\"" }
-
-/// The revisions named by an `If-None-Match` list such as `"3", "4"`.
-private func etags(_ value: String) -> [Int64] {
-  value.split(separator: ",").compactMap { tag in
-    let trimmed = tag.trimmingCharacters(in: .whitespaces)
-    let stripped = trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
-    return revisionTag(stripped)
-  }
-}
-
-/// The revision of an entity tag that is exactly `"N"`: 1-18 digits, no sign, no leading zero
-/// (openapi.yaml's pattern `^"[1-9][0-9]{0,17}"$`).
-func revisionTag(_ tag: Substring) -> Int64? {
-  let bytes = Array(tag.utf8)
-  guard bytes.count >= 3, bytes.count <= 20, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"")
-  else { return nil }
-  let digits = bytes.dropFirst().dropLast()
-  guard digits.first != UInt8(ascii: "0"), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-  else { return nil }
-  return Int64(String(decoding: digits, as: UTF8.self))
-}
-
-/// `If-None-Match: *` or `If-Match: "N"`; nil when neither is given.
-private func parsePrecondition(_ request: Request) throws -> WritePrecondition? {
-  let match = request.headers[.ifMatch]
-  let noneMatch = request.headers[.ifNoneMatch]
-  switch (match, noneMatch) {
-  case (nil, nil): return nil
-  case (nil, "*"?): return .create
-  case (nil, _?): throw APIError(.badRequest, "If-None-Match on an upload must be *")
-  case (let value?, nil):
-    guard let revision = revisionTag(Substring(value.trimmingCharacters(in: .whitespaces))) else {
-      throw APIError(.badRequest, "If-Match must be one revision in quotes, such as \"3\"")
+  /// A revision's file; as a delta (RFC 3229: `226 IM Used`) when the client accepts one
+  /// (`A-IM: vnd.stasis.delta`) and names in `If-None-Match` a revision it holds that the slot
+  /// still has, and the delta is smaller.
+  private func fileResponse(_ metadata: RevisionMetadata, _ file: [UInt8], request: Request, player: Player)
+    async throws -> Response
+  {
+    var headers: HTTPFields = [
+      .eTag: etag(metadata.revision), .contentType: "application/vnd.stasis", revisionHeader: "\(metadata.revision)",
+    ]
+    let accepted = request.headers[acceptIMHeader].map { $0.lowercased().contains(deltaIM) } ?? false
+    if accepted, let match = request.headers[.ifNoneMatch] {
+      for base in etags(match).sorted(by: >) where base != metadata.revision {
+        guard let (_, held) = try await backend.file(player: player, slot: metadata.slot, revision: base) else {
+          continue
+        }
+        let delta = SaveDelta.make(from: held, to: file)
+        guard delta.count < file.count else { break }
+        headers[.contentType] = SaveDelta.mediaType
+        headers[imHeader] = deltaIM
+        headers[deltaBaseResponseHeader] = etag(base)
+        headers[.cacheControl] = "no-store"
+        return Response(
+          status: .init(code: 226, reasonPhrase: "IM Used"), headers: headers,
+          body: .init(byteBuffer: ByteBuffer(bytes: delta)))
+      }
     }
-    return .head(revision)
-  case (_?, _?): throw APIError(.badRequest, "give If-Match or If-None-Match, not both")
+    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file)))
   }
 }
+
+/// `X-Stasis-Revision`: the revision a file answer holds.
+let revisionHeader = HTTPField.Name("X-Stasis-Revision")!
+/// `A-IM` (RFC 3229): the instance manipulations a client accepts.
+let acceptIMHeader = HTTPField.Name("A-IM")!
+/// `IM` (RFC 3229): the one a `226` applied.
+let imHeader = HTTPField.Name("IM")!
+/// `Delta-Base` (RFC 3229): the entity tag of the revision a `226`'s delta applies to.
+let deltaBaseResponseHeader = HTTPField.Name("Delta-Base")!
+/// The instance manipulation of a Stasis delta (``SaveDelta``).
+let deltaIM = "vnd.stasis.delta"
 
 func jsonResponse(_ object: [String: JSON], status: HTTPResponse.Status) -> Response {
   Response(

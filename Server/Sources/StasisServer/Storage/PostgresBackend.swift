@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Stasis
 
 /// The backend for real deployments: PostgreSQL through postgres-nio's pooled client. Each
 /// upload is one transaction that locks the player's row (so per-player limits are exact)
@@ -43,7 +44,9 @@ public final class PostgresBackend: SaveBackend {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
       // stasis_put_v1 pruned conflict losers: it is dropped, so no server of any version calls it.
-      for statement in ServerSchema.postgres + [Self.dropPutFunctionV1, Self.putFunctionV3, Self.putFunctionV2] {
+      for statement in ServerSchema.postgres + [
+        Self.dropPutFunctionV1, Self.putFunctionV4, Self.putFunctionV3, Self.putFunctionV2,
+      ] {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }
@@ -86,21 +89,29 @@ public final class PostgresBackend: SaveBackend {
 
   public func put(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
-    keep: Int, limits: PlayerLimits
+    delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
-    // One statement, one round trip: the function (`putFunctionV3`) is the whole transaction.
+    // One statement, one round trip: the function (`putFunctionV4`) is the whole transaction.
     let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
-    let statement = PutStatement(
+    var statement = PutStatement(
       player: player.id, metadata: metadata, expected: expected, keep: Int64(max(1, keep)),
-      maxSlots: Int64(limits.slots), maxBytes: limits.totalBytes, file: file, loser: loser)
-    let rows = try await client.execute(statement, logger: logger)
+      maxSlots: Int64(limits.slots), maxBytes: limits.totalBytes, data: delta?.bytes ?? file,
+      deltaBase: delta?.basePiece, loser: loser)
     var result: (String, Int64?, Int64)?
-    for try await row in rows { result = row }
-    guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v3 returned no row") }
+    for try await row in try await client.execute(statement, logger: logger) { result = row }
+    if result?.0 == "whole" {
+      // The delta's base is gone, or the chain is long enough: the whole file, then.
+      statement.data = file
+      statement.deltaBase = nil
+      result = nil
+      for try await row in try await client.execute(statement, logger: logger) { result = row }
+    }
+    guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v4 returned no row") }
     switch outcome {
     case "created":
       var stored = metadata
       stored.revision = revision ?? 0
+      stored.piece = amount
       return .created(stored)
     case "stale":
       // The head that made it stale, or the newer one if that was pruned since.
@@ -118,6 +129,119 @@ public final class PostgresBackend: SaveBackend {
       return .overLimit(
         "the player's saves take \(amount) bytes; this one would pass the limit of \(limits.totalBytes)")
     }
+  }
+
+  /// An upload as one PL/pgSQL function (``putFunctionV3`` with pieces): the revision is
+  /// stored as a piece (``PieceRules``): `p_data` is a delta on piece `p_delta_base`, or the
+  /// whole file when that is null. A delta whose base is gone, or that the rules do not let on
+  /// its chain, is the outcome `whole`, and nothing is written: the caller sends the whole file.
+  /// After pruning, the slot's pieces that nothing needs are collected, under the slot's lock,
+  /// which every writer of the slot's revisions and pieces takes. `created` returns the piece as
+  /// its amount.
+  static let putFunctionV4 = """
+    CREATE OR REPLACE FUNCTION stasis_put_v4(
+      p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
+      p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
+      p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
+      p_summary TEXT, p_data BYTEA, p_loser BIGINT, p_parent BIGINT, p_delta_base BIGINT,
+      OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
+    LANGUAGE plpgsql AS $$
+    #variable_conflict use_column
+    DECLARE
+      v_next BIGINT;
+      v_head BIGINT;
+      v_gone RECORD;
+      v_depth BIGINT;
+      v_chain BIGINT;
+      v_piece BIGINT;
+    BEGIN
+      amount := 0;
+      PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
+      IF p_expected IS NULL THEN
+        INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
+        ON CONFLICT DO NOTHING;
+      END IF;
+      SELECT s.next_revision, s.head_revision INTO v_next, v_head FROM slots s
+      WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
+      IF v_head IS DISTINCT FROM p_expected THEN
+        outcome := 'stale';
+        revision := v_head;
+        RETURN;
+      END IF;
+      IF p_loser IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser
+      ) THEN
+        outcome := 'loser';
+        RETURN;
+      END IF;
+      IF v_head IS NULL THEN
+        SELECT COUNT(*) INTO amount FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
+        IF amount >= p_max_slots THEN
+          outcome := 'slots';
+          RETURN;
+        END IF;
+      END IF;
+      SELECT COALESCE(SUM(r.size), 0) INTO amount FROM revisions r WHERE r.player_id = p_player;
+      IF amount + p_size > p_max_bytes THEN
+        outcome := 'bytes';
+        RETURN;
+      END IF;
+      amount := 0;
+      IF p_delta_base IS NOT NULL THEN
+        SELECT p.depth, p.chain INTO v_depth, v_chain FROM pieces p
+        WHERE p.id = p_delta_base AND p.player_id = p_player AND p.slot = p_slot;
+        IF v_depth IS NULL OR p_size < \(PieceRules.smallestDelta) OR v_depth + 1 > \(PieceRules.longestChain)
+          OR v_chain + length(p_data) > p_size / 2 THEN
+          outcome := 'whole';
+          RETURN;
+        END IF;
+        INSERT INTO pieces (player_id, slot, base, depth, chain, size, data)
+        VALUES (p_player, p_slot, p_delta_base, v_depth + 1, v_chain + length(p_data), p_size, p_data)
+        RETURNING id INTO v_piece;
+      ELSE
+        INSERT INTO pieces (player_id, slot, base, depth, chain, size, data)
+        VALUES (p_player, p_slot, NULL, 0, 0, p_size, p_data)
+        RETURNING id INTO v_piece;
+      END IF;
+      UPDATE slots s SET next_revision = v_next + 1, head_revision = v_next
+      WHERE s.player_id = p_player AND s.name = p_slot;
+      INSERT INTO revisions AS r (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
+        game, build, schema_version, created_at, play_time, progress, summary, file, piece)
+      VALUES (p_player, p_slot, v_next, p_expected, p_parent, p_size, p_sha256, p_uploaded_at, p_device, p_game,
+        p_build, p_schema, p_created_at, p_play_time, p_progress, p_summary, '\\x'::bytea, v_piece);
+      IF p_loser IS NOT NULL THEN
+        UPDATE revisions r SET lost_to = v_next WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser;
+      END IF;
+      FOR v_gone IN
+        SELECT r.revision, r.parent FROM revisions r
+        WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision <= v_next - p_keep AND r.lost_to IS NULL
+        ORDER BY r.revision DESC
+      LOOP
+        UPDATE revisions r SET parent = v_gone.parent
+        WHERE r.player_id = p_player AND r.slot = p_slot AND r.parent = v_gone.revision;
+        DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = v_gone.revision;
+      END LOOP;
+      \(collectPieces("p_player", "p_slot"));
+      outcome := 'created';
+      revision := v_next;
+      amount := v_piece;
+    END
+    $$
+    """
+
+  /// The statement that deletes a slot's pieces nothing needs: no revision of the slot, no
+  /// upload in progress, and no piece still needed that is a delta on them. Run under the
+  /// slot's row lock, as every writer of its revisions and pieces is.
+  static func collectPieces(_ player: String, _ slot: String) -> String {
+    """
+    WITH RECURSIVE needed(id) AS (
+        SELECT r.piece FROM revisions r WHERE r.player_id = \(player) AND r.slot = \(slot) AND r.piece IS NOT NULL
+        UNION SELECT u.delta_piece FROM uploads u
+          WHERE u.player_id = \(player) AND u.slot = \(slot) AND u.delta_piece IS NOT NULL
+        UNION SELECT p.base FROM pieces p JOIN needed n ON p.id = n.id WHERE p.base IS NOT NULL
+      )
+      DELETE FROM pieces p WHERE p.player_id = \(player) AND p.slot = \(slot) AND p.id NOT IN (SELECT id FROM needed)
+    """
   }
 
   /// The first upload function, whose pruning deleted conflict losers: dropped at migration.
@@ -232,6 +356,17 @@ public final class PostgresBackend: SaveBackend {
   }
 
   public func file(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {
+    // A revision pruned between the two reads takes its pieces with it: read again, and the
+    // revision is gone (nil) or the newer head answers.
+    for _ in 0..<3 {
+      guard let (metadata, file) = try await row(player: player, slot: slot, revision: revision) else { return nil }
+      guard let piece = metadata.piece else { return (metadata, file) }
+      if let rebuilt = try await rebuild(piece: piece) { return (metadata, rebuilt) }
+    }
+    throw StorageError("slot '\(slot)': a revision's pieces went missing three times while it was read")
+  }
+
+  private func row(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {
     let query =
       if let revision {
         PostgresQuery(
@@ -247,12 +382,30 @@ public final class PostgresBackend: SaveBackend {
       let data = try row.decode(
         (
           String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String,
-          Int64?, Int64?, Data
+          Int64?, Int64?, Int64?, Data
         ).self
-      ).16
+      ).17
       return (metadata, [UInt8](data))
     }
     return nil
+  }
+
+  /// The file a piece rebuilds, its chain read in one statement (one snapshot); nil when the
+  /// chain is no longer whole (collected since the revision was read).
+  func rebuild(piece: Int64) async throws -> [UInt8]? {
+    let rows = try await client.query(
+      """
+      WITH RECURSIVE chain(id, base, data, n) AS (
+        SELECT p.id, p.base, p.data, 0 FROM pieces p WHERE p.id = \(piece)
+        UNION ALL SELECT p.id, p.base, p.data, c.n + 1 FROM pieces p JOIN chain c ON p.id = c.base
+          WHERE c.n < \(PieceRules.longestChain + 1)
+      )
+      SELECT data, base FROM chain ORDER BY n
+      """, logger: logger)
+    var chain: [(data: [UInt8], isDelta: Bool)] = []
+    for try await (data, base) in rows.decode((Data, Int64?).self) { chain.append(([UInt8](data), base != nil)) }
+    guard let last = chain.last, !last.isDelta else { return nil }
+    return try PieceRules.rebuild(chain, limit: FormatLimits.maxFileSize)
   }
 
   public func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]? {
@@ -306,8 +459,11 @@ public final class PostgresBackend: SaveBackend {
         )
         SELECT COUNT(*) FROM gone
         """, logger: logger)
-      for try await count in deleted.decode(Int64.self) { return count > 0 ? .discarded : .notFound }
-      return .notFound
+      var count: Int64 = 0
+      for try await value in deleted.decode(Int64.self) { count = value }
+      guard count > 0 else { return .notFound }
+      try await Self.collect(connection, player, slot, logger)
+      return .discarded
     }
   }
 
@@ -327,6 +483,7 @@ public final class PostgresBackend: SaveBackend {
         "UPDATE slots SET head_revision = NULL WHERE player_id = \(player.id) AND name = \(slot)", logger: logger)
       try await connection.query(
         "DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot)", logger: logger)
+      try await Self.collect(connection, player, slot, logger)
       return .deleted
     }
   }
@@ -338,7 +495,7 @@ public final class PostgresBackend: SaveBackend {
   // MARK: Rows
 
   static let columns =
-    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to, parent"
+    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to, parent, piece"
   /// The columns, from `revisions r`.
   static let headColumns = columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }
     .joined(separator: ", ")
@@ -352,6 +509,15 @@ public final class PostgresBackend: SaveBackend {
     var bindings = PostgresBindings()
     for value in values { try bindings.append(value) }
     return bindings
+  }
+
+  /// Collects the slot's pieces nothing needs (``collectPieces(_:_:)``), in the caller's
+  /// transaction, which holds the slot's row lock.
+  private static func collect(_ connection: PostgresConnection, _ player: Player, _ slot: String, _ logger: Logger)
+    async throws
+  {
+    try await connection.query(
+      PostgresQuery(unsafeSQL: collectPieces("$1", "$2"), binds: try binds(player.id, slot)), logger: logger)
   }
 
   private static func headRevision(_ connection: PostgresConnection, _ player: Player, _ slot: String, _ logger: Logger)
@@ -378,18 +544,19 @@ public final class PostgresBackend: SaveBackend {
   static func metadata(_ row: PostgresRow) throws -> RevisionMetadata {
     let (
       slot, revision, base, size, sha, uploaded, device, game, build, schema, created, playTime, progress, summary,
-      lostTo, parent
+      lostTo, parent, piece
     ) =
       try row.decode(
         (
           String, Int64, Int64?, Int64, String, Int64, String, String, String, Int64, Int64, Double, Double?, String,
-          Int64?, Int64?
+          Int64?, Int64?, Int64?
         ).self)
     var metadata = RevisionMetadata(
       slot: slot, revision: revision, baseRevision: base, bytes: size, sha256: sha, uploadedAt: uploaded,
       device: device, game: game, build: build, schema: schema, createdAt: created, playTime: playTime,
       progress: progress, summaryJSON: summary, lostTo: lostTo)
     metadata.parent = parent
+    metadata.piece = piece
     return metadata
   }
 }

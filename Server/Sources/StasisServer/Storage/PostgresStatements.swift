@@ -44,16 +44,16 @@ struct HeadStatement: PostgresPreparedStatement {
   func decodeRow(_ row: PostgresRow) throws -> RevisionMetadata { try PostgresBackend.metadata(row) }
 }
 
-/// An upload: `stasis_put_v3` (``PostgresBackend/putFunctionV3``); its outcome, revision and amount.
+/// An upload: `stasis_put_v4` (``PostgresBackend/putFunctionV4``); its outcome, revision and amount.
 struct PutStatement: PostgresPreparedStatement {
-  static let name = "stasis_put_call_v3"
+  static let name = "stasis_put_call_v4"
   static let sql = """
     SELECT outcome, revision, amount
-    FROM stasis_put_v3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+    FROM stasis_put_v4($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
     """
   static let bindingDataTypes: [PostgresDataType] = [
     .int8, .text, .int8, .int8, .int8, .int8, .int8, .text, .int8, .text, .text, .text, .int8, .int8, .float8,
-    .float8, .text, .bytea, .int8, .int8,
+    .float8, .text, .bytea, .int8, .int8, .int8,
   ]
 
   var player: Int64
@@ -62,12 +62,15 @@ struct PutStatement: PostgresPreparedStatement {
   var keep: Int64
   var maxSlots: Int64
   var maxBytes: Int64
-  var file: [UInt8]
+  /// The whole file, or a delta on piece ``deltaBase``.
+  var data: [UInt8]
+  /// The piece ``data`` is a delta on; nil when it is the whole file.
+  var deltaBase: Int64?
   /// The revision that lost the conflict this upload resolves, if it resolves one.
   var loser: Int64?
 
   func makeBindings() throws -> PostgresBindings {
-    var bindings = PostgresBindings(capacity: 20)
+    var bindings = PostgresBindings(capacity: 21)
     bindings.append(player)
     bindings.append(metadata.slot)
     bindings.append(expected)
@@ -85,9 +88,10 @@ struct PutStatement: PostgresPreparedStatement {
     bindings.append(metadata.playTime)
     bindings.append(metadata.progress)
     bindings.append(metadata.summaryJSON)
-    try bindings.append(Data(file))
+    try bindings.append(Data(data))
     bindings.append(loser)
     bindings.append(metadata.parent)
+    bindings.append(deltaBase)
     return bindings
   }
 

@@ -40,6 +40,10 @@ public struct RevisionMetadata: Sendable, Equatable {
   /// conflict: it is kept out of pruning until it is discarded. Nil for every other revision.
   public var lostTo: Int64?
 
+  /// The stored piece that rebuilds the file (``PieceRules``); nil for a revision stored before
+  /// pieces, whose bytes are whole in its own row.
+  var piece: Int64?
+
   /// True when the revision is kept out of pruning (it lost a conflict).
   public var isKept: Bool { lostTo != nil }
 

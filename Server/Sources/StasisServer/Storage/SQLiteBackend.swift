@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @_spi(Simulation) import Stasis
+import StasisDelta
 import Synchronization
 
 /// The embedded backend: one SQLite file (GRDB), WAL with `synchronous=FULL`, so a `201` means
@@ -56,6 +57,9 @@ public final class SQLiteBackend: SaveBackend {
     migrator.registerMigration("v3: a revision's true parent") { db in
       try db.execute(sql: ServerSchema.sqliteParent)
     }
+    migrator.registerMigration("v4: pieces and resumable uploads") { db in
+      try db.execute(sql: ServerSchema.sqlitePieces)
+    }
     try migrator.migrate(pool)
   }
 
@@ -97,7 +101,7 @@ public final class SQLiteBackend: SaveBackend {
 
   public func put(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
-    keep: Int, limits: PlayerLimits
+    delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
     try await pool.write { db in
       let slotRow = try Row.fetchOne(
@@ -138,6 +142,7 @@ public final class SQLiteBackend: SaveBackend {
       let revision: Int64 = slotRow?["next_revision"] ?? 1
       var stored = metadata
       stored.revision = revision
+      stored.piece = try Self.storePiece(db, player: player, slot: metadata.slot, file: file, delta: delta)
       if slotRow == nil {
         try db.execute(
           sql: "INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (?, ?, ?, ?)",
@@ -150,14 +155,14 @@ public final class SQLiteBackend: SaveBackend {
       try db.execute(
         sql: """
           INSERT INTO revisions (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
-            game, build, schema_version, created_at, play_time, progress, summary, file)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            game, build, schema_version, created_at, play_time, progress, summary, file, piece)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, x'', ?)
           """,
         arguments: [
           player.id, stored.slot, revision, stored.baseRevision, stored.parent, stored.bytes, stored.sha256,
           stored.uploadedAt,
           stored.device, stored.game, stored.build, stored.schema, stored.createdAt, stored.playTime, stored.progress,
-          stored.summaryJSON, Data(file),
+          stored.summaryJSON, stored.piece,
         ])
       if let loser {
         try db.execute(
@@ -176,6 +181,7 @@ public final class SQLiteBackend: SaveBackend {
           revision - Int64(plantedBugs.contains(.dropAcknowledgedUpload) ? 1 : max(1, keep)),
         ])
       for gone in pruned { try Self.remove(db, player: player, slot: stored.slot, revision: gone) }
+      try self.collect(db, player: player, slot: stored.slot)
       if self.dieInsideNextUpload.withLock({ armed in
         defer { armed = false }
         return armed
@@ -214,8 +220,12 @@ public final class SQLiteBackend: SaveBackend {
           db, sql: "SELECT \(Self.columns), file FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
           arguments: [player.id, slot, wanted])
       else { return nil }
-      let data: Data = row["file"]
-      return (Self.metadata(row), [UInt8](data))
+      let metadata = Self.metadata(row)
+      guard let piece = metadata.piece else {
+        let data: Data = row["file"]
+        return (metadata, [UInt8](data))
+      }
+      return (metadata, try Self.rebuild(db, piece: piece))
     }
   }
 
@@ -256,7 +266,9 @@ public final class SQLiteBackend: SaveBackend {
           db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
       else { return .notFound }
       if head == revision { return .head }
-      return try Self.remove(db, player: player, slot: slot, revision: revision) ? .discarded : .notFound
+      guard try Self.remove(db, player: player, slot: slot, revision: revision) else { return .notFound }
+      try self.collect(db, player: player, slot: slot)
+      return .discarded
     }
   }
 
@@ -273,6 +285,7 @@ public final class SQLiteBackend: SaveBackend {
       try db.execute(
         sql: "UPDATE slots SET head_revision = NULL WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
       try db.execute(sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ?", arguments: [player.id, slot])
+      try self.collect(db, player: player, slot: slot)
       return .deleted
     }
   }
@@ -305,7 +318,7 @@ public final class SQLiteBackend: SaveBackend {
   }
 
   static let columns =
-    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to, parent"
+    "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to, parent, piece"
 
   private static func metadata(_ db: Database, player: Player, slot: String, revision: Int64) throws
     -> RevisionMetadata?
@@ -323,7 +336,66 @@ public final class SQLiteBackend: SaveBackend {
       build: row["build"], schema: row["schema_version"], createdAt: row["created_at"], playTime: row["play_time"],
       progress: row["progress"], summaryJSON: row["summary"], lostTo: row["lost_to"])
     metadata.parent = row["parent"]
+    metadata.piece = row["piece"]
     return metadata
+  }
+
+  // MARK: Pieces
+
+  /// Stores the file as a piece: the delta on its base piece when ``PieceRules`` allow and the
+  /// base is still there (this transaction holds the only writer), else the whole file.
+  private static func storePiece(
+    _ db: Database, player: Player, slot: String, file: [UInt8], delta: StoredDelta?
+  ) throws -> Int64 {
+    if let delta,
+      let base = try Row.fetchOne(
+        db, sql: "SELECT depth, chain FROM pieces WHERE id = ? AND player_id = ? AND slot = ?",
+        arguments: [delta.basePiece, player.id, slot]),
+      PieceRules.mayChain(depth: base["depth"], chain: base["chain"], delta: delta.bytes.count, size: file.count)
+    {
+      let depth: Int64 = base["depth"]
+      let chain: Int64 = base["chain"]
+      try db.execute(
+        sql: "INSERT INTO pieces (player_id, slot, base, depth, chain, size, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        arguments: [
+          player.id, slot, delta.basePiece, depth + 1, chain + Int64(delta.bytes.count), file.count, Data(delta.bytes),
+        ])
+    } else {
+      try db.execute(
+        sql: "INSERT INTO pieces (player_id, slot, base, depth, chain, size, data) VALUES (?, ?, NULL, 0, 0, ?, ?)",
+        arguments: [player.id, slot, file.count, Data(file)])
+    }
+    return db.lastInsertedRowID
+  }
+
+  /// The file a piece rebuilds, reading its chain in this transaction's snapshot.
+  static func rebuild(_ db: Database, piece: Int64) throws -> [UInt8] {
+    var chain: [(data: [UInt8], isDelta: Bool)] = []
+    var next: Int64? = piece
+    while let id = next {
+      guard chain.count <= PieceRules.longestChain,
+        let row = try Row.fetchOne(db, sql: "SELECT base, data FROM pieces WHERE id = ?", arguments: [id])
+      else { throw StorageError("piece \(id) of a stored revision is missing") }
+      next = row["base"]
+      let data: Data = row["data"]
+      chain.append(([UInt8](data), next != nil))
+    }
+    return try PieceRules.rebuild(chain, limit: FormatLimits.maxFileSize)
+  }
+
+  /// Deletes the slot's pieces that nothing needs: no revision of the slot, no upload in
+  /// progress, and no piece still needed that is a delta on them.
+  private func collect(_ db: Database, player: Player, slot: String) throws {
+    let followChains = !plantedBugs.contains(.collectionIgnoresChains)
+    try db.execute(
+      sql: """
+        WITH RECURSIVE needed(id) AS (
+          SELECT piece FROM revisions WHERE player_id = ?1 AND slot = ?2 AND piece IS NOT NULL
+          UNION SELECT delta_piece FROM uploads WHERE player_id = ?1 AND slot = ?2 AND delta_piece IS NOT NULL
+          UNION SELECT p.base FROM pieces p JOIN needed n ON p.id = n.id WHERE p.base IS NOT NULL AND ?3
+        )
+        DELETE FROM pieces WHERE player_id = ?1 AND slot = ?2 AND id NOT IN (SELECT id FROM needed)
+        """, arguments: [player.id, slot, followChains])
   }
 }
 
@@ -373,6 +445,39 @@ enum ServerSchema {
   static let sqliteParent = """
     ALTER TABLE revisions ADD COLUMN parent INTEGER;
     UPDATE revisions SET parent = base_revision;
+    """
+
+  /// v4: revisions stored as pieces (``PieceRules``), and resumable uploads with their parts.
+  static let sqlitePieces = """
+    CREATE TABLE pieces (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      player_id INTEGER NOT NULL,
+      slot TEXT NOT NULL,
+      base INTEGER,
+      depth INTEGER NOT NULL,
+      chain INTEGER NOT NULL,
+      size INTEGER NOT NULL,
+      data BLOB NOT NULL
+    );
+    CREATE INDEX pieces_by_slot ON pieces (player_id, slot);
+    ALTER TABLE revisions ADD COLUMN piece INTEGER;
+    CREATE TABLE uploads (
+      id TEXT PRIMARY KEY,
+      player_id INTEGER NOT NULL,
+      slot TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      length INTEGER NOT NULL,
+      received INTEGER NOT NULL DEFAULT 0,
+      headers TEXT NOT NULL,
+      delta_piece INTEGER
+    );
+    CREATE INDEX uploads_by_slot ON uploads (player_id, slot);
+    CREATE TABLE upload_parts (
+      upload_id TEXT NOT NULL,
+      position INTEGER NOT NULL,
+      data BLOB NOT NULL,
+      PRIMARY KEY (upload_id, position)
+    );
     """
 
   static let postgres: [String] = [
@@ -439,6 +544,50 @@ enum ServerSchema {
         UPDATE revisions SET parent = base_revision;
       END IF;
     END $$
+    """,
+    // v4: revisions stored as pieces (``PieceRules``); a revision with a piece has an empty `file`.
+    """
+    CREATE TABLE IF NOT EXISTS pieces (
+      id BIGSERIAL PRIMARY KEY,
+      player_id BIGINT NOT NULL,
+      slot TEXT NOT NULL,
+      base BIGINT,
+      depth BIGINT NOT NULL,
+      chain BIGINT NOT NULL,
+      size BIGINT NOT NULL,
+      data BYTEA NOT NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS pieces_by_slot ON pieces (player_id, slot)",
+    """
+    DO $$ BEGIN
+      IF (SELECT attstorage FROM pg_attribute WHERE attrelid = 'pieces'::regclass AND attname = 'data') <> 'e' THEN
+        ALTER TABLE pieces ALTER COLUMN data SET STORAGE EXTERNAL;
+      END IF;
+    END $$
+    """,
+    "ALTER TABLE revisions ADD COLUMN IF NOT EXISTS piece BIGINT",
+    // v4: resumable uploads, their parts, and the piece each one's delta is built on.
+    """
+    CREATE TABLE IF NOT EXISTS uploads (
+      id TEXT PRIMARY KEY,
+      player_id BIGINT NOT NULL,
+      slot TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      length BIGINT NOT NULL,
+      received BIGINT NOT NULL DEFAULT 0,
+      headers TEXT NOT NULL,
+      delta_piece BIGINT
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS uploads_by_slot ON uploads (player_id, slot)",
+    """
+    CREATE TABLE IF NOT EXISTS upload_parts (
+      upload_id TEXT NOT NULL,
+      position BIGINT NOT NULL,
+      data BYTEA NOT NULL,
+      PRIMARY KEY (upload_id, position)
+    )
     """,
   ]
 }

@@ -17,13 +17,15 @@ public protocol SaveBackend: Sendable {
   /// its newest `keep` revisions in the same transaction. `loser`, when given, is a revision of
   /// the slot that lost the conflict this upload resolves: it is marked as lost to the new
   /// revision, and no pruning removes it until ``discard(player:slot:revision:)``.
+  /// `delta`, when given, rebuilds `file` from a piece of the slot: it is stored instead of
+  /// the whole file when ``PieceRules`` allow and the piece is still there.
   func put(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
-    keep: Int, limits: PlayerLimits
+    delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome
   /// The head's metadata, or nil for an unknown (or deleted) slot.
   func head(player: Player, slot: String) async throws -> RevisionMetadata?
-  /// A revision's metadata and bytes (the head when `revision` is nil).
+  /// A revision's metadata and bytes (the head when `revision` is nil), rebuilt from its piece.
   func file(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])?
   /// The slot's revisions, newest first; nil for an unknown slot.
   func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]?
@@ -35,4 +37,78 @@ public protocol SaveBackend: Sendable {
   func delete(player: Player, slot: String, head: Int64) async throws -> DeleteOutcome
   /// Checks the backend answers (for `/health`).
   func ping() async throws
+
+  // MARK: Resumable uploads
+
+  /// Records an upload in progress of `length` bytes, with the request's `headers` (JSON) to
+  /// act on when it completes. When `deltaRevision` is given, the piece that revision is stored
+  /// as is pinned: no collection removes it until the upload is finished or removed.
+  func createUpload(
+    player: Player, slot: String, id: String, at time: Int64, length: Int64, headers: String, deltaRevision: Int64?
+  ) async throws -> UploadCreation
+  /// An upload in progress of the player's; nil when there is none by that id.
+  func upload(player: Player, id: String) async throws -> PendingUpload?
+  /// Stores `bytes` at `offset` of the upload, only if `offset` is what it has received so far.
+  func appendToUpload(player: Player, id: String, offset: Int64, bytes: [UInt8]) async throws -> UploadAppend
+  /// Everything the upload received, in order.
+  func uploadBody(player: Player, id: String) async throws -> [UInt8]?
+  /// Removes an upload and its parts; false when there was none.
+  func removeUpload(player: Player, id: String) async throws -> Bool
+  /// Removes every upload created before `time` (abandoned).
+  func expireUploads(before time: Int64) async throws
+  /// The bytes the slot's revisions take in storage: its pieces (whole files and deltas, the
+  /// ones kept for a chain included) and the files of revisions stored before pieces.
+  func storedBytes(player: Player, slot: String) async throws -> Int64
+  /// The file a piece of the slot rebuilds; nil when the slot has no such piece.
+  func pieceFile(player: Player, slot: String, piece: Int64) async throws -> [UInt8]?
+}
+
+/// An upload in progress (`POST /v1/slots/{slot}/uploads`).
+public struct PendingUpload: Sendable, Equatable {
+  /// Its id: 32 random hex digits, in its URL.
+  public var id: String
+  /// The slot it uploads to.
+  public var slot: String
+  /// When it was created, in milliseconds since the Unix epoch.
+  public var createdAt: Int64
+  /// The bytes it will have when complete (`Upload-Length`).
+  public var length: Int64
+  /// The bytes received so far (`Upload-Offset`).
+  public var received: Int64
+  /// The creating request's headers, as JSON: acted on when the upload completes.
+  public var headers: String
+  /// The piece its delta is built on, pinned while it is in progress.
+  public var deltaPiece: Int64?
+}
+
+/// What became of creating an upload.
+public enum UploadCreation: Sendable, Equatable {
+  /// Recorded; the delta's base piece, when it has one, is pinned.
+  case created(deltaPiece: Int64?)
+  /// The revision the delta is made against is not one the slot has.
+  case baseGone
+}
+
+/// What became of a part sent to an upload.
+public enum UploadAppend: Sendable, Equatable {
+  /// Stored: the upload has now received this many bytes.
+  case appended(received: Int64)
+  /// The part's offset is not what the upload has received: this many bytes.
+  case mismatch(received: Int64)
+  /// The part would pass the upload's length.
+  case tooLong(length: Int64)
+  /// No such upload.
+  case notFound
+}
+
+extension SaveBackend {
+  /// Stores a whole file (no delta to store instead).
+  public func put(
+    player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
+    keep: Int, limits: PlayerLimits
+  ) async throws -> PutOutcome {
+    try await put(
+      player: player, precondition: precondition, loser: loser, metadata: metadata, file: file, delta: nil, keep: keep,
+      limits: limits)
+  }
 }

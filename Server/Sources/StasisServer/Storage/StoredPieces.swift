@@ -1,0 +1,59 @@
+@_spi(Plumbing) import Stasis
+import StasisDelta
+
+/// A delta that rebuilds an upload's file from a piece the server stores: the device's own
+/// delta against the revision it named, or one the server made against the head.
+public struct StoredDelta: Sendable, Equatable {
+  /// The piece the delta applies to.
+  public var basePiece: Int64
+  /// The delta (``SaveDelta``), already checked to rebuild the file exactly.
+  public var bytes: [UInt8]
+
+  /// Creates a stored delta.
+  public init(basePiece: Int64, bytes: [UInt8]) {
+    self.basePiece = basePiece
+    self.bytes = bytes
+  }
+}
+
+/// How revisions are stored: each as a piece, either the whole file or a delta against
+/// another piece of the same slot. The rules live here, one table for both backends:
+///
+/// | rule | value |
+/// | --- | --- |
+/// | a file smaller than this is stored whole | ``smallestDelta`` (64 KiB) |
+/// | deltas on a chain before a whole copy | ``longestChain`` (16) |
+/// | a chain's deltas, together, before a whole copy | half the file |
+/// | a piece is collected | when no revision of the slot, no piece still needed and no upload in progress needs it |
+///
+/// So reading a revision applies at most 16 deltas, whose bytes are at most half the file's,
+/// and a slot stores at most two whole copies beside the deltas it needs.
+enum PieceRules {
+  static let smallestDelta = 64 * 1024
+  static let longestChain = 16
+
+  /// True when a delta of `delta` bytes may go on a chain whose last piece has `depth` deltas
+  /// of `chain` bytes, for a file of `size` bytes.
+  static func mayChain(depth: Int64, chain: Int64, delta: Int, size: Int) -> Bool {
+    size >= smallestDelta && depth + 1 <= Int64(longestChain) && chain + Int64(delta) <= Int64(size / 2)
+  }
+
+  /// The file a chain rebuilds: `pieces` from the one wanted back to a whole copy, each with
+  /// its bytes and whether it is a delta on the next.
+  static func rebuild(_ pieces: [(data: [UInt8], isDelta: Bool)], limit: Int) throws -> [UInt8] {
+    guard let whole = pieces.last, !whole.isDelta else {
+      throw StorageError("a stored revision's chain of deltas does not end in a whole file")
+    }
+    var file = whole.data
+    for piece in pieces.dropLast().reversed() {
+      file = try SaveDelta.apply(piece.data, to: file, limit: limit)
+    }
+    return file
+  }
+}
+
+/// The storage itself is damaged: a chain without its whole copy, a delta that does not apply.
+struct StorageError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
