@@ -8,15 +8,8 @@ struct Difference {
   var path: String
   var old: SaveValue?
   var new: SaveValue?
-  /// For bulk arrays: how many elements differ, and the first few with their fields.
+  /// For bulk arrays and byte strings: which elements differ, and the first few field by field.
   var bulk: BulkDifference?
-}
-
-struct BulkDifference {
-  var oldCount: Int
-  var newCount: Int
-  var differing: Int
-  var first: [(index: Int, fields: [(name: String, old: SaveValue?, new: SaveValue?)])]
 }
 
 /// How `stasis diff` aligns arrays of objects: by the key the game's merge declarations give
@@ -61,13 +54,12 @@ func differences(
       differences(left[index], right[index], path: "\(path)[\(index)]", keys: keys, into: &result)
     }
   case (.bulk(let left)?, .bulk(let right)?):
-    if let summary = bulkDifference(left, right) {
-      result.append(Difference(path: path, old: a, new: b, bulk: summary))
-    }
+    guard left != right else { return }
+    let summary = BulkDifference(old: .bulk(left), new: .bulk(right))
+    if summary.differing > 0 { result.append(Difference(path: path, old: a, new: b, bulk: summary)) }
   case (.bytes(let left)?, .bytes(let right)?):
-    if let summary = bytesDifference(left, right) {
-      result.append(Difference(path: path, old: a, new: b, bulk: summary))
-    }
+    guard left != right else { return }
+    result.append(Difference(path: path, old: a, new: b, bulk: BulkDifference(old: .bytes(left), new: .bytes(right))))
   default:
     if a != b { result.append(Difference(path: path, old: a, new: b)) }
   }
@@ -125,54 +117,6 @@ private func keyedDifferences(
   }
 }
 
-/// Two byte strings (a tile map): how many bytes differ, and the first five.
-private func bytesDifference(_ left: [UInt8], _ right: [UInt8]) -> BulkDifference? {
-  guard left != right else { return nil }
-  var differing = 0
-  var first: [(index: Int, fields: [(name: String, old: SaveValue?, new: SaveValue?)])] = []
-  for index in 0..<max(left.count, right.count) {
-    let old = index < left.count ? SaveValue.uint8(left[index]) : nil
-    let new = index < right.count ? SaveValue.uint8(right[index]) : nil
-    guard old != new else { continue }
-    differing += 1
-    if first.count < 5 { first.append((index, [("byte", old, new)])) }
-  }
-  return BulkDifference(oldCount: left.count, newCount: right.count, differing: differing, first: first)
-}
-
-private func bulkDifference(_ left: BulkArray, _ right: BulkArray) -> BulkDifference? {
-  guard left != right else { return nil }
-  var differing = 0
-  var first: [(index: Int, fields: [(name: String, old: SaveValue?, new: SaveValue?)])] = []
-  let sameLayout = left.layout == right.layout
-  for index in 0..<max(left.count, right.count) {
-    if index >= left.count || index >= right.count {
-      differing += 1
-      continue
-    }
-    if sameLayout {
-      let stride = left.layout.stride
-      let equal = left.withUnsafeBytes { a in
-        right.withUnsafeBytes { b in
-          a[(index * stride)..<((index + 1) * stride)].elementsEqual(b[(index * stride)..<((index + 1) * stride)])
-        }
-      }
-      if equal { continue }
-    }
-    let old = left.element(at: index)
-    let new = right.element(at: index)
-    var names = old.fields.map(\.name)
-    for field in new.fields where !names.contains(field.name) { names.append(field.name) }
-    let fields = names.compactMap { name -> (name: String, old: SaveValue?, new: SaveValue?)? in
-      old[name] == new[name] ? nil : (name, old[name], new[name])
-    }
-    guard !fields.isEmpty else { continue }
-    differing += 1
-    if first.count < 5 { first.append((index, fields)) }
-  }
-  return BulkDifference(oldCount: left.count, newCount: right.count, differing: differing, first: first)
-}
-
 struct Diff: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Show the differences between two saves, field by field.",
@@ -180,13 +124,28 @@ struct Diff: ParsableCommand {
       Example:
         stasis diff Saves/autosave/0000000002.stasis Saves/autosave/0000000003.stasis
         stasis diff a.stasis b.stasis --json
+        stasis diff a.stasis b.stasis --all-elements   # every differing element of bulk arrays
         stasis diff a.stasis b.stasis --key id      # monsters[id=17]: one dead monster is one difference
         stasis diff a.stasis b.stasis --declarations merge.txt   # 'monsters = by-key id' aligns monsters
 
-      Bulk arrays (physics bodies) and byte strings (a tile map) are summarised: how many
-      elements differ, and the first five. Arrays of objects are compared index by index unless
-      --key names the field that identifies their elements, or the game's merge declarations
-      (the file stasis merge reads) give their path a by-key rule.
+      Bulk arrays (physics bodies) and byte strings (a tile map) are compared
+      over their raw bytes and summarised: how many elements differ, the
+      changed ranges (runs of differing elements: 4 is one element, 8..<10
+      two, the end excluded; the first ten, then how many more), and the first
+      five differing elements field by field. --all-elements lists every range
+      and every differing element, written as they are found. Arrays of
+      objects are compared index by index unless --key names the field that
+      identifies their elements, or the game's merge declarations (the file
+      stasis merge reads) give their path a by-key rule.
+
+      --json prints a list of {"path", "old", "new"}; a bulk array or byte
+      string is {"path", "bulk": {"oldCount", "newCount", "differingElements",
+      "changedRanges": [[start, end], ...], "moreRanges", "first": [{"index",
+      "fields": [{"field", "old", "new"}]}]}}: each range's end excluded,
+      moreRanges the ranges not listed, first the first differing elements
+      (every one with --all-elements). A bulk array in "old" or "new" (a type
+      that changed) is summarised as stasis dump does.
+
       Exit 0 when equal, 1 when different, as diff does.
       """
   )
@@ -197,8 +156,11 @@ struct Diff: ParsableCommand {
   @Argument(help: "The new save.")
   var new: String
 
-  @Flag(help: "Print the differences as JSON: a list of {path, old, new}.")
+  @Flag(help: "Print the differences as JSON: a list of {path, old, new} (or {path, bulk}).")
   var json = false
+
+  @Flag(help: "List every changed range and every differing element of bulk arrays, streamed, not the first few.")
+  var allElements = false
 
   @Option(
     name: .customLong("key"),
@@ -233,13 +195,17 @@ struct Diff: ParsableCommand {
     var result: [Difference] = []
     differences(summaryValue(left), summaryValue(right), path: "metadata", keys: keys, into: &result)
     differences(left.tree, right.tree, path: "", keys: keys, into: &result)
+    let output = BufferedOutput()
     if json {
-      print(jsonText(result.map(jsonDifference)))
+      writeJSON(result, to: StreamedJSON(output))
     } else {
-      printText(result)
+      writeText(result, to: output)
     }
+    output.flush()
     if !result.isEmpty { throw Exit.invalid }
   }
+
+  private var listing: BulkListing { allElements ? .allElements : .summary }
 
   private func summaryValue(_ document: SaveDocument) -> SaveValue {
     let summary = document.summary
@@ -253,48 +219,32 @@ struct Diff: ParsableCommand {
       ]))
   }
 
-  private func jsonDifference(_ difference: Difference) -> [String: Any] {
-    var object: [String: Any] = ["path": difference.path]
-    if let bulk = difference.bulk {
-      object["bulk"] =
-        [
-          "oldCount": bulk.oldCount, "newCount": bulk.newCount, "differingElements": bulk.differing,
-          "first": bulk.first.map { entry in
-            [
-              "index": entry.index,
-              "fields": entry.fields.map {
-                [
-                  "field": $0.name, "old": $0.old.map(jsonObject) ?? NSNull(),
-                  "new": $0.new.map(jsonObject) ?? NSNull(),
-                ]
-              },
-            ] as [String: Any]
-          },
-        ] as [String: Any]
-    } else {
-      object["old"] = difference.old.map(jsonObject) ?? NSNull()
-      object["new"] = difference.new.map(jsonObject) ?? NSNull()
+  private func writeJSON(_ result: [Difference], to json: StreamedJSON) {
+    json.array(result) { difference in
+      if let bulk = difference.bulk {
+        json.object([
+          ("path", { json.string(difference.path) }),
+          ("bulk", { bulk.writeJSON(to: json, listing: listing) }),
+        ])
+      } else {
+        json.object([
+          ("path", { json.string(difference.path) }),
+          ("old", { json.value(difference.old, listing: listing) }),
+          ("new", { json.value(difference.new, listing: listing) }),
+        ])
+      }
     }
-    return object
+    json.finish()
   }
 
-  private func printText(_ result: [Difference]) {
-    let out = Terminal.standardOutput
+  private func writeText(_ result: [Difference], to out: BufferedOutput) {
     guard !result.isEmpty else {
       out.line("no differences")
       return
     }
     for difference in result {
       if let bulk = difference.bulk {
-        out.line(
-          out.paint(difference.path, .bold)
-            + ": \(bulk.differing) of \(max(bulk.oldCount, bulk.newCount)) elements differ"
-            + (bulk.oldCount != bulk.newCount ? " (count \(bulk.oldCount) → \(bulk.newCount))" : ""))
-        for entry in bulk.first {
-          let fields = entry.fields.map { "\($0.name) \(shortText($0.old)) → \(shortText($0.new))" }
-          out.line("  [\(entry.index)] " + fields.joined(separator: ", "))
-        }
-        if bulk.differing > bulk.first.count { out.line("  … and \(bulk.differing - bulk.first.count) more") }
+        bulk.writeText(path: difference.path, listing: listing, to: out)
       } else {
         out.line(
           out.paint(difference.path, .bold) + ": " + out.paint(shortText(difference.old), .red) + " → "

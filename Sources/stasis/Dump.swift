@@ -9,13 +9,26 @@ struct Dump: ParsableCommand {
         stasis dump Saves/autosave/0000000003.stasis
         stasis dump Saves/autosave/0000000003.stasis --section camera
         stasis dump Saves/autosave/0000000003.stasis --key-file game.key
+        stasis dump city.stasis --section agents --all-elements > agents.json
 
-      Top-level keys are the sections (a demo save has score, level, camera, physics, autopilot).
-      Raw sections (a thumbnail) are left out; `inspect` lists them.
+      Top-level keys are the sections (a demo save has score, level, camera,
+      physics, autopilot). Raw sections (a thumbnail) are left out; `inspect`
+      lists them.
 
-      A damaged file (a flipped bit, a truncation) still has its whole sections printed; each
-      bad one is {"$damaged": "..."} or {"$missing": "..."}, the reason goes to standard
-      error in one line, and the exit code is 1.
+      A bulk array (an array of plain structs stored as raw bytes) is summarised:
+        {"$bulk": {"count": 1000000, "stride": 16,
+                   "fields": [{"name": "x", "type": "f32", "offset": 0}, ...],
+                   "first": [{"x": 1.5, ...}, ...]}}
+      count is the number of elements, stride the bytes of one, fields its
+      saved fields (type as the format names it: bool, i8...i64, u8...u64,
+      f32, f64), first its first five elements. With --all-elements it is an
+      array of every element instead, each an object of its fields, written as
+      it goes.
+
+      A damaged file (a flipped bit, a truncation) still has its whole
+      sections printed; each bad one is {"$damaged": "..."} or {"$missing":
+      "..."}, the reason goes to standard error in one line, and the exit code
+      is 1.
 
       With a key, a save whose signature does not match is refused (exit 1),
       and standard error says `signature: valid` or `signature: unsigned`.
@@ -30,7 +43,12 @@ struct Dump: ParsableCommand {
   @Option(help: "Print only this section.")
   var section: String?
 
+  @Flag(help: "Print every element of bulk arrays, streamed, instead of a summary.")
+  var allElements = false
+
   @OptionGroup var key: KeyFileOption
+
+  private var listing: BulkListing { allElements ? .allElements : .summary }
 
   func run() throws {
     let signing = try key.policy()
@@ -57,10 +75,17 @@ struct Dump: ParsableCommand {
         throw fail(
           SaveFileError(.typeMismatch, "section '\(section)' holds raw bytes, not values", context: .init(file: file)))
       }
-      print(jsonText(jsonObject(value)))
+      write(value)
     } else {
-      print(jsonText(jsonObject(document.tree)))
+      write(document.tree)
     }
+  }
+
+  private func write(_ value: SaveValue) {
+    let json = StreamedJSON(BufferedOutput())
+    json.value(value, listing: listing)
+    json.finish()
+    json.output.flush()
   }
 
   /// For a damaged file whose header is whole: prints the sections that survive, marks the
@@ -70,15 +95,25 @@ struct Dump: ParsableCommand {
       let bytes = try? readSaveFile(file), let sections = SaveFileFormat.salvage(bytes, path: file),
       sections.contains(where: { if case .whole = $0.state { true } else { false } })
     else { return }
-    var fields: [(name: String, value: Any)] = []
-    for (entry, state) in sections where section == nil || entry.name == section {
+    var fields: [(key: String, write: () -> Void)] = []
+    let json = StreamedJSON(BufferedOutput())
+    for (entry, state) in sections
+    where (section == nil || entry.name == section) && !fields.contains(where: { $0.key == entry.name }) {
       switch state {
       case .whole(let found):
-        if case .tree(let value) = found.content { fields.append((entry.name, jsonObject(value))) }
-      case .missing(let reason): fields.append((entry.name, ["$missing": reason.location + ": " + reason.message]))
-      case .damaged(let reason): fields.append((entry.name, ["$damaged": reason.location + ": " + reason.message]))
+        if case .tree(let value) = found.content {
+          fields.append((entry.name, { json.value(value, listing: listing) }))
+        }
+      case .missing(let reason):
+        fields.append(
+          (entry.name, { json.object([("$missing", { json.string(reason.location + ": " + reason.message) })]) }))
+      case .damaged(let reason):
+        fields.append(
+          (entry.name, { json.object([("$damaged", { json.string(reason.location + ": " + reason.message) })]) }))
       }
     }
-    print(jsonText(Dictionary(fields, uniquingKeysWith: { first, _ in first })))
+    json.object(fields)
+    json.finish()
+    json.output.flush()
   }
 }

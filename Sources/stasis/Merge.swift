@@ -34,6 +34,17 @@ struct Merge: ParsableCommand {
         stasis merge base.stasis ours.stasis theirs.stasis -o merged.stasis \\
           --declarations merge.txt --take theirs
 
+      A conflicting bulk array (an array of plain structs) or byte string is
+      summarised: under its line, for each side that changed it, how many
+      elements differ from the base, the changed ranges and the first five
+      differing elements, as stasis diff prints them. In --json a bulk array
+      in "base", "ours" or "theirs" is {"$bulk": {"count", "stride", "fields",
+      "first"}} as stasis dump prints it, and ours' and theirs' also have
+      "sinceBase": {"oldCount", "newCount", "differingElements",
+      "changedRanges", "moreRanges", "first"}, as stasis diff --json prints a
+      bulk difference. --all-elements prints every element instead (in text,
+      every differing one), streamed.
+
       Exit codes: 0 merged cleanly (rules count as clean) and written; 1
       values conflict: nothing is written, unless --take settled them (then
       written, and still 1, so a script knows), or a save is invalid; 64 usage
@@ -72,6 +83,9 @@ struct Merge: ParsableCommand {
   @Flag(help: "Print the conflicts as JSON.")
   var json = false
 
+  @Flag(help: "Print every element of conflicting bulk arrays (every differing one in text), streamed, not a summary.")
+  var allElements = false
+
   @OptionGroup var key: KeyFileOption
 
   func validate() throws {
@@ -109,22 +123,10 @@ struct Merge: ParsableCommand {
     if let refusal = outcome.refusal {
       throw fail(SaveFileError(.typeMismatch, refusal, context: .init(file: theirs, part: "header")))
     }
-    let out = Terminal.standardOutput
+    let out = BufferedOutput()
+    let listing: BulkListing = allElements ? .allElements : .summary
     if json {
-      print(
-        jsonText([
-          "conflicts": outcome.conflicts.map { conflict in
-            [
-              "path": conflict.path, "base": conflict.field.base.map(jsonObject) ?? NSNull(),
-              "ours": conflict.field.ours.map(jsonObject) ?? NSNull(),
-              "theirs": conflict.field.theirs.map(jsonObject) ?? NSNull(),
-              "settled": conflict.resolution ?? NSNull(),
-            ] as [String: Any]
-          },
-          "sections": outcome.sections.map { ["name": $0.name, "source": $0.source.rawValue, "how": $0.how] },
-          "fromOurs": outcome.takenFromOurs, "fromTheirs": outcome.takenFromTheirs,
-          "written": outcome.document == nil ? NSNull() : output as Any,
-        ]))
+      writeJSON(outcome, listing: listing, to: StreamedJSON(out))
     } else {
       for conflict in outcome.conflicts {
         let field = conflict.field
@@ -132,6 +134,11 @@ struct Merge: ParsableCommand {
           out.paint(conflict.path, .bold) + ": base \(shortText(field.base)), ours "
             + out.paint(shortText(field.ours), .red) + ", theirs " + out.paint(shortText(field.theirs), .green)
             + " → " + (conflict.resolution.map { out.paint($0, .green) } ?? out.paint("CONFLICT", .red)))
+        for (side, value) in [("ours", field.ours), ("theirs", field.theirs)] {
+          for (path, change) in bulkChanges(from: field.base, to: value, path: conflict.path) {
+            change.writeText(path: "\(path), base → \(side)", indent: "  ", listing: listing, to: out)
+          }
+        }
       }
       for section in outcome.sections where section.source != .unchanged {
         out.line("section " + section.description)
@@ -142,6 +149,7 @@ struct Merge: ParsableCommand {
           + (outcome.conflicts.isEmpty ? "" : " (\(outcome.conflicts.count - unsettled) settled, \(unsettled) not)")
           + "; \(outcome.takenFromOurs) taken from ours, \(outcome.takenFromTheirs) from theirs")
     }
+    out.flush()
     guard let merged = outcome.document else {
       Terminal.standardError.line(
         "nothing written: settle the conflicts with --rule PATH=RULE, --declarations FILE or --take ours|theirs|base")
@@ -158,7 +166,62 @@ struct Merge: ParsableCommand {
       out.line(
         "merged → \(output)"
           + (taken == 0 ? "" : " (\(taken) conflicting value\(taken == 1 ? "" : "s") settled by --take \(take ?? ""))"))
+      out.flush()
     }
     if taken > 0 { throw Exit.invalid }  // written, but not clean: the script should know
+  }
+
+  private func writeJSON(_ outcome: MergeOutcome, listing: BulkListing, to json: StreamedJSON) {
+    json.object([
+      (
+        "conflicts",
+        {
+          json.array(outcome.conflicts) { conflict in
+            let field = conflict.field
+            json.object([
+              ("path", { json.string(conflict.path) }),
+              ("base", { json.value(field.base, listing: listing) }),
+              ("ours", { json.value(field.ours, listing: listing, base: field.base) }),
+              ("theirs", { json.value(field.theirs, listing: listing, base: field.base) }),
+              ("settled", { conflict.resolution.map { json.string($0) } ?? json.null() }),
+            ])
+          }
+        }
+      ),
+      (
+        "sections",
+        {
+          json.array(outcome.sections) { section in
+            json.object([
+              ("name", { json.string(section.name) }), ("source", { json.string(section.source.rawValue) }),
+              ("how", { json.string(section.how) }),
+            ])
+          }
+        }
+      ),
+      ("fromOurs", { json.number(outcome.takenFromOurs) }),
+      ("fromTheirs", { json.number(outcome.takenFromTheirs) }),
+      ("written", { outcome.document == nil ? json.null() : json.string(output) }),
+    ])
+    json.finish()
+  }
+}
+
+/// The bulk arrays and byte strings inside `value` that differ from `base`'s at the same path,
+/// compared element by element.
+func bulkChanges(from base: SaveValue?, to value: SaveValue?, path: String) -> [(String, BulkDifference)] {
+  switch (base, value) {
+  case (.object(let old)?, .object(let new)?):
+    return new.fields.flatMap { field in
+      bulkChanges(from: old[field.name], to: field.value, path: path.isEmpty ? field.name : "\(path).\(field.name)")
+    }
+  case (.array(let old)?, .array(let new)?):
+    return (0..<min(old.count, new.count)).flatMap { bulkChanges(from: old[$0], to: new[$0], path: "\(path)[\($0)]") }
+  case (.bulk(let old)?, .bulk(let new)?) where old != new:
+    return [(path, BulkDifference(old: .bulk(old), new: .bulk(new)))].filter { $0.1.differing > 0 }
+  case (.bytes(let old)?, .bytes(let new)?) where old != new:
+    return [(path, BulkDifference(old: .bytes(old), new: .bytes(new)))]
+  default:
+    return []
   }
 }

@@ -18,3 +18,100 @@ func shortText(_ value: SaveValue?) -> String {
     return "\(object)"
   }
 }
+
+extension StreamedJSON {
+  /// `value` as ``jsonObject(_:)`` gives it (`null` when absent), except that a bulk array is
+  /// `{"$bulk": {"count", "stride", "fields": [{"name", "type", "offset"}], "first": [...]}}`
+  /// unless `listing` is `.allElements`. Given `base` (the common ancestor's value at the same
+  /// path), a summarised bulk array also has `sinceBase`: what changed since the base's, as
+  /// `diff --json` says it.
+  func value(_ value: SaveValue?, listing: BulkListing, base: SaveValue? = nil) {
+    guard let value else { return null() }
+    switch value {
+    case .null: null()
+    case .bool(let flag): bool(flag)
+    case .int8, .int16, .int32, .int64, .uint8, .uint16, .uint32: number(value.int64Value!)
+    case .uint64(let number): self.number(number)
+    case .float32(let number): number.isFinite ? self.number(number) : string(nonFiniteText(Double(number)))
+    case .float64(let number): number.isFinite ? self.number(number) : string(nonFiniteText(number))
+    case .string(let text): string(text)
+    case .bytes(let bytes): string(Data(bytes).base64EncodedString())
+    case .array(let items):
+      var baseItems: [SaveValue] = []
+      if case .array(let items)? = base { baseItems = items }
+      array(items.indices) { index in
+        self.value(items[index], listing: listing, base: index < baseItems.count ? baseItems[index] : nil)
+      }
+    case .object(let fields):
+      object(keys: fields.fields.map(\.name)) { index in
+        let field = fields.fields[index]
+        self.value(field.value, listing: listing, base: base?[field: field.name])
+      }
+    case .bulk(let bulk):
+      switch listing {
+      case .allElements: elements(of: bulk, 0..<bulk.count)
+      case .summary:
+        var baseBulk: BulkArray?
+        if case .bulk(let array)? = base { baseBulk = array }
+        bulkSummary(bulk, base: baseBulk)
+      }
+    }
+  }
+
+  private func bulkSummary(_ bulk: BulkArray, base: BulkArray?) {
+    var members: [(key: String, write: () -> Void)] = [
+      ("count", { self.number(bulk.count) }),
+      ("stride", { self.number(bulk.layout.stride) }),
+      (
+        "fields",
+        {
+          self.array(bulk.layout.fields) { field in
+            self.object([
+              ("name", { self.string(field.name) }), ("type", { self.string(field.type.formatName) }),
+              ("offset", { self.number(field.offset) }),
+            ])
+          }
+        }
+      ),
+      ("first", { self.elements(of: bulk, 0..<min(bulk.count, BulkDifference.listedElements)) }),
+    ]
+    if let base {
+      members.append(
+        ("sinceBase", { BulkDifference(old: .bulk(base), new: .bulk(bulk)).writeJSON(to: self, listing: .summary) }))
+    }
+    object([("$bulk", { self.object(members) })])
+  }
+
+  /// The elements at `indices`, each an object of its fields.
+  private func elements(of bulk: BulkArray, _ indices: Range<Int>) {
+    let names = bulk.layout.fields.map(\.name)
+    let order = keyOrder(names)
+    array(indices) { index in
+      let element = bulk.element(at: index)
+      object(keys: names, order: order) { self.value(element.fields[$0].value, listing: .allElements) }
+    }
+  }
+
+  private func nonFiniteText(_ number: Double) -> String {
+    number.isNaN ? "NaN" : number > 0 ? "Infinity" : "-Infinity"
+  }
+}
+
+extension ScalarType {
+  /// The type's name in the format (`f32`, `u16`, `bool`), as `SaveValue.typeName` says it.
+  var formatName: String {
+    switch self {
+    case .bool: return "bool"
+    case .int8: return "i8"
+    case .int16: return "i16"
+    case .int32: return "i32"
+    case .int64: return "i64"
+    case .uint8: return "u8"
+    case .uint16: return "u16"
+    case .uint32: return "u32"
+    case .uint64: return "u64"
+    case .float32: return "f32"
+    case .float64: return "f64"
+    }
+  }
+}

@@ -37,14 +37,15 @@ struct Terminal {
   }
 
   func write(_ text: String) {
-    let data = Data(text.utf8)
-    data.withUnsafeBytes { raw in
-      var done = 0
-      while done < raw.count {
-        let count = systemWrite(descriptor, raw.baseAddress! + done, raw.count - done)
-        if count <= 0 { return }
-        done += count
-      }
+    Data(text.utf8).withUnsafeBytes { write($0) }
+  }
+
+  func write(_ raw: UnsafeRawBufferPointer) {
+    var done = 0
+    while done < raw.count {
+      let count = systemWrite(descriptor, raw.baseAddress! + done, raw.count - done)
+      if count <= 0 { return }
+      done += count
     }
   }
 

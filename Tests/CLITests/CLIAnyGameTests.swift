@@ -210,7 +210,7 @@ struct CLIAnyGameTests {
     #expect(byKey.status == 1)
     #expect(
       byKey.out == """
-        map: 7 of 4096 elements differ
+        map: 7 of 4096 elements differ, in 6 ranges: 3, 70..<72, 900, 1000, 2000, 4095
           [3] byte 1 → 2
           [70] byte 1 → 2
           [71] byte 1 → 2
@@ -224,7 +224,13 @@ struct CLIAnyGameTests {
     let json = try fixtures.stasis("diff", "before.stasis", "after.stasis", "--key", "id", "--json")
     let list = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
     #expect(list.map { $0["path"] as? String } == ["map", "monsters[id=1010]"])
-    #expect((list.first?["bulk"] as? [String: Any])?["differingElements"] as? Int == 7)
+    let map = try #require(list.first?["bulk"] as? [String: Any])
+    #expect(map["differingElements"] as? Int == 7)
+    #expect(
+      map["changedRanges"] as? [[Int]] == [
+        [3, 4], [70, 72], [900, 901], [1000, 1001], [2000, 2001], [4095, 4096],
+      ])
+    #expect(map["moreRanges"] as? Int == 0)
     #expect(list.last?["new"] is NSNull)
 
     // The game's merge declarations align the same array, with no --key.

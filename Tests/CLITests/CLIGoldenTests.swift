@@ -243,7 +243,13 @@ struct CLIGoldenTests {
     let whole = try fixtures.stasis("dump", "good.stasis")
     let object = try #require(try JSONSerialization.jsonObject(with: Data(whole.out.utf8)) as? [String: Any])
     #expect(Set(object.keys) == ["plants", "sprinklers", "weather"])
-    let sprinklers = try #require(object["sprinklers"] as? [[String: Any]])
+    // A bulk array is summarised (its first five elements); --all-elements prints every one.
+    let summary = try #require((object["sprinklers"] as? [String: Any])?["$bulk"] as? [String: Any])
+    #expect(summary["count"] as? Int == 4)
+    #expect((summary["first"] as? [[String: Any]])?[2]["flow"] as? Int == 9)
+    let every = try fixtures.stasis("dump", "good.stasis", "--all-elements")
+    let all = try #require(try JSONSerialization.jsonObject(with: Data(every.out.utf8)) as? [String: Any])
+    let sprinklers = try #require(all["sprinklers"] as? [[String: Any]])
     #expect(sprinklers.count == 4)
     #expect(sprinklers[2]["flow"] as? Int == 9)
     #expect(try fixtures.stasis("dump", "good.stasis", "--section", "nope").status == 64)
@@ -266,7 +272,7 @@ struct CLIGoldenTests {
         metadata.progress: 0.5 → 0.75
         plants[0].height: 1.0 → 1.5
         plants[0].watered: false → true
-        sprinklers: 1 of 4 elements differ
+        sprinklers: 1 of 4 elements differ, in 1 range: 2
           [2] flow 5 → 9
         weather.rain: 2.0 → 3.0
         9 differences
@@ -666,6 +672,11 @@ struct CLIGoldenTests {
       conflicting.out == """
         plants: base [1 items], ours [1 items], theirs [1 items] → CONFLICT
         sprinklers: base [3 × 12-byte elements], ours [3 × 12-byte elements], theirs [3 × 12-byte elements] → CONFLICT
+          sprinklers, base → ours: 1 of 3 elements differ, in 1 range: 1
+            [1] flow 5 → 7
+          sprinklers, base → theirs: 2 of 3 elements differ, in 1 range: 1..<3
+            [1] flow 5 → 9
+            [2] flow 5 → 6
         weather: base {2 fields}, ours {2 fields}, theirs {2 fields} → CONFLICT
         section plants: unsettled (only ours changed it; both changed the rest of the state: nothing settles it)
         section sprinklers: unsettled (both changed it: nothing settles it)

@@ -3,8 +3,9 @@ import Foundation
 extension SaveValue {
   /// The value as a JSON object for `JSONSerialization`, from the file's own description:
   /// objects by field name, bulk arrays as arrays of objects, integers as numbers, floats that
-  /// JSON cannot hold (NaN, infinities) as strings, bytes as base64. What `stasis dump` prints
-  /// and what a save server shows of a save's summary.
+  /// JSON cannot hold (NaN, infinities) as strings, bytes as base64. What `stasis dump
+  /// --all-elements` prints (plain `dump` summarises bulk arrays) and what a save server shows
+  /// of a save's summary.
   public var jsonObject: Any {
     switch self {
     case .null: return NSNull()
