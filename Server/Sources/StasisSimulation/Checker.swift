@@ -228,6 +228,15 @@ struct Checker {
       checks += 1
       if byNumber[loser] == nil { return "server: conflict loser r\(loser) was removed without a discard" }
     }
+    // Deltas are an encoding: every revision the server lists reads back, byte for byte.
+    for revision in revisions {
+      checks += 1
+      guard let (_, file) = try? await backend.file(player: player, slot: revision.slot, revision: revision.revision)
+      else { return "server: r\(revision.revision) is listed but does not read back (its pieces are gone or damaged)" }
+      if sha256Hex(file) != revision.sha256 {
+        return "server: r\(revision.revision) reads back with other bytes than its SHA-256 says"
+      }
+    }
     for ack in acknowledged {
       checks += 1
       if stripped.contains(ack.sha256) {

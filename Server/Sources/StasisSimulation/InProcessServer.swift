@@ -77,7 +77,9 @@ public final class InProcessServer: Sendable {
 
   /// Opens the database and builds the router.
   public func start() throws {
-    let backend = try SQLiteBackend(path: path, plantedBugs: plantedBugs)
+    // Every revision stored as a delta when it may be, however small: the simulation's saves
+    // are a few KB, and its chains, pins and collection must be the real ones.
+    let backend = try SQLiteBackend(path: path, plantedBugs: plantedBugs, smallestDelta: 0)
     var logger = Logger(label: "stasis.sim.server")
     logger.logLevel = .critical
     let server = SaveServer(
@@ -181,6 +183,7 @@ public final class SimulatedNetwork: CloudTransport {
     var committed: [Acknowledged] = []
     var lostAnswers = 0
     var diedInside = 0
+    var transfers = LineTransfers()
   }
   private let state = Mutex(State())
   /// An upload held on the line: armed with the semaphore to signal when one arrives, then the
@@ -202,6 +205,15 @@ public final class SimulatedNetwork: CloudTransport {
       return hold.waiting
     }
     waiting?.resume(returning: true)
+  }
+
+  /// What went over a line besides whole files: delta uploads, resumable parts, resumptions
+  /// (a `HEAD` asking where a cut upload's bytes end), and downloads that asked for a delta.
+  public struct LineTransfers: Sendable, Equatable {
+    public var deltaUploads = 0
+    public var parts = 0
+    public var resumptions = 0
+    public var deltaDownloads = 0
   }
 
   /// A line from `device` to `server`.
@@ -227,6 +239,8 @@ public final class SimulatedNetwork: CloudTransport {
   public var lostAnswers: Int { state.withLock { $0.lostAnswers } }
   /// How many of this line's uploads the server died inside, before their commit.
   public var diedInside: Int { state.withLock { $0.diedInside } }
+  /// The deltas and parts that went over this line.
+  public var transfers: LineTransfers { state.withLock { $0.transfers } }
 
   private static func neverSent(_ message: String) -> CloudError {
     var error = CloudError(.offline, message)
@@ -236,7 +250,16 @@ public final class SimulatedNetwork: CloudTransport {
 
   public func send(_ request: CloudRequest, to cloud: CloudServer) async throws(CloudError) -> CloudResponse {
     guard isOnline else { throw Self.neverSent("\(device) is offline") }
-    if request.method == "PUT" {
+    // An upload's request: a PUT, or the one that completes a resumable upload (a delta's one
+    // POST, or the last PATCH of its parts).
+    let isUpload = request.method == "PUT" || request.header("Upload-Complete") == "?1"
+    state.withLock { state in
+      if isUpload, request.header("X-Stasis-Delta-Base") != nil { state.transfers.deltaUploads += 1 }
+      if request.method == "PATCH" { state.transfers.parts += 1 }
+      if request.method == "HEAD" { state.transfers.resumptions += 1 }
+      if request.header("A-IM") != nil { state.transfers.deltaDownloads += 1 }
+    }
+    if isUpload {
       // Armed or not is decided and the wait installed in one step, so a release cannot fall
       // between them.
       let held = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -259,15 +282,16 @@ public final class SimulatedNetwork: CloudTransport {
     case .answered(let answer): response = answer
     }
     var upload: Acknowledged?
-    if request.method == "PUT", response.status == 201, let body = request.body,
+    if isUpload, response.status == 201,
       let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any],
-      let revision = json["revision"] as? Int
+      let revision = json["revision"] as? Int, let sha256 = json["sha256"] as? String
     {
       // The revision the upload named as its conflict's loser, as it went over the wire.
       let loser = request.headers.first { $0.0.lowercased() == "x-stasis-conflict-loser" }.flatMap {
         Int($0.1.trimmingCharacters(in: ["\"", " "]))
       }
-      upload = Acknowledged(device: device, revision: revision, sha256: sha256Hex(body), loser: loser)
+      // The file's SHA-256 as the server rebuilt it: the body may be a delta.
+      upload = Acknowledged(device: device, revision: revision, sha256: sha256, loser: loser)
     }
     let lost = state.withLock { state -> Bool in
       if let upload { state.committed.append(upload) }

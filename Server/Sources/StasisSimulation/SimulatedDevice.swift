@@ -68,6 +68,9 @@ final class SimulatedDevice {
         return GameModel.summary(of: model)
       }, autosaveUploadInterval: .zero, sleep: { _ in throw CancellationError() })
     configuration.plantedBugs = plantedBugs
+    // Parts of 256 bytes: the simulation's saves and deltas are a few KB, and their uploads
+    // must go in parts, cut and resumed, as a large save's do.
+    configuration.transfer.partSize = 256
     let line = ProcessLine(network: network)
     let process = build.process(
       store: store, disk: disk, slot: Self.slot,

@@ -26,6 +26,9 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   /// Issue 27, case 4: a conflict merges against the base this device continues, although the
   /// server's head began a history of its own.
   case mergeAcrossUnrelatedHistories = "merge-across-unrelated-histories"
+  /// Issue 28: the server's collection keeps the pieces revisions name, not the pieces their
+  /// deltas are built on.
+  case collectionIgnoresChains = "collection-ignores-chains"
 
   /// The bug as the libraries plant it, in the instances of one run only.
   var planted: PlantedBugs {
@@ -38,6 +41,7 @@ public enum PlantedBug: String, Sendable, CaseIterable {
     case .sameStateTwice: .sameStateTwice
     case .mergeSectionBySection: .sectionBySection
     case .mergeAcrossUnrelatedHistories: .mergeAcrossUnrelatedHistories
+    case .collectionIgnoresChains: .collectionIgnoresChains
     }
   }
 }
@@ -66,6 +70,12 @@ public struct SimulationResult: Sendable {
   public var merges = 0
   /// Conflicts between histories that do not continue each other (no three-way merge).
   public var unrelated = 0
+  /// Uploads sent as deltas.
+  public var deltaUploads = 0
+  /// Parts of resumable uploads sent.
+  public var parts = 0
+  /// Cut uploads asked about and resumed.
+  public var resumptions = 0
 }
 
 /// The deterministic simulation: several devices of one player and one in-process server,
@@ -196,6 +206,10 @@ public final class Simulation {
     // file-system calls failed.
     for device in devices {
       result.faults += device.network.lostAnswers + device.network.diedInside + device.disk.faultsInjected
+      let transfers = device.network.transfers
+      result.deltaUploads += transfers.deltaUploads
+      result.parts += transfers.parts
+      result.resumptions += transfers.resumptions
     }
   }
 

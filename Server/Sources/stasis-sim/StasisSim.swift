@@ -104,7 +104,8 @@ struct StasisSim: AsyncParsableCommand {
     let failed = results.filter { $0.failure != nil }.count
     return "stasis-sim: \(results.count) seeds, \(sum(\.operations)) operations, \(sum(\.kills)) kills, "
       + "\(sum(\.faults)) faults, \(sum(\.conflicts)) conflicts (\(sum(\.merges)) merged, "
-      + "\(sum(\.unrelated)) across unrelated histories), \(sum(\.checks)) invariant checks, "
+      + "\(sum(\.unrelated)) across unrelated histories), \(sum(\.deltaUploads)) delta uploads, "
+      + "\(sum(\.parts)) parts (\(sum(\.resumptions)) resumed), \(sum(\.checks)) invariant checks, "
       + "\(sum(\.skippedChecks)) skipped, \(failed) broken" + (seconds.map { String(format: " in %.0f s", $0) } ?? "")
   }
 }

@@ -34,6 +34,9 @@ public struct CloudSyncConfiguration: Sendable {
   public var sleep: @Sendable (Duration) async throws -> Void
   /// The bugs the simulation planted in this sync and in its merges; empty everywhere else.
   @_spi(Simulation) public var plantedBugs: PlantedBugs = []
+  /// How files go over the wire: deltas (on by default, against a server that takes them) and
+  /// the size of a resumable upload's parts. `transfer.deltas = false` sends whole files.
+  public var transfer = TransferOptions()
 
   /// Creates a configuration.
   public init(
@@ -110,6 +113,8 @@ public final class CloudSync: Sendable {
     client: CloudClient, store: SaveStore, slot: SaveSlot, configuration: CloudSyncConfiguration = .init(),
     clock: any MonotonicClock = SystemClock(), logger: Logger = Logger(label: "stasis.cloud")
   ) {
+    var client = client
+    client.transfer = configuration.transfer
     self.client = client
     self.store = store
     self.slot = slot

@@ -6,13 +6,13 @@ public struct TransferOptions: Sendable, Equatable {
   /// deltas. True by default; false sends and fetches whole files, as before Stasis 0.9.
   public var deltas: Bool
   /// The largest part of a resumable upload, in bytes (256 KiB by default): an upload cut
-  /// part-way sends this much again, at most.
+  /// part-way sends this much again, at most. At least 64.
   public var partSize: Int
 
   /// Deltas on, in parts of `partSize` bytes.
   public init(deltas: Bool = true, partSize: Int = 256 * 1024) {
     self.deltas = deltas
-    self.partSize = max(1024, partSize)
+    self.partSize = max(64, partSize)
   }
 }
 

@@ -67,7 +67,7 @@ extension SaveServer {
       build: document.game.build, schema: Int64(document.game.schemaVersion), createdAt: document.createdAt,
       playTime: summary.playTime, progress: summary.progress, summaryJSON: JSON(summary.details).text)
     if let parent { metadata.parent = parent }
-    if stored == nil, bytes.count >= PieceRules.smallestDelta, let baseRevision,
+    if stored == nil, bytes.count >= backend.smallestDelta, let baseRevision,
       let (head, file) = try await backend.file(player: player, slot: slot, revision: baseRevision),
       let piece = head.piece
     {

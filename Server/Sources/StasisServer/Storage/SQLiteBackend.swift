@@ -11,6 +11,9 @@ public final class SQLiteBackend: SaveBackend {
   let pool: DatabasePool
   /// The bugs the simulation planted in this backend; empty everywhere else.
   let plantedBugs: PlantedBugs
+  /// Files smaller than this are stored whole (``PieceRules/smallestDelta``; the simulation's
+  /// small saves chain with 0).
+  public let smallestDelta: Int
   /// The simulation's fault: the next upload's transaction dies after its last write, before
   /// its commit (the process crashed inside it). Never armed outside the simulation.
   private let dieInsideNextUpload = Mutex(false)
@@ -37,8 +40,11 @@ public final class SQLiteBackend: SaveBackend {
   }
 
   /// A backend with `plantedBugs` planted: the simulation's honesty check.
-  @_spi(Simulation) public init(path: String, plantedBugs: PlantedBugs) throws {
+  @_spi(Simulation) public init(
+    path: String, plantedBugs: PlantedBugs, smallestDelta: Int = PieceRules.smallestDelta
+  ) throws {
     self.plantedBugs = plantedBugs
+    self.smallestDelta = smallestDelta
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     var configuration = Configuration()
@@ -142,7 +148,8 @@ public final class SQLiteBackend: SaveBackend {
       let revision: Int64 = slotRow?["next_revision"] ?? 1
       var stored = metadata
       stored.revision = revision
-      stored.piece = try Self.storePiece(db, player: player, slot: metadata.slot, file: file, delta: delta)
+      stored.piece = try Self.storePiece(
+        db, player: player, slot: metadata.slot, file: file, delta: delta, smallest: self.smallestDelta)
       if slotRow == nil {
         try db.execute(
           sql: "INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (?, ?, ?, ?)",
@@ -345,13 +352,14 @@ public final class SQLiteBackend: SaveBackend {
   /// Stores the file as a piece: the delta on its base piece when ``PieceRules`` allow and the
   /// base is still there (this transaction holds the only writer), else the whole file.
   private static func storePiece(
-    _ db: Database, player: Player, slot: String, file: [UInt8], delta: StoredDelta?
+    _ db: Database, player: Player, slot: String, file: [UInt8], delta: StoredDelta?, smallest: Int
   ) throws -> Int64 {
     if let delta,
       let base = try Row.fetchOne(
         db, sql: "SELECT depth, chain FROM pieces WHERE id = ? AND player_id = ? AND slot = ?",
         arguments: [delta.basePiece, player.id, slot]),
-      PieceRules.mayChain(depth: base["depth"], chain: base["chain"], delta: delta.bytes.count, size: file.count)
+      PieceRules.mayChain(
+        depth: base["depth"], chain: base["chain"], delta: delta.bytes.count, size: file.count, smallest: smallest)
     {
       let depth: Int64 = base["depth"]
       let chain: Int64 = base["chain"]

@@ -102,6 +102,9 @@ public enum UploadAppend: Sendable, Equatable {
 }
 
 extension SaveBackend {
+  /// Files smaller than this are stored whole (``PieceRules/smallestDelta``).
+  public var smallestDelta: Int { PieceRules.smallestDelta }
+
   /// Stores a whole file (no delta to store instead).
   public func put(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],

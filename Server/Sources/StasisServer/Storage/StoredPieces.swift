@@ -28,14 +28,16 @@ public struct StoredDelta: Sendable, Equatable {
 ///
 /// So reading a revision applies at most 16 deltas, whose bytes are at most half the file's,
 /// and a slot stores at most two whole copies beside the deltas it needs.
-enum PieceRules {
-  static let smallestDelta = 64 * 1024
-  static let longestChain = 16
+public enum PieceRules {
+  /// Files smaller than this are stored whole (64 KiB).
+  public static let smallestDelta = 64 * 1024
+  /// Deltas on a chain before a whole copy.
+  public static let longestChain = 16
 
   /// True when a delta of `delta` bytes may go on a chain whose last piece has `depth` deltas
   /// of `chain` bytes, for a file of `size` bytes.
-  static func mayChain(depth: Int64, chain: Int64, delta: Int, size: Int) -> Bool {
-    size >= smallestDelta && depth + 1 <= Int64(longestChain) && chain + Int64(delta) <= Int64(size / 2)
+  static func mayChain(depth: Int64, chain: Int64, delta: Int, size: Int, smallest: Int = smallestDelta) -> Bool {
+    size >= smallest && depth + 1 <= Int64(longestChain) && chain + Int64(delta) <= Int64(size / 2)
   }
 
   /// The file a chain rebuilds: `pieces` from the one wanted back to a whole copy, each with
