@@ -100,6 +100,7 @@ let package = Package(
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
         .product(name: "DemoGame", package: "Stasis"), "StasisServer",
+        .product(name: "StasisDelta", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),

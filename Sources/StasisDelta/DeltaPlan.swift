@@ -12,7 +12,14 @@ enum DeltaPlan {
   }
 
   static func parts(base: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer) -> [Part] {
-    guard let new = layout(target), let old = layout(base) else {
+    parts(base: base, target: target, old: layout(base), new: layout(target))
+  }
+
+  static func parts(
+    base: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, old: [(name: String, range: Range<Int>)]?,
+    new: [(name: String, range: Range<Int>)]?
+  ) -> [Part] {
+    guard let new, let old else {
       return [Part(target: 0..<target.count, base: 0..<base.count)]
     }
     var byName: [String: Range<Int>] = [:]
@@ -23,7 +30,7 @@ enum DeltaPlan {
 
   /// The file's parts by name, in file order, covering it exactly; nil when the header does
   /// not read or the parts would not cover the bytes.
-  private static func layout(_ bytes: UnsafeRawBufferPointer) -> [(name: String, range: Range<Int>)]? {
+  static func layout(_ bytes: UnsafeRawBufferPointer) -> [(name: String, range: Range<Int>)]? {
     guard let header = try? SaveFileFormat.readHeader(bytes) else { return nil }
     // Section names are 1-64 bytes of UTF-8 and never empty: these two cannot collide.
     var parts: [(name: String, range: Range<Int>)] = [("", 0..<header.length)]
@@ -37,5 +44,18 @@ enum DeltaPlan {
     }
     parts.append(("\u{0}trailer", end..<bytes.count))
     return parts
+  }
+}
+
+extension DeltaPlan {
+  /// What names a save file in a delta without reading all of it: the CRC32C of its header
+  /// and its trailer. The header holds every section's checksum and the trailer the file's
+  /// length, so two files with the same framing differ only in bytes whose checksums disagree,
+  /// which the reader that applies the delta checks (``SaveDelta`` does, on the file it builds).
+  static func framing(_ bytes: UnsafeRawBufferPointer, _ layout: [(name: String, range: Range<Int>)]) -> UInt32 {
+    let header = layout.first!.range
+    let trailer = layout.last!.range
+    let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[header]))
+    return CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[trailer]), continuing: crc)
   }
 }

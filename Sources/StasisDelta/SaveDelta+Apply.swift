@@ -53,7 +53,9 @@ extension SaveDelta {
     }
     guard version >= 1 else { throw SaveDeltaError(.malformed, "delta version 0", offset: 8) }
     let flags = UInt16(littleEndian: delta.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
-    guard flags & ~flagStored == 0 else { throw SaveDeltaError(.malformed, "unknown flags \(flags)", offset: 10) }
+    guard flags & ~(flagStored | flagFramed) == 0 else {
+      throw SaveDeltaError(.malformed, "unknown flags \(flags)", offset: 10)
+    }
     let bodyLength = u64(44)
     guard bodyLength == UInt64(delta.count - headerSize - 4) else {
       let kind: SaveDeltaError.Kind = bodyLength > UInt64(delta.count - headerSize - 4) ? .truncated : .malformed
@@ -88,11 +90,15 @@ extension SaveDelta {
     -> [UInt8]
   {
     let (header, flags, operationBytes, body) = try readHeader(delta)
-    guard header.baseLength == base.count, header.baseChecksum == CRC32C.checksum(base) else {
+    let framed = flags & flagFramed != 0
+    let baseName: UInt32? =
+      if framed { DeltaPlan.layout(base).map { DeltaPlan.framing(base, $0) } } else { CRC32C.checksum(base) }
+    guard header.baseLength == base.count, header.baseChecksum == baseName else {
       throw SaveDeltaError(
         .wrongBase,
         "made against a base of \(header.baseLength) bytes (CRC32C \(hex(header.baseChecksum))), "
-          + "applied to one of \(base.count) bytes (CRC32C \(hex(CRC32C.checksum(base))))", offset: 12)
+          + "applied to one of \(base.count) bytes (CRC32C \(baseName.map(hex) ?? "none: not a save file"))", offset: 12
+      )
     }
     guard header.resultLength <= limit else {
       throw SaveDeltaError(
@@ -134,6 +140,21 @@ extension SaveDelta {
       }
     }
     if let failure { throw failure }
+    if framed {
+      // Named by its framing: every section of the file built is checked against it.
+      let layout = result.withUnsafeBytes { DeltaPlan.layout($0) }
+      let built = layout.map { layout in result.withUnsafeBytes { DeltaPlan.framing($0, layout) } }
+      guard built == header.resultChecksum else {
+        throw SaveDeltaError(
+          .resultMismatch,
+          "the file built is named \(built.map(hex) ?? "nothing: not a save file"); the delta promised "
+            + hex(header.resultChecksum), offset: 32)
+      }
+      if let error = result.withUnsafeBytes({ SaveFileFormat.verify($0).error }) {
+        throw SaveDeltaError(.resultMismatch, "the file built fails its own checks: \(error)", offset: 32)
+      }
+      return result
+    }
     let built = CRC32C.checksum(result)
     guard built == header.resultChecksum else {
       throw SaveDeltaError(

@@ -12,9 +12,11 @@ import Stasis
 ///   a prefix, as `zstd --patch-from` does, which finds what moved;
 /// - new: its bytes.
 ///
-/// The operations are then compressed with zstd. The delta names its base by length and
-/// CRC32C, and its result by length and CRC32C, so applying it to another base, or a damaged
-/// delta, is a ``SaveDeltaError`` and never a wrong file.
+/// The operations are then compressed with zstd. The delta names its base and its result by
+/// length and CRC32C (of a save file's header and trailer, which hold every section's
+/// checksum; of every byte otherwise), and the file it builds is checked, every section of it,
+/// so applying it to another base, or a damaged delta, is a ``SaveDeltaError`` and never a
+/// wrong file.
 ///
 /// ```swift
 /// let delta = SaveDelta.make(from: acknowledged, to: newest)
@@ -32,6 +34,10 @@ public enum SaveDelta {
   static let headerSize = 52
   /// Header flag: the operations are stored as they are, not as a zstd frame.
   static let flagStored: UInt16 = 1
+  /// Header flag: the base and the result are save files, named by the CRC32C of their header
+  /// and trailer (``DeltaPlan/framing(_:_:)``), not of every byte: making a delta then reads
+  /// only what differs, and applying one checks every section of the file it builds.
+  static let flagFramed: UInt16 = 2
 
   enum Operation: UInt8 {
     /// Base offset, length: the base's bytes.
@@ -52,22 +58,35 @@ public enum SaveDelta {
 
   /// The delta that rebuilds `target` from `base`.
   public static func make(from base: UnsafeRawBufferPointer, to target: UnsafeRawBufferPointer) -> [UInt8] {
+    let old = DeltaPlan.layout(base)
+    let new = DeltaPlan.layout(target)
     var operations: [UInt8] = []
     operations.reserveCapacity(4096)
-    for part in DeltaPlan.parts(base: base, target: target) {
+    for part in DeltaPlan.parts(base: base, target: target, old: old, new: new) {
       encode(part, base: base, target: target, into: &operations)
     }
     var delta: [UInt8] = []
     delta.reserveCapacity(headerSize + operations.count / 2 + 64)
     let frame = operations.withUnsafeBytes { Zstd.compress($0, level: 1) }
     let stored = frame == nil || frame!.count >= operations.count
+    var flags: UInt16 = stored ? flagStored : 0
+    let baseName: UInt32
+    let targetName: UInt32
+    if let old, let new {
+      flags |= flagFramed
+      baseName = DeltaPlan.framing(base, old)
+      targetName = DeltaPlan.framing(target, new)
+    } else {
+      baseName = CRC32C.checksum(base)
+      targetName = CRC32C.checksum(target)
+    }
     delta.append(contentsOf: magic)
     append(version, to: &delta)
-    append(stored ? flagStored : 0, to: &delta)
+    append(flags, to: &delta)
     append(UInt64(base.count), to: &delta)
-    append(CRC32C.checksum(base), to: &delta)
+    append(baseName, to: &delta)
     append(UInt64(target.count), to: &delta)
-    append(CRC32C.checksum(target), to: &delta)
+    append(targetName, to: &delta)
     append(UInt64(operations.count), to: &delta)
     let body = stored ? operations : frame!
     append(UInt64(body.count), to: &delta)

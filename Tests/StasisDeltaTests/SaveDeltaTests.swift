@@ -65,14 +65,24 @@ struct SaveDeltaTests {
     let base = try city.file()
     city.tick(moving: 0.1, seed: 8)
     let delta = SaveDelta.make(from: base, to: try city.file())
-    var other = base
-    other[other.count / 2] ^= 1
-    #expect(throws: SaveDeltaError.self) { try SaveDelta.apply(delta, to: other) }
+    // Another save: its header names other sections.
+    let other = try SyntheticCity(agents: 1000, side: 8, ledger: 5, seed: 70).file()
     do {
       _ = try SaveDelta.apply(delta, to: other, path: "upload 3")
+      Issue.record("a delta applied to another save built a file")
     } catch {
       #expect(error.kind == .wrongBase)
       #expect(error.description.hasPrefix("upload 3: delta, at byte"))
+    }
+    // The same save with a byte of a section flipped (its framing intact): the file built
+    // fails its own section checksums.
+    var damaged = base
+    damaged[damaged.count / 2] ^= 1
+    do {
+      _ = try SaveDelta.apply(delta, to: damaged)
+      Issue.record("a delta applied to a damaged base built a file")
+    } catch {
+      #expect(error.kind == .resultMismatch)
     }
   }
 

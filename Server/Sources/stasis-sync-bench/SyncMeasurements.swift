@@ -26,7 +26,7 @@ extension StasisSyncBench {
   @MainActor
   func measureCloud(folder: String) throws -> CloudReport? {
     guard let levels = LevelLibrary.locate() else { return nil }
-    let (url, token) = try startServer(database: folder + "/cloud/server.sqlite")
+    let (url, token, _) = try startServer(database: folder + "/cloud/server.sqlite")
     func makeGame(_ name: String, cloud: Bool) throws -> (Game, Stasis.Application, CloudSync?) {
       let game = Game(
         engine: try Engine(library: levels, level: 2, seed: 1), store: SaveStore(directory: folder + "/cloud/" + name),
@@ -97,8 +97,8 @@ extension StasisSyncBench {
   }
 
   /// A stasis-server (the real router and SQLite backend) on a free loopback port, with one
-  /// player; its URL and the player's token.
-  private func startServer(database: String) throws -> (url: String, token: String) {
+  /// player; its URL, the player's token and the backend.
+  func startServer(database: String) throws -> (url: String, token: String, backend: SQLiteBackend) {
     let backend = try SQLiteBackend(path: database)
     let token = BearerToken.generate()
     let ready = DispatchSemaphore(value: 0)
@@ -119,7 +119,7 @@ extension StasisSyncBench {
     guard ready.wait(timeout: .now() + 30) == .success else {
       throw ValidationError("the bench's server did not start")
     }
-    return ("http://127.0.0.1:\(port.value)", token)
+    return ("http://127.0.0.1:\(port.value)", token, backend)
   }
 }
 
