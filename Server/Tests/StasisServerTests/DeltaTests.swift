@@ -220,3 +220,81 @@ extension Client {
       ], raw: delta)
   }
 }
+
+/// Two servers on one PostgreSQL: one collects (its uploads prune and collect) while the other
+/// takes resumable delta uploads whose bases it pinned.
+@Suite("Deltas: two servers, one PostgreSQL")
+struct TwoServerCollectionTests {
+  @Test("collecting on one server while the other takes pinned uploads: no base lost, every kept revision reads back")
+  func collectWhileUploading() async throws {
+    let database = try Database(.postgres)
+    let player = try database.addPlayer()
+    let collecting = try ServerProcess(database, ["--keep-revisions", "2"])
+    defer { collecting.stop() }
+    let uploading = try ServerProcess(database, ["--keep-revisions", "2"])
+    defer { uploading.stop() }
+    let one = Client(base: collecting.base, token: player.token)
+    let two = Client(base: uploading.base, token: player.token)
+    var city = SyntheticCity(agents: 20_000, side: 32, ledger: 10, seed: 1)
+    #expect(try await one.put("city", try city.file(), create: true).status == 201)
+    let files = try (0..<60).map { tick in
+      city.tick(moving: 0.01, seed: UInt64(tick + 2))
+      return try city.file(frame: Int64(tick + 1))
+    }
+
+    async let collected: [Int] = {
+      var statuses: [Int] = []
+      for file in files[0..<30] {
+        let head = try await one.send(.GET, "/v1/slots/city")
+        let revision = Int64(head.header("X-Stasis-Revision") ?? "") ?? 0
+        statuses.append(try await one.put("city", file, ifMatch: revision).status)
+      }
+      return statuses
+    }()
+    async let uploaded: [Int] = {
+      var statuses: [Int] = []
+      for file in files[30..<60] {
+        let head = try await two.send(.GET, "/v1/slots/city")
+        let revision = try #require(head.header("X-Stasis-Revision"))
+        let delta = SaveDelta.make(from: head.body, to: file)
+        let created = try await two.send(
+          .POST, "/v1/slots/city/uploads",
+          headers: [
+            ("If-Match", "\"\(revision)\""), ("Upload-Complete", "?0"), ("Upload-Length", "\(delta.count)"),
+            ("Content-Type", "application/vnd.stasis.delta"), ("X-Stasis-Delta-Base", "\"\(revision)\""),
+          ])
+        guard created.status == 201, let location = created.header("Location") else {
+          statuses.append(created.status)  // 412: the other server moved the head first
+          continue
+        }
+        var offset = 0
+        var answer = 0
+        while offset < delta.count {
+          let end = min(offset + 4096, delta.count)
+          let reply = try await two.send(
+            .PATCH, location,
+            headers: [("Upload-Offset", "\(offset)"), ("Upload-Complete", end == delta.count ? "?1" : "?0")],
+            raw: Array(delta[offset..<end]))
+          answer = reply.status
+          offset = end
+        }
+        statuses.append(answer)
+      }
+      return statuses
+    }()
+    let (first, second) = try await (collected, uploaded)
+    // A pinned base is never collected: a stale upload is a 412, never a 409 (base gone) or a 5xx.
+    #expect((first + second).allSatisfy { $0 == 201 || $0 == 412 }, "\(first) \(second)")
+    #expect(first.contains(201) && second.contains(201), "both servers stored revisions: \(first) \(second)")
+    let list = try await one.send(.GET, "/v1/slots/city/revisions")
+    let kept = (list.json["revisions"] as? [[String: Any]] ?? [])
+    #expect(kept.count == 2)
+    for revision in kept {
+      let number = try #require(revision["revision"] as? Int)
+      for client in [one, two] {
+        let file = try await client.send(.GET, "/v1/slots/city/revisions/\(number)")
+        #expect(sha256(file.body) == revision["sha256"] as? String, "r\(number) reads back")
+      }
+    }
+  }
+}
