@@ -139,7 +139,7 @@ struct DeltaWorkloads {
     )
 
     // 5. A 16-byte edit inside a 10 MiB save.
-    var ten = SyntheticCity(agents: (10 << 20) / 16 - 20_000, side: 64, ledger: 10, seed: 7)
+    var ten = SyntheticCity(agents: (10 << 20) / 16, side: 64, ledger: 10, seed: 7)
     let tenBase = try ten.file()
     ten.agents[ten.agents.count / 2] = SyntheticCity.Agent(x: 1, y: 2, home: 3, mood: 4)
     let tenEdited = try ten.file()
