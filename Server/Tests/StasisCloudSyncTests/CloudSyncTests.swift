@@ -396,6 +396,38 @@ struct CloudSyncTests {
     #expect(try await history(raw).first?.base == nil, "made anew")
   }
 
+  @Test("an upload attempt writes the sync record once, durably; its 201 is kept until the next write")
+  func oneRecordWritePerUpload() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
+    let recorder = RecordingFileSystem(root: folder.path)
+    let a = Device(server: server.base, token: token, name: "A", folder: folder, fileSystem: recorder)
+    try a.save(PlayerState(), at: 100)
+    _ = await a.sync.synchronize()
+    func recordWrites() -> Int {
+      recorder.operations.filter {
+        guard case .rename(_, let destination) = $0 else { return false }
+        return destination.split(separator: "/").last?.hasPrefix(".cloud") == true
+      }.count
+    }
+    for upload in 1...3 {
+      try a.save(PlayerState(score: .init(points: Int64(upload))), at: 100 + Int64(upload))
+      recorder.reset()
+      #expect(await a.sync.push().error == nil)
+      #expect(recordWrites() == 1, "upload \(upload): \(recordWrites()) record writes")
+    }
+    #expect(a.sync.status.uploaded == [1, 2, 3, 4])
+    // What the record on disk says after the last 201 (not written): the upload it sent, which
+    // a new process recognises as its own on the server.
+    let b = Device(server: server.base, token: token, name: "A", folder: folder)
+    #expect(await b.sync.synchronize().error == nil)
+    #expect(b.sync.status.base == 4)
+    #expect(try await history(Client(base: server.base, token: token)).count == 4, "nothing uploaded twice")
+  }
+
   // MARK: Faults
 
   @Test("the server is down: the upload waits, is retried once it is back, and nothing is lost")

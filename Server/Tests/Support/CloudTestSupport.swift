@@ -33,13 +33,14 @@ final class Device: Sendable {
   init(
     server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
     onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none,
-    generationsToKeep: Int = 3, plantedBugs: PlantedBugs = []
+    generationsToKeep: Int = 3, plantedBugs: PlantedBugs = [], folder: URL? = nil, fileSystem: (any FileSystem)? = nil
   ) {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
+    let folder =
+      folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
     let clock = self.clock
     store = SaveStore(
-      directory: folder.path, generationsToKeep: generationsToKeep, signing: signing, wallClock: { clock.now },
-      device: name)
+      directory: folder.path, generationsToKeep: generationsToKeep, signing: signing,
+      fileSystem: fileSystem ?? PosixFileSystem(), wallClock: { clock.now }, device: name)
     var configuration = CloudSyncConfiguration(
       policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
       // Retries only when told (retryNow): a test never waits on a backoff.

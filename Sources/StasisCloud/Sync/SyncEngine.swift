@@ -38,6 +38,8 @@ final class SyncEngine: Sendable {
   /// The slot's record as last written: read from disk once, then kept here, since this
   /// worker is the only one that writes it while the game runs.
   private let record: Mutex<SyncRecord>
+  /// The record as it is on disk: what a crash would leave.
+  private let durableRecord: Mutex<SyncRecord>
 
   init(
     client: CloudClient, store: SaveStore, slot: SaveSlot, configuration: CloudSyncConfiguration, logger: Logger,
@@ -51,6 +53,7 @@ final class SyncEngine: Sendable {
     self.commands = commands
     let record = SyncRecord.load(store: store, slot: slot, server: client.server)
     self.record = Mutex(record)
+    durableRecord = Mutex(record)
     status.withLock {
       $0.base = record.base
       $0.pending = record.queued.count
@@ -90,9 +93,11 @@ final class SyncEngine: Sendable {
       guard case .success(let receipt) = await handle.value else { return }
       var record = load()
       if !record.queued.contains(receipt.generation) {
+        // Written with the upload's own record write (one per attempt), or after it, below.
         record.queued.append(receipt.generation)
-        store(&record)
+        store(&record, durable: false)
       }
+      defer { persistQueued() }
       guard epoch == self.epoch.load(ordering: .relaxed) else {
         emit(.uploadCancelled(generation: receipt.generation))
         return
@@ -149,12 +154,19 @@ final class SyncEngine: Sendable {
   /// The slot's record.
   func load() -> SyncRecord { record.withLock { $0 } }
 
-  /// Writes the slot's record, atomically, and keeps it for the next `load()`.
-  func store(_ record: inout SyncRecord) {
-    do {
-      try record.save(store: store, slot: slot)
-    } catch {
-      logger.warning("the sync record of slot '\(slot)' could not be written: \(error)")
+  /// Writes the slot's record, atomically and durably, and keeps it for the next `load()`.
+  /// With `durable: false` it is kept for the next `load()` only, and written with the next
+  /// durable write: for what a crash may lose because it is found again (an upload's `201`:
+  /// the revision is recognised by the SHA-256 the record remembered before it went).
+  func store(_ record: inout SyncRecord, durable: Bool = true) {
+    if durable {
+      do {
+        try record.save(store: store, slot: slot)
+        let written = record
+        durableRecord.withLock { $0 = written }
+      } catch {
+        logger.warning("the sync record of slot '\(slot)' could not be written: \(error)")
+      }
     }
     let written = record
     self.record.withLock { $0 = written }
@@ -164,6 +176,14 @@ final class SyncEngine: Sendable {
       $0.base = base
       $0.pending = pending
     }
+  }
+
+  /// Writes the record when a generation waits in it that the record on disk does not show
+  /// waiting: a save that did not go up (offline, a conflict) is never forgotten by a crash.
+  func persistQueued() {
+    var record = load()
+    let durable = durableRecord.withLock { $0 }
+    if record.queued.contains(where: { !durable.queued.contains($0) && record.isUnsynced($0) }) { store(&record) }
   }
 
   func emit(_ event: CloudEvent) {
@@ -285,7 +305,7 @@ final class SyncEngine: Sendable {
     // Remembered before it goes: if its answer is lost, the revision is still known as ours.
     let attempt = SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base)
     let remembered = record.sending(generation: attempt.generation, sha256: attempt.sha256)
-    if remembered { store(&record) }
+    store(&record)  // the attempt's one durable record write: what it sends, and what waits
     do {
       // A conflict's resolution waiting to go up still names the revision it beat.
       let loser = record.loser.flatMap { $0 == record.base ? $0 : nil }
@@ -295,7 +315,9 @@ final class SyncEngine: Sendable {
       answered()
       record = load()
       record.agree(revision: created.revision, generation: local.generation)
-      store(&record)
+      // Not written now: a crash before the next write leaves the record saying what was
+      // sent, and the revision is recognised as this device's own (recogniseOwnUploads).
+      store(&record, durable: false)
       emit(.uploaded(generation: local.generation, revision: created.revision, base: created.baseRevision))
       return nil
     } catch {
