@@ -428,6 +428,38 @@ struct CloudSyncTests {
     #expect(try await history(Client(base: server.base, token: token)).count == 4, "nothing uploaded twice")
   }
 
+  @Test("a save near the server's upload limit is said once, as a warning; one past it is refused, not lost")
+  func nearTheUploadLimit() async throws {
+    let database = try Database(.sqlite)
+    let token = try database.addPlayer().token
+    let probe = Device(server: "http://127.0.0.1:1", token: token, name: "probe")
+    let size = try probe.store.readBytes(
+      at: probe.store.path(of: "autosave", generation: try probe.save(PlayerState(), at: 100))
+    ).count
+    // The server takes files of up to 105% of this save: it is near the limit.
+    let server = try ServerProcess(database, ["--max-body-bytes", "\(size + size / 20)"])
+    defer { server.stop() }
+    let a = Device(server: server.base, token: token, name: "A")
+    let events = EventLog()
+    a.sync.onEvent { events.append($0) }
+    try a.save(PlayerState(), at: 100)
+    _ = await a.sync.synchronize()  // learns the limit (Upload-Limit), creates the slot
+    try a.save(PlayerState(score: .init(points: 1)), at: 101)
+    #expect(await a.sync.push().error == nil)
+    try a.save(PlayerState(score: .init(points: 2)), at: 102)
+    #expect(await a.sync.push().error == nil)
+    let warnings = events.all.filter { if case .nearUploadLimit = $0 { true } else { false } }
+    #expect(warnings.count == 1, "\(events.all)")
+    #expect(warnings.first?.description.contains("upload limit") == true)
+    // Past the limit: refused, and the save stays on the device.
+    var big = PlayerState()
+    big.inventory = Dictionary(uniqueKeysWithValues: (0..<200).map { ("item \($0)", $0) })
+    let generation = try a.save(big, at: 103)
+    let refused = await a.sync.push()
+    #expect(refused.error?.kind == .refused, "\(String(describing: refused.error))")
+    #expect(a.generations.contains(generation))
+  }
+
   // MARK: Faults
 
   @Test("the server is down: the upload waits, is retried once it is back, and nothing is lost")

@@ -99,3 +99,10 @@ final class Counter: SaveableGame {
   func snapshot() -> CounterState { CounterState(count: count) }
   func restore(_ state: CounterState) throws { count = state.count }
 }
+
+/// A sync's events as they come, read by the test.
+final class EventLog: Sendable {
+  private let events = Mutex<[CloudEvent]>([])
+  func append(_ event: CloudEvent) { events.withLock { $0.append(event) } }
+  var all: [CloudEvent] { events.withLock { $0 } }
+}

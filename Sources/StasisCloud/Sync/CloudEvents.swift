@@ -64,6 +64,10 @@ public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
   case refused(String)
   /// The server refused the token: nothing syncs until it is fixed; the game plays on.
   case unauthorized(String)
+  /// The save about to go up is `bytes` long, 90% or more of the largest file the server takes
+  /// (`limit`, its `Upload-Limit`): past it, uploads are refused. Said once when a save first
+  /// comes near, and again only after one has gone below.
+  case nearUploadLimit(bytes: Int, limit: Int)
 
   /// What happened, in one line without the `cloud: ` prefix (the CLI prints it as is).
   public var message: String {
@@ -77,6 +81,10 @@ public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
     case .uploadCancelled(let generation): return "upload of generation \(generation) cancelled; it stays queued"
     case .refused(let message): return "refused: \(message)"
     case .unauthorized(let message): return message
+    case .nearUploadLimit(let bytes, let limit):
+      return
+        "the save is \(bytes) bytes, \(bytes * 100 / max(1, limit)) % of the server's upload limit of \(limit) bytes: "
+        + "past it, uploads are refused (the server's --max-body-bytes)"
     }
   }
 

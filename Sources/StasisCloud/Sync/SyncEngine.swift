@@ -35,6 +35,8 @@ final class SyncEngine: Sendable {
   let retry = Mutex<(task: Task<Void, Never>?, number: UInt64)>((nil, 0))
   /// Requests failed in a row, for the backoff; any answer from the server resets it.
   let failures = Mutex(0)
+  /// True while the saves going up are near the server's upload limit (said once).
+  let nearLimit = Mutex(false)
   /// The slot's record as last written: read from disk once, then kept here, since this
   /// worker is the only one that writes it while the game runs.
   private let record: Mutex<SyncRecord>
@@ -178,6 +180,18 @@ final class SyncEngine: Sendable {
     }
   }
 
+  /// Says so (once, until a save goes below) when a save of `bytes` is near the largest file
+  /// the server takes: the limit applies to the file, whatever a delta sends.
+  func warnNearLimit(_ bytes: Int) {
+    guard let limit = client.serverUploadLimit else { return }
+    let near = bytes >= limit - limit / 10
+    let first = nearLimit.withLock { state in
+      defer { state = near }
+      return near && !state
+    }
+    if first { emit(.nearUploadLimit(bytes: bytes, limit: limit)) }
+  }
+
   /// Writes the record when a generation waits in it that the record on disk does not show
   /// waiting: a save that did not go up (offline, a conflict) is never forgotten by a crash.
   func persistQueued() {
@@ -201,10 +215,11 @@ final class SyncEngine: Sendable {
         status.phase = report.result == "pending" ? .conflict : .synced
       case .offline: status.phase = .offline
       case .unauthorized: status.phase = .unauthorized
-      case .uploadCancelled, .refused: break
+      case .uploadCancelled, .refused, .nearUploadLimit: break
       }
     }
     switch event {
+    case .nearUploadLimit: logger.warning("\(event.description)")
     case .offline, .refused, .unauthorized, .uploadCancelled: logger.notice("\(event.description)")
     default: logger.debug("\(event.description)")
     }
@@ -302,6 +317,7 @@ final class SyncEngine: Sendable {
       return CloudError(.cancelled, "cancelled before it started")
     }
     phase(.syncing)
+    warnNearLimit(local.bytes.count)
     // Remembered before it goes: if its answer is lost, the revision is still known as ours.
     let attempt = SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base)
     let remembered = record.sending(generation: attempt.generation, sha256: attempt.sha256)
