@@ -149,6 +149,19 @@ func cloudForThisDevice(game: SnippetGame, conflictPolicy: String) throws -> Clo
     configuration: CloudSyncConfiguration(policy: policy))
 }
 
+// MARK: - CloudSaves: deltas, parts, and what went over the wire
+
+@MainActor
+func deltasAndParts(coordinator: SaveCoordinator<SnippetGame>, server: CloudServer, wholeFiles: Bool) -> CloudSync {
+  var configuration = CloudSyncConfiguration(policy: .mostRecent)
+  configuration.transfer = TransferOptions(partSize: 512 * 1024)  // a cut upload sends at most one part again
+  if wholeFiles { configuration.transfer.deltas = false }  // whole files up and down, as before
+  let cloud = CloudSync(coordinator: coordinator, server: server, configuration: configuration)
+  let counts = cloud.client.transferred  // what this client sent and fetched so far
+  print("sent \(counts.bytesSent) bytes for \(counts.fileBytesUploaded) bytes of saves")
+  return cloud
+}
+
 // MARK: - Where builds meet: the hold on every path
 
 @MainActor

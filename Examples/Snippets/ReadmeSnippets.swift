@@ -2,6 +2,7 @@
 // (ReadmeTests checks it), in a context that makes it build.
 import Logging
 import Stasis
+import StasisCloud
 
 // MARK: - Saving and loading
 
@@ -140,4 +141,12 @@ func levelAwareCodec(levelCount: Int) -> SaveCodec<GameState> {
     }
   }
   return codec
+}
+
+// MARK: - What a sync sends
+
+func wholeFilesOnly() -> CloudSyncConfiguration {
+  var configuration = CloudSyncConfiguration(policy: .mostRecent)
+  configuration.transfer.deltas = false  // whole files up and down; a large upload still goes in resumable parts
+  return configuration
 }
