@@ -114,7 +114,7 @@ let package = Package(
     .executableTarget(
       name: "stasis-bench",
       dependencies: [
-        "Stasis", "DemoGame", "StasisSDL",
+        "Stasis", "DemoGame", "StasisSDL", "StasisTesting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

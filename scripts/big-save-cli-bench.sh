@@ -9,10 +9,9 @@ cd "$(dirname "$0")/.."
 folder="${1:-$(mktemp -d /tmp/stasis-big-saves.XXXXXX)}"
 mkdir -p "$folder"
 
-swift build -c release --product stasis
-# The saves' generator is a test (CLIBulkArrayTests.writeBigSaves), enabled by STASIS_BIG_SAVES.
-swift build --build-tests
-STASIS_BIG_SAVES="$folder" swift test --skip-build --filter writeBigSaves
+swift build -c release --product stasis --product stasis-bench
+# The saves: SyntheticCity (StasisTesting), written by stasis-bench.
+.build/release/stasis-bench --write-city-saves "$folder"
 stasis="$PWD/.build/release/stasis"
 cd "$folder"
 ls -l base.stasis ours.stasis theirs.stasis

@@ -95,10 +95,36 @@ struct StasisBench: ParsableCommand {
     help: "Also measure the demo game (autosave, snapshot, background save, physics).")
   var game = true
 
+  @Flag(help: "Measure only the memory of a city autosaved every tick against the same run without saves.")
+  var autosaveMemory = false
+
+  @Option(help: "Agents in the city (1,000,000: a 16 MB save).")
+  var cityAgents = 1_000_000
+
+  @Option(help: "Ticks the city runs for the memory measurement.")
+  var cityTicks = 120
+
+  @Option(help: .hidden)
+  var cityRun: String?
+
+  @Option(help: "Write the CLI benchmark's three 16 MB city saves (base, ours, theirs) to this folder, and stop.")
+  var writeCitySaves: String?
+
   func run() throws {
+    if let writeCitySaves { return try writeCitySaveFiles(to: writeCitySaves) }
     let folder = directory ?? NSTemporaryDirectory() + "stasis-bench-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { if directory == nil { try? FileManager.default.removeItem(atPath: folder) } }
+    if let cityRun { return try runCity(saves: cityRun == "saves", folder: folder) }
+    if autosaveMemory {
+      let (saving, plain) = try measureAutosaveMemory(folder: folder)
+      print("| a city of \(cityAgents) agents, \(cityTicks) ticks of 1% | max RSS | ratio | target |")
+      print("| --- | ---: | ---: | ---: |")
+      print("| without saves | \(plain / 1024) MB | 1.00× | |")
+      print(
+        "| an autosave every tick | \(saving / 1024) MB | \(String(format: "%.2f", Double(saving) / Double(plain)))× | ≤ 2× |")
+      return
+    }
     var rows: [Row] = []
     for count in bodies {
       rows.append(try measure(count, folder: folder))

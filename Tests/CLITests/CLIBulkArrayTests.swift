@@ -426,41 +426,4 @@ struct CLIBulkArrayTests {
       for key in keys { #expect(help.out.contains(key), "\(command) --help names \(key)") }
     }
   }
-
-  /// The saves `scripts/big-save-cli-bench.sh` measures the CLI on: 1,000,000 agents of 16
-  /// bytes, a 512 × 512 grid and a ledger (16 MB); ours and theirs each moved another 1 % of
-  /// the agents (10,000, in clusters as a crowd moves) and built on a few tiles.
-  @Test(
-    "writes the benchmark's 16 MB city saves when STASIS_BIG_SAVES names a folder",
-    .enabled(if: ProcessInfo.processInfo.environment["STASIS_BIG_SAVES"] != nil))
-  func writeBigSaves() throws {
-    let folder = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["STASIS_BIG_SAVES"]))
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let agents = 1_000_000
-    func moved(seed: UInt64) -> Set<Int> {
-      var state = seed
-      var result = Set<Int>()
-      while result.count < agents / 100 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        let start = Int((state >> 33) % UInt64(agents))
-        for index in start..<min(agents, start + Int(state % 4) + 1) where result.count < agents / 100 {
-          result.insert(index)
-        }
-      }
-      return result
-    }
-    let cities = [
-      ("base", City(agents: agents, side: 512, entries: 1000)),
-      ("ours", City(agents: agents, side: 512, entries: 1000, moved: Array(moved(seed: 1)), built: [5, 6, 7])),
-      ("theirs", City(agents: agents, side: 512, entries: 1000, moved: Array(moved(seed: 2)), built: [70_000])),
-    ]
-    for (name, city) in cities {
-      let document = try CityFixtures.codec.document(for: city, summary: SaveSummary(), createdAt: 1_767_225_600_000)
-      let bytes = SaveFileFormat.encode(document)
-      #expect(bytes.count > 16_000_000 && bytes.count < 17_000_000, "\(name): \(bytes.count) bytes")
-      try Data(bytes).write(to: folder.appendingPathComponent("\(name).stasis"))
-    }
-    let changed = zip(cities[0].1.agents, cities[1].1.agents).filter { $0 != $1 }.count
-    #expect(changed == agents / 100)
-  }
 }

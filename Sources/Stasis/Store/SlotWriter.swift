@@ -72,9 +72,12 @@ final class SlotWriters: Sendable {
       return false
     }
     let sequence = job.handle.sequence
-    for old in superseded {
+    // Only the superseded handles wait for the newer job: their jobs, and the states those
+    // hold, go now. (Holding the jobs kept every superseded state alive until the write in
+    // flight ended: a game that autosaves every tick held one state per tick.)
+    for oldHandle in superseded.map(\.handle) {
       job.handle.onCompletion { result in
-        old.handle.finish(
+        oldHandle.finish(
           result.map { receipt in
             var receipt = receipt
             receipt.outcome = .superseded(by: sequence)

@@ -113,6 +113,7 @@ extension SyncEngine {
       var record = load()
       record.agree(revision: revision, generation: generation)
       store(&record)
+      agreed(revision, file: bytes)
       emit(.fastForwarded(revision: revision, generation: generation))  // told before the game wakes
       gate.wrote(generation, "fast-forwarded to r\(revision)")
       return .success(generation)
@@ -240,6 +241,7 @@ extension SyncEngine {
     guard let upload else {  // theirs won: it is the head already
       record.agree(revision: theirs.revision, generation: written!)
       store(&record)
+      agreed(theirs.revision, file: theirs.bytes)
       emit(.conflict(report))
       return .settled(written: written, uploadError: nil)
     }
@@ -264,6 +266,7 @@ extension SyncEngine {
       record = load()
       record.agree(revision: created.revision, generation: result)
       store(&record)
+      agreed(created.revision, file: upload)
       emit(.conflict(report))
       emit(.uploaded(generation: result, revision: created.revision, base: theirs.revision))
       return .settled(written: written, uploadError: nil)

@@ -35,6 +35,10 @@ final class SyncEngine: Sendable {
   let retry = Mutex<(task: Task<Void, Never>?, number: UInt64)>((nil, 0))
   /// Requests failed in a row, for the backoff; any answer from the server resets it.
   let failures = Mutex(0)
+  /// The file of the revision last agreed with the server, kept in memory: the base of the
+  /// next delta up and down, whether or not the store has pruned its generation since (a game
+  /// that autosaves every tick and uploads once a minute prunes it long before). One file.
+  let agreedFile = Mutex<HeldRevision?>(nil)
   /// True while the saves going up are near the server's upload limit (said once).
   let nearLimit = Mutex(false)
   /// The slot's record as last written: read from disk once, then kept here, since this
@@ -245,10 +249,16 @@ final class SyncEngine: Sendable {
   /// unknown or its generation is gone; a damaged one only makes a delta the server refuses
   /// (its checksum names the base), and the upload goes again whole.
   func heldBase(_ record: SyncRecord) -> HeldRevision? {
-    guard let revision = record.base, let generation = record.baseGeneration,
-      let bytes = try? store.fileBytes(slot: slot, generation: generation)
+    guard let revision = record.base else { return nil }
+    if let agreed = agreedFile.withLock({ $0 }), agreed.revision == revision { return agreed }
+    guard let generation = record.baseGeneration, let bytes = try? store.fileBytes(slot: slot, generation: generation)
     else { return nil }
     return HeldRevision(revision: revision, bytes: bytes)
+  }
+
+  /// Keeps `bytes` as the file of `revision`, the one just agreed.
+  func agreed(_ revision: Int, file bytes: [UInt8]) {
+    agreedFile.withLock { $0 = HeldRevision(revision: revision, bytes: bytes) }
   }
 
   /// Checks a download before anything local changes: every checksum, the signature under the
@@ -331,6 +341,7 @@ final class SyncEngine: Sendable {
       answered()
       record = load()
       record.agree(revision: created.revision, generation: local.generation)
+      agreed(created.revision, file: local.bytes)
       // Not written now: a crash before the next write leaves the record saying what was
       // sent, and the revision is recognised as this device's own (recogniseOwnUploads).
       store(&record, durable: false)

@@ -3,7 +3,8 @@ import Synchronization
 /// How a ``CloudClient`` sends files: as deltas or whole, and in parts of what size.
 public struct TransferOptions: Sendable, Equatable {
   /// Send and fetch only what differs from a revision both sides have, when the server takes
-  /// deltas. True by default; false sends and fetches whole files, as before Stasis 0.9.
+  /// deltas. True by default; false sends and fetches whole files, as every release before
+  /// this one did (a file over ``partSize`` still goes in resumable parts).
   public var deltas: Bool
   /// The largest part of a resumable upload, in bytes (256 KiB by default): an upload cut
   /// part-way sends this much again, at most. At least 64.
