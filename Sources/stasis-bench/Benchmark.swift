@@ -122,7 +122,8 @@ struct StasisBench: ParsableCommand {
       print("| --- | ---: | ---: | ---: |")
       print("| without saves | \(plain / 1024) MB | 1.00× | |")
       print(
-        "| an autosave every tick | \(saving / 1024) MB | \(String(format: "%.2f", Double(saving) / Double(plain)))× | ≤ 2× |")
+        "| an autosave every tick | \(saving / 1024) MB | \(String(format: "%.2f", Double(saving) / Double(plain)))× | ≤ 2× |"
+      )
       return
     }
     var rows: [Row] = []
