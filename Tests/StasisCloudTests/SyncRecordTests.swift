@@ -20,6 +20,32 @@ struct SyncRecordTests {
     return (folder, store)
   }
 
+  @Test("an unflushed record is read when whole and newer; torn, or older, the flushed one stands")
+  func unflushedBesideFlushed() throws {
+    let (folder, store) = try slotWithASave()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let server = CloudServer(url: "https://saves.example.com", token: "alice", device: "deck")
+    var flushed = SyncRecord.load(store: store, slot: "autosave", server: server)
+    flushed.base = 4
+    flushed.sequence = 7
+    try flushed.save(store: store, slot: "autosave")
+    var next = flushed
+    next.base = 5
+    next.sequence = 8
+    try next.save(store: store, slot: "autosave", durable: false)
+    #expect(SyncRecord.load(store: store, slot: "autosave", server: server).base == 5, "the newer, unflushed")
+    // A crash of the machine left the unflushed file empty: the flushed record stands.
+    let unflushed = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: folder + "/autosave").first { $0.hasSuffix("-next") })
+    try Data().write(to: URL(fileURLWithPath: folder + "/autosave/" + unflushed))
+    #expect(SyncRecord.load(store: store, slot: "autosave", server: server).base == 4)
+    // An unflushed record older than the flushed one is one a later flushed write overtook.
+    try next.save(store: store, slot: "autosave", durable: false)
+    flushed.sequence = 9
+    try flushed.save(store: store, slot: "autosave")
+    #expect(SyncRecord.load(store: store, slot: "autosave", server: server).base == 4)
+  }
+
   @Test("case 10: syncing with another server leaves this server's record, and what it sent, as it was")
   func onePerServer() throws {
     let (folder, store) = try slotWithASave()

@@ -396,7 +396,7 @@ struct CloudSyncTests {
     #expect(try await history(raw).first?.base == nil, "made anew")
   }
 
-  @Test("an upload attempt writes the sync record once, durably; its 201 is kept until the next write")
+  @Test("an upload attempt flushes the sync record once; its 201 is written unflushed, and read by the next process")
   func oneRecordWritePerUpload() async throws {
     let database = try Database(.sqlite)
     let token = try database.addPlayer().token
@@ -407,22 +407,24 @@ struct CloudSyncTests {
     let a = Device(server: server.base, token: token, name: "A", folder: folder, fileSystem: recorder)
     try a.save(PlayerState(), at: 100)
     _ = await a.sync.synchronize()
+    // A durable record write flushes its temporary file (then renames it and flushes the folder).
     func recordWrites() -> Int {
       recorder.operations.filter {
-        guard case .rename(_, let destination) = $0 else { return false }
-        return destination.split(separator: "/").last?.hasPrefix(".cloud") == true
+        guard case .fsync(let path) = $0 else { return false }
+        return path.split(separator: "/").last?.hasPrefix(".cloud") == true
       }.count
     }
     for upload in 1...3 {
       try a.save(PlayerState(score: .init(points: Int64(upload))), at: 100 + Int64(upload))
       recorder.reset()
       #expect(await a.sync.push().error == nil)
-      #expect(recordWrites() == 1, "upload \(upload): \(recordWrites()) record writes")
+      #expect(recordWrites() == 1, "upload \(upload): \(recordWrites()) durable record writes")
     }
     #expect(a.sync.status.uploaded == [1, 2, 3, 4])
-    // What the record on disk says after the last 201 (not written): the upload it sent, which
-    // a new process recognises as its own on the server.
+    // The next process reads the last 201 (written, not flushed): nothing waits, nothing goes
+    // up again.
     let b = Device(server: server.base, token: token, name: "A", folder: folder)
+    #expect(b.sync.status.base == 4 && b.sync.status.pending == 0)
     #expect(await b.sync.synchronize().error == nil)
     #expect(b.sync.status.base == 4)
     #expect(try await history(Client(base: server.base, token: token)).count == 4, "nothing uploaded twice")

@@ -287,7 +287,7 @@ extension SaveStore {
 
   /// Creates `path` exclusively, writes every byte (partial writes looped, a save's
   /// cancellation checked between chunks), flushes and closes it. On failure the file is removed.
-  func writeFile(_ bytes: [UInt8], to path: String, handle: SaveHandle?) throws(SaveFileError) {
+  func writeFile(_ bytes: [UInt8], to path: String, handle: SaveHandle?, flush: Bool = true) throws(SaveFileError) {
     let descriptor: Int32
     do {
       descriptor = try fileSystem.createExclusive(path)
@@ -313,7 +313,7 @@ extension SaveStore {
         guard count > 0 else { throw FileSystemError(.write, path, .ioError) }
         written += count
       }
-      try fileSystem.fsync(descriptor, path: path)
+      if flush { try fileSystem.fsync(descriptor, path: path) }
       closed = true
       try fileSystem.close(descriptor, path: path)
     } catch let error as FileSystemError {

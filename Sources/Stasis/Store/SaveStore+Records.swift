@@ -28,7 +28,11 @@ extension SaveStore {
 
   /// Writes the record `name` of `slot` atomically and durably, creating the slot's folder
   /// when missing. `name` is 1–32 lowercase letters, digits and dashes.
-  package func writeRecord(_ bytes: [UInt8], named name: String, slot: SaveSlot) throws(SaveFileError) {
+  /// With `durable: false` nothing is flushed: the record is replaced atomically (the rename),
+  /// so the next process reads it, but a crash of the machine may leave the one before.
+  package func writeRecord(_ bytes: [UInt8], named name: String, slot: SaveSlot, durable: Bool = true)
+    throws(SaveFileError)
+  {
     try checkRecordName(name)
     guard bytes.count <= Self.maxRecordBytes else {
       throw SaveFileError(
@@ -36,7 +40,7 @@ extension SaveStore {
         context: .init(file: folder(of: slot)))
     }
     try withSlotLock(slot, creating: true) { () throws(SaveFileError) in
-      try writeRecordLocked(bytes, named: name, slot: slot)
+      try writeRecordLocked(bytes, named: name, slot: slot, durable: durable)
     }
   }
 
@@ -223,15 +227,17 @@ extension SaveStore {
 
   /// The atomic write, the slot's lock held: a temporary file named like a save's (so a
   /// killed writer's leftover is removed by the next save), flushed, renamed, folder flushed.
-  func writeRecordLocked(_ bytes: [UInt8], named name: String, slot: SaveSlot) throws(SaveFileError) {
+  func writeRecordLocked(_ bytes: [UInt8], named name: String, slot: SaveSlot, durable: Bool = true)
+    throws(SaveFileError)
+  {
     let folder = folder(of: slot)
     let final = "\(folder)/.\(name)"
     let temporary = "\(folder)/.\(name).tmp-\(getpid())-record"
     try? fileSystem.unlink(temporary)
-    try writeFile(bytes, to: temporary, handle: nil)
+    try writeFile(bytes, to: temporary, handle: nil, flush: durable)
     do throws(FileSystemError) {
       try fileSystem.rename(temporary, final)
-      try fileSystem.fsyncDirectory(folder)
+      if durable { try fileSystem.fsyncDirectory(folder) }
     } catch {
       try? fileSystem.unlink(temporary)
       throw SaveFileError("record '\(name)' could not be put in place", cause: error)

@@ -99,7 +99,7 @@ final class SyncEngine: Sendable {
       guard case .success(let receipt) = await handle.value else { return }
       var record = load()
       if !record.queued.contains(receipt.generation) {
-        // Written with the upload's own record write (one per attempt), or after it, below.
+        // Flushed with the upload's own record write (one per attempt), or after it, below.
         record.queued.append(receipt.generation)
         store(&record, durable: false)
       }
@@ -161,18 +161,20 @@ final class SyncEngine: Sendable {
   func load() -> SyncRecord { record.withLock { $0 } }
 
   /// Writes the slot's record, atomically and durably, and keeps it for the next `load()`.
-  /// With `durable: false` it is kept for the next `load()` only, and written with the next
-  /// durable write: for what a crash may lose because it is found again (an upload's `201`:
-  /// the revision is recognised by the SHA-256 the record remembered before it went).
+  /// With `durable: false` it is written atomically but not flushed (no fsync): the next
+  /// process reads it, and a crash of the machine may leave the record before, which is for
+  /// what is found again (an upload's `201`: the revision is recognised by the SHA-256 the
+  /// record remembered, durably, before it went).
   func store(_ record: inout SyncRecord, durable: Bool = true) {
-    if durable {
-      do {
-        try record.save(store: store, slot: slot)
+    record.sequence = load().sequence + 1
+    do {
+      try record.save(store: store, slot: slot, durable: durable)
+      if durable {
         let written = record
         durableRecord.withLock { $0 = written }
-      } catch {
-        logger.warning("the sync record of slot '\(slot)' could not be written: \(error)")
       }
+    } catch {
+      logger.warning("the sync record of slot '\(slot)' could not be written: \(error)")
     }
     let written = record
     self.record.withLock { $0 = written }
@@ -342,8 +344,8 @@ final class SyncEngine: Sendable {
       record = load()
       record.agree(revision: created.revision, generation: local.generation)
       agreed(created.revision, file: local.bytes)
-      // Not written now: a crash before the next write leaves the record saying what was
-      // sent, and the revision is recognised as this device's own (recogniseOwnUploads).
+      // Not flushed: a crash of the machine leaves the record saying what was sent, and the
+      // revision is recognised as this device's own (recogniseOwnUploads).
       store(&record, durable: false)
       emit(.uploaded(generation: local.generation, revision: created.revision, base: created.baseRevision))
       return nil

@@ -44,6 +44,9 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   /// this local generation: the generations above it continue nothing on the server until one
   /// of them is agreed. Nil when none is pending.
   public var newHistoryAfter: Int?
+  /// How many times this process's sync wrote the record, counting on from the record it read:
+  /// of the flushed record and the one written after it unflushed, the higher is the newer.
+  public var sequence: Int = 0
 
   /// The most uploads ``sent`` remembers: the first (the one most likely to have committed
   /// before the line dropped) and the newest.
@@ -74,6 +77,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     loser = try container.decodeIfPresent(Int.self, forKey: .loser)
     parent = try container.decodeIfPresent(UploadParent.self, forKey: .parent) ?? .base
     newHistoryAfter = try container.decodeIfPresent(Int.self, forKey: .newHistoryAfter)
+    sequence = try container.decodeIfPresent(Int.self, forKey: .sequence) ?? 0
   }
 
   /// What local `generation` continues: ``parent``, or nothing when it came after a new game.
@@ -146,32 +150,48 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     return "cloud-" + String(hexEncoded(SHA256.hash(data: Data(key.utf8))).prefix(16))
   }
 
-  /// The slot's record for `server` and its player, or an empty one.
+  /// The slot's record for `server` and its player, or an empty one. The record written after
+  /// the flushed one without a flush (``save(store:slot:durable:)``) is read when it is whole
+  /// and newer; a crash of the machine may have left it empty or torn, and then the flushed
+  /// one stands.
   public static func load(store: SaveStore, slot: SaveSlot, server: CloudServer) -> SyncRecord {
     let player = playerTag(server.token)
-    for name in [recordName(server: server.url, player: player), recordName] {
+    func read(_ name: String) -> SyncRecord? {
       guard let bytes = try? store.readRecord(named: name, slot: slot),
         let record = try? JSONDecoder().decode(SyncRecord.self, from: Data(bytes)), record.server == server.url,
         record.player == player, record.slot == slot.name
-      else { continue }
+      else { return nil }
       return record
     }
-    return SyncRecord(server: server.url, player: player, slot: slot.name)
+    let name = recordName(server: server.url, player: player)
+    if let flushed = read(name) {
+      if let unflushed = read(name + unflushedSuffix), unflushed.sequence > flushed.sequence { return unflushed }
+      return flushed
+    }
+    return read(recordName) ?? SyncRecord(server: server.url, player: player, slot: slot.name)
   }
+
+  /// The unflushed record's name is the record's and this.
+  static let unflushedSuffix = "-next"
 
   /// A token's tag in a record: enough to tell players apart, never enough to use.
   static func playerTag(_ token: String) -> String {
     String(hexEncoded(SHA256.hash(data: Data(token.utf8))).prefix(16))
   }
 
-  /// Writes the record atomically into the slot's folder.
-  public func save(store: SaveStore, slot: SaveSlot) throws(SaveFileError) {
+  /// Writes the record atomically into the slot's folder; durably unless `durable` is false
+  /// (then beside the durable record, unflushed: the next process reads it, and a crash of the
+  /// machine may leave the durable record alone).
+  public func save(store: SaveStore, slot: SaveSlot, durable: Bool = true) throws(SaveFileError) {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     guard let data = try? encoder.encode(self) else {
       throw SaveFileError(.io, "the sync record could not be encoded")
     }
-    try store.writeRecord([UInt8](data), named: Self.recordName(server: server, player: player), slot: slot)
+    // Unflushed, it goes beside the flushed record, never over it: a crash of the machine may
+    // leave an unflushed file empty, and the flushed record must stand then.
+    let name = Self.recordName(server: server, player: player) + (durable ? "" : Self.unflushedSuffix)
+    try store.writeRecord([UInt8](data), named: name, slot: slot, durable: durable)
   }
 }
 
