@@ -85,6 +85,14 @@ struct SimulationTests {
     #expect(result.trace.filter { $0.hasPrefix("device-0: a tool edits generation") }.count >= 2)
   }
 
+  @Test("a kill while a write is held, after an upload whose 201 was written unflushed: no self-conflict (seed 6)")
+  func unflushedRecordAfterKill() async {
+    let result = await Simulation.run(seed: 6, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+    #expect(result.trace.contains { $0.contains("SIGKILL while the write is held") })
+    #expect(result.deltaUploads > 0 && result.parts > 0, "deltas and parts went over the line")
+  }
+
   @Test("fresh seeds break no invariant")
   func seeds() async {
     for seed in UInt64(100)..<UInt64(130) {
