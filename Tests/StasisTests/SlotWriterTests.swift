@@ -157,6 +157,52 @@ struct CoordinatorWritesOnceTests {
     return (game, coordinator, app)
   }
 
+  @Test(
+    "with .skip, an autosave due while a save is being written is skipped: one snapshot is held, then the next due is taken"
+  )
+  func skipWhileWriting() throws {
+    let disk = FaultInjectingFileSystem()
+    let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: disk)
+    let game = CountingGame()
+    let coordinator = SaveCoordinator(game: game, store: store, codec: testCodec, slot: "autosave")
+    coordinator.autosaveInterval = 1
+    coordinator.autosaveOverlap = .skip
+    disk.closeGate()
+    game.step()
+    coordinator.didStep(frame: 1)
+    disk.reachedGate.wait()  // the first autosave is mid-write
+    for frame in Int64(2)...10 {
+      game.step()
+      coordinator.didStep(frame: frame)
+      #expect(store.heldSnapshots(of: "autosave") == 1, "frame \(frame): only the snapshot being written")
+    }
+    #expect(coordinator.skippedAutosaves == 9)
+    disk.openGate()
+    coordinator.waitForSaves()
+    game.step()
+    coordinator.didStep(frame: 11)  // the writer is free: this one is taken
+    coordinator.waitForSaves()
+    let frames = coordinator.events.compactMap { event -> Int64? in
+      if case .saved(.autosave, _, let summary) = event { return summary.frame }
+      return nil
+    }
+    #expect(frames == [1, 11])
+    #expect(try store.load(codec: testCodec, slot: "autosave").state.level.progress == game.state.level.progress)
+
+    // The default waits: the same run holds the one being written and one waiting.
+    let waiting = FaultInjectingFileSystem()
+    let other = SaveStore(directory: makeTemporaryDirectory(), fileSystem: waiting)
+    let second = SaveCoordinator(game: CountingGame(), store: other, codec: testCodec, slot: "autosave")
+    second.autosaveInterval = 1
+    waiting.closeGate()
+    second.didStep(frame: 1)
+    waiting.reachedGate.wait()
+    for frame in Int64(2)...10 { second.didStep(frame: frame) }
+    #expect(other.heldSnapshots(of: "autosave") == 2 && second.skippedAutosaves == 0)
+    waiting.openGate()
+    second.waitForSaves()
+  }
+
   @Test("a quit right after an autosave writes nothing new: the ring keeps distinct states")
   func quitAfterAutosave() throws {
     let folder = makeTemporaryDirectory()

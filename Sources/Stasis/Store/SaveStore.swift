@@ -175,10 +175,12 @@ public final class SaveStore: Sendable {
   ) -> SaveHandle {
     let handle = SaveHandle(slot: slot, sequence: writers.takeSequence())
     let createdAt = wallClock()
+    let snapshot = HandedOver(state)
     let job = SlotWriters.Job(handle: handle, isSnapshot: true) {
       let start = SystemClock().now()
       let result = Result { () throws(SaveFileError) -> (SaveDocument, Duration) in
-        guard !handle.isCancelled else {
+        // Taken out of the job: once its document is encoded and written, nothing holds it.
+        guard !handle.isCancelled, let state = snapshot.take() else {
           throw SaveFileError(.cancelled, "the save was cancelled before it was written")
         }
         var summary = summary
@@ -244,7 +246,7 @@ public final class SaveStore: Sendable {
         // A file whose state the slot's newest already holds is not written again.
         let written = try self.writeDurably(
           bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
-          ifNewestIs: ifNewestIs, sections: document.sections, signed: signature != .unsigned)
+          ifNewestIs: ifNewestIs, skipSameState: true, signed: signature != .unsigned)
         handle.finish(
           .success(
             SaveReceipt(
@@ -293,7 +295,7 @@ public final class SaveStore: Sendable {
   }
 
   /// A file's bytes decoded under the store's signing policy; unsigned in a signed slot refused.
-  private func verified(_ bytes: [UInt8], path: String) throws(SaveFileError) -> (
+  func verified(_ bytes: [UInt8], path: String) throws(SaveFileError) -> (
     document: SaveDocument, signature: SignatureStatus
   ) {
     let read = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
@@ -337,15 +339,19 @@ public final class SaveStore: Sendable {
     for generation in all {
       let path = path(of: slot, generation: generation)
       do throws(SaveFileError) {
-        let (document, signature) = try readSignedDocument(at: path)
+        let bytes = try readBytes(at: path)
+        let (document, signature) = try verified(bytes, path: path)
         let loaded = try decode(document, codec: codec, slot: slot, generation: generation)
         remember(path, game: document.game)
         if generation == all[0] {
+          // The table, not the sections: the decoded state shares the file's bytes, which the
+          // writer would otherwise hold after the game let them go.
           writers.setNewest(
-            .init(
-              generation: generation, path: path, size: documentSize(path), game: document.game,
-              sections: document.sections, signedWithCurrentKey: signature == .valid(byCurrentKey: true)),
-            slot: slot.name)
+            Self.sectionTable(bytes).map {
+              .init(
+                generation: generation, path: path, size: bytes.count, game: document.game, sections: $0,
+                signedWithCurrentKey: signature == .valid(byCurrentKey: true))
+            }, slot: slot.name)
         }
         return LoadedSave(
           state: loaded.state, document: document, generation: generation, path: path, report: loaded.report,
@@ -418,11 +424,6 @@ public final class SaveStore: Sendable {
     }
   }
 
-  private func documentSize(_ path: String) -> Int {
-    if case .file(let size) = fileSystem.kind(of: path) { return size }
-    return -1
-  }
-
   // MARK: Listing
 
   /// Every slot in the folder with its generations, from headers only. Never modifies a file.
@@ -465,4 +466,16 @@ public final class SaveStore: Sendable {
       }
     }
   }
+}
+
+/// A snapshot handed to the slot's writer, which takes it out once: a job then holds the state
+/// only while it encodes it, and a state a game has moved on from is freed as soon as its file
+/// is written, not when the job that carried it is.
+final class HandedOver<State: Sendable>: Sendable {
+  private let state: Mutex<State?>
+
+  init(_ state: State) { self.state = Mutex(state) }
+
+  /// The state, the first time; nil after.
+  func take() -> State? { state.withLock { $0.take() } }
 }

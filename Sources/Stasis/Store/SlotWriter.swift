@@ -10,7 +10,7 @@ import Synchronization
 /// (``SaveOutcome/superseded(by:)``). Writes that are not snapshots — a cloud download, a
 /// tool's rewrite — are never dropped; they wait their turn in order.
 ///
-/// The writer also remembers, per slot, the sections of the newest generation it wrote or
+/// The writer also remembers, per slot, the section table of the newest generation it wrote or
 /// loaded, so a save of the same state writes nothing (``SaveOutcome/unchanged``).
 final class SlotWriters: Sendable {
   /// A write waiting for its slot.
@@ -27,13 +27,17 @@ final class SlotWriters: Sendable {
     var waiting: [Job] = []
   }
 
-  /// What the slot's newest generation holds, as this process last wrote or read it.
+  /// What the slot's newest generation holds, as this process last wrote or read it: its
+  /// header's section table, not its sections. A save whose table matches is compared with the
+  /// file's bytes on disk before it counts as the same state, so the writer never holds a
+  /// second copy of a large state to compare against (issue 28: a 16 MB city held one).
   struct NewestState: Sendable {
     var generation: Int
     var path: String
     var size: Int
     var game: GameIdentity
-    var sections: [SaveSection]
+    /// The header's table: each section's name, encoding, length and checksum.
+    var sections: [SectionEntry]
     /// Signed with the store's current key: a save of the same state in a store that signs is
     /// written again when not (re-signing a retired key's or an unsigned save), never otherwise.
     var signedWithCurrentKey: Bool
