@@ -67,6 +67,47 @@ extension StasisBench {
     print(usage.ru_maxrss)
   }
 
+  /// The city's costs on each thread, measured in this process: encoding its 16 MB save on the
+  /// worker against a `memcpy` of the file, the main thread's part of an autosave (the snapshot
+  /// and the hand-off, in `didStep`), and the copy the game's next tick then makes of the agents
+  /// the snapshot still holds. Medians in milliseconds.
+  func measureCityThreads(folder: String) throws -> (encode: Double, memcpy: Double, mainThread: Double, copy: Double) {
+    let codec = SaveCodec<SyntheticCity>(game: SyntheticCity.game)
+    let city = SyntheticCity(agents: cityAgents, side: 512, ledger: 1000, seed: 1)
+    let file = try city.file()
+    var destination = [UInt8](repeating: 0, count: file.count)
+    let memcpyMs = median(runs: 9) {
+      file.withUnsafeBytes { source in destination.withUnsafeMutableBytes { $0.copyMemory(from: source) } }
+      consume(destination)
+    }
+    var buffer: [UInt8] = []
+    let encodeMs = try median(runs: 9) {
+      SaveFileFormat.encode(try codec.document(for: city, summary: SaveSummary(), createdAt: 0), into: &buffer)
+    }
+    let (mainMs, copyMs) = MainActor.assumeIsolated { () -> (Double, Double) in
+      let game = CityGame(city)
+      let coordinator = SaveCoordinator(
+        game: game, store: SaveStore(directory: folder + "/city-threads"), codec: codec, slot: "city")
+      coordinator.autosaveInterval = 1
+      coordinator.autosaveOverlap = .skip
+      let clock = SystemClock()
+      var main: [Double] = []
+      var copies: [Double] = []
+      for tick in 0..<15 {
+        coordinator.waitForSaves()  // the writer is free: this tick's autosave is taken
+        var start = clock.now()
+        coordinator.didStep(frame: Int64(tick + 1))
+        main.append((clock.now() - start).inMilliseconds)
+        start = clock.now()
+        game.city.agents[tick].mood &+= 1  // the first write after the snapshot copies the agents
+        copies.append((clock.now() - start).inMilliseconds)
+      }
+      coordinator.waitForSaves()
+      return (main.sorted()[main.count / 2], copies.sorted()[copies.count / 2])
+    }
+    return (encodeMs, memcpyMs, mainMs, copyMs)
+  }
+
   /// Writes the CLI benchmark's three 16 MB saves (scripts/big-save-cli-bench.sh): a base, and
   /// ours and theirs, each 1% of the agents moved since it (and a few tiles built).
   func writeCitySaveFiles(to folder: String) throws {
