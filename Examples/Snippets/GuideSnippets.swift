@@ -174,3 +174,11 @@ func answeringTheHold(coordinator: SaveCoordinator<SnippetGame>, pickNewer: Bool
     try? coordinator.resolveRestoreFailure(.loadGeneration(pickNewer ? mine : older))
   }
 }
+
+// MARK: - GettingStarted: autosave a large state often
+
+@MainActor
+func largeStateAutosave(_ coordinator: SaveCoordinator<SnippetGame>) {
+  coordinator.autosaveInterval = 1
+  coordinator.autosaveOverlap = .skip  // at most one snapshot besides the game's state
+}
