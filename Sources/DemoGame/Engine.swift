@@ -44,7 +44,8 @@ public struct Engine: Sendable {
         collected: Array(repeating: false, count: definition.collectibles.count)),
       camera: CameraState(position: definition.spawn, zoom: definition.zoom ?? 1, target: definition.spawn),
       physics: definition.initialPhysics(),
-      autopilot: AutopilotState(random: seed &* 0x9E37_79B9_7F4A_7C15 | 1, lastX: definition.spawn.x))
+      autopilot: AutopilotState(random: seed &* 0x9E37_79B9_7F4A_7C15 | 1, lastX: definition.spawn.x),
+      canvas: definition.initialCanvas())
     Self.updateCamera(&state.camera, state: state, level: definition, dt: 0)
   }
 
@@ -83,6 +84,7 @@ public struct Engine: Sendable {
     // Counters wrap rather than trap: only a state forced past `restore`'s checks gets near the end.
     state.level.runFrame &+= 1
     state.level.levelFrame &+= 1
+    paint()
     if !progress() { Self.updateCamera(&state.camera, state: state, level: level, dt: dt) }
     return true
   }
@@ -121,6 +123,19 @@ public struct Engine: Sendable {
     state.score.highScore = max(state.score.highScore, state.score.points)
   }
 
+  /// On a level with a canvas, every awake ball paints the cells under it with the frame the
+  /// step reached (the player is body 0; sleeping bodies are still, and paint nothing). In
+  /// body order: the same steps paint the same cells.
+  private mutating func paint() {
+    guard state.canvas != nil else { return }
+    let frame = UInt32(truncatingIfNeeded: state.level.levelFrame)
+    let bounds = level.bounds
+    for (index, body) in state.physics.bodies.enumerated() where !body.isAsleep {
+      state.canvas!.paint(
+        disc: body.position, radius: body.radius, frame: frame, painter: UInt16(clamping: index), bounds: bounds)
+    }
+  }
+
   /// Checkpoints, falls and the goal. Returns true when a new level was loaded.
   private mutating func progress() -> Bool {
     let player = state.physics.bodies[0].position
@@ -138,16 +153,23 @@ public struct Engine: Sendable {
       state.score.multiplier = 1
     }
     guard level.goal.contains(player) else { return false }
-    // Finished: on to the next level (back to level 1 after the last), keeping the score.
-    let nextIndex = library.has(state.level.index &+ 1) ? state.level.index &+ 1 : 1
+    // Finished: on to the next level of the campaign (back to level 1 after its last, or
+    // when the next one is outside it: the canvas level is played with --level), keeping the score.
+    var nextIndex = library.has(state.level.index &+ 1) ? state.level.index &+ 1 : 1
     // A next level that cannot be read leaves the player on the finished one, never a crash.
-    guard let definition = try? library.load(nextIndex) else { return false }
+    guard var definition = try? library.load(nextIndex) else { return false }
+    if definition.campaign == false, nextIndex != 1 {
+      nextIndex = 1
+      guard let first = try? library.load(1) else { return false }
+      definition = first
+    }
     level = definition
     state.level = LevelProgress(
       index: nextIndex, runFrame: state.level.runFrame, respawn: definition.spawn,
       collected: Array(repeating: false, count: definition.collectibles.count),
       levelsFinished: state.level.levelsFinished &+ 1)
     state.physics = definition.initialPhysics()
+    state.canvas = definition.initialCanvas()
     state.camera = CameraState(position: definition.spawn, zoom: definition.zoom ?? 1, target: definition.spawn)
     state.autopilot.lastX = definition.spawn.x
     return true

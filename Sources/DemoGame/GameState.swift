@@ -62,20 +62,31 @@ public struct AutopilotState: Codable, Equatable, Sendable {
 }
 
 /// The whole game state: plain values, so a snapshot is a copy. Each field is a section of
-/// the save file (`autopilot`, `camera`, `level`, `physics`, `score`).
+/// the save file (`autopilot`, `camera`, `level`, `physics`, `score`, and `canvas` on a level
+/// that declares one).
 public struct GameState: Codable, Equatable, Sendable {
   public var score: ScoreState
   public var level: LevelProgress
   public var camera: CameraState
   public var physics: PhysicsState
   public var autopilot: AutopilotState
+  /// What the balls painted, on a level that declares a canvas; nil on every other level,
+  /// where it is not in the save at all (the file and the digest are what they were before
+  /// canvases existed).
+  public var canvas: PaintCanvas? = nil
+
+  /// The levels of the campaign: a level after them (the canvas level) is outside it.
+  public static let campaignLevels = 3
 
   /// The summary a slot picker shows: the demo's own fields, play time, and progress as the
-  /// share of the three levels behind the player.
+  /// share of the three campaign levels behind the player (on a level outside the campaign,
+  /// the levels finished in the run).
   public func summary() throws(SaveFileError) -> SaveSummary {
-    try SaveSummary(
+    let behind = level.index <= Self.campaignLevels ? level.index - 1 : 0
+    let campaign = Double(Self.campaignLevels)
+    return try SaveSummary(
       DemoSummary(level: level.index, score: score.points), frame: level.runFrame,
-      playTime: Double(level.runFrame) / 60, progress: min(1, Double(max(level.index - 1, level.levelsFinished)) / 3))
+      playTime: Double(level.runFrame) / 60, progress: min(1, Double(max(behind, level.levelsFinished)) / campaign))
   }
 
   /// SHA-256 of the canonical encoding: the same state always gives the same digest.

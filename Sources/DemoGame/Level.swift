@@ -42,6 +42,20 @@ public struct LevelDefinition: Codable, Equatable, Sendable {
   public var bodyGrids: [BodyGrid]?
   /// Camera zoom: 1 shows 16 × 9 metres.
   public var zoom: Float?
+  /// A paint layer of `columns × rows` cells over the bounds, which every moving ball paints
+  /// (``PaintCanvas``): the level's state is then large, and changes little per step.
+  public var canvas: CanvasSize?
+  /// False for a level outside the campaign, played with `--level N`: finishing the level
+  /// before it goes back to level 1 instead. True when absent.
+  public var campaign: Bool?
+
+  /// The size of a level's canvas, in cells.
+  public struct CanvasSize: Codable, Equatable, Sendable {
+    /// Cells across the bounds: a multiple of ``PaintCanvas/tileSide``.
+    public var columns: Int
+    /// Cells up the bounds: a multiple of ``PaintCanvas/tileSide``.
+    public var rows: Int
+  }
 
   /// The static shapes as the physics sees them.
   public var geometry: StaticGeometry { StaticGeometry(boxes: boxes, segments: segments) }
@@ -158,6 +172,21 @@ extension LevelDefinition {
     }
     guard checkpoints == checkpoints.sorted() else { throw fail("checkpoints", "must be in increasing order") }
     if let zoom, !(zoom > 0.05 && zoom <= 4) { throw fail("zoom", "must be between 0.05 and 4") }
+    if let canvas {
+      let side = PaintCanvas.tileSide
+      for (name, count) in [("columns", canvas.columns), ("rows", canvas.rows)]
+      where !(count > 0 && count % side == 0 && count <= StateLimits.canvasSide) {
+        throw fail("canvas.\(name)", "must be a positive multiple of \(side), \(StateLimits.canvasSide) at most")
+      }
+      guard canvas.columns * canvas.rows <= PaintCanvas.maxCells else {
+        throw fail("canvas", "\(canvas.columns) × \(canvas.rows) cells; \(PaintCanvas.maxCells) at most")
+      }
+    }
+  }
+
+  /// The level's canvas, unpainted; nil when it declares none.
+  func initialCanvas() -> PaintCanvas? {
+    canvas.map { PaintCanvas(columns: $0.columns, rows: $0.rows) }
   }
 
   /// The level's starting physics: the player first, then the listed bodies, then the grids.

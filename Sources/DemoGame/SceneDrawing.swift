@@ -9,9 +9,20 @@ public protocol Canvas {
   mutating func fillRect(x: Float, y: Float, width: Float, height: Float)
   /// A one-pixel line.
   mutating func drawLine(x1: Float, y1: Float, x2: Float, y2: Float)
+  /// Filled rectangles in the current colour: `x, y, width, height` of each, one after
+  /// another. A renderer that can draws them in one call (the default draws them one by one).
+  mutating func fillRects(_ rects: [Float])
 }
 
 extension Canvas {
+  public mutating func fillRects(_ rects: [Float]) {
+    var index = 0
+    while index + 3 < rects.count {
+      fillRect(x: rects[index], y: rects[index + 1], width: rects[index + 2], height: rects[index + 3])
+      index += 4
+    }
+  }
+
   /// A filled circle, as horizontal spans (SDL2 has no circle primitive), only the rows
   /// between 0 and `clipHeight`: a huge radius costs at most one span per visible row.
   public mutating func fillCircle(x: Float, y: Float, radius: Float, clipHeight: Float = 4_096) {
@@ -57,8 +68,9 @@ public struct SceneDrawing {
   /// Draws `state` on `canvas`; `camera` may be an interpolated one.
   public func draw<C: Canvas>(_ state: GameState, level: LevelDefinition, camera: CameraState, on canvas: inout C) {
     let s = scale(camera)
-    canvas.setColor(28, 32, 48, 255)
+    canvas.setColor(Self.sky.red, Self.sky.green, Self.sky.blue, 255)
     canvas.fillRect(x: 0, y: 0, width: width, height: height)
+    if let paint = state.canvas { drawPaint(paint, bounds: level.bounds, camera: camera, on: &canvas) }
 
     canvas.setColor(90, 200, 120, 255)
     let goal = project(Vector(level.goal.minX, level.goal.maxY), camera: camera)
@@ -109,5 +121,91 @@ public struct SceneDrawing {
     canvas.setColor(255, 240, 230, 255)
     let spoke = Vector(cos(player.angle), sin(player.angle)) * (player.radius * s)
     canvas.drawLine(x1: centre.x, y1: centre.y, x2: centre.x + spoke.x, y2: centre.y - spoke.y)
+  }
+
+  // MARK: The paint
+
+  /// The background's colour.
+  static let sky: (red: UInt8, green: UInt8, blue: UInt8) = (28, 32, 48)
+  /// The painters' colours: the player's, then five that the bodies take in turn.
+  static let painterColors: [(Float, Float, Float)] = [
+    (240, 90, 80), (90, 170, 240), (120, 220, 150), (240, 200, 80), (190, 120, 230), (80, 210, 210),
+  ]
+  /// How strongly a cell shows its painter's colour over the sky, by visits: 1, 2–3, 4–15, 16 or more.
+  static let shades: [Float] = [0.3, 0.45, 0.65, 0.9]
+
+  /// The colour of a painted cell, as an index into ``paintPalette``; nil for an unpainted one.
+  static func paintColor(_ cell: PaintCanvas.Cell) -> Int? {
+    guard cell.visits > 0 else { return nil }
+    let painter = cell.painter == 0 ? 0 : 1 + Int(cell.painter - 1) % (painterColors.count - 1)
+    let shade = cell.visits >= 16 ? 3 : cell.visits >= 4 ? 2 : cell.visits >= 2 ? 1 : 0
+    return painter * shades.count + shade
+  }
+
+  /// Every painter's colour at every shade, mixed with the sky.
+  static let paintPalette: [(UInt8, UInt8, UInt8)] = painterColors.flatMap { color in
+    shades.map { amount in
+      func mix(_ sky: UInt8, _ paint: Float) -> UInt8 { UInt8(Float(sky) + (paint - Float(sky)) * amount) }
+      return (mix(sky.red, color.0), mix(sky.green, color.1), mix(sky.blue, color.2))
+    }
+  }
+
+  /// Draws the painted cells in view, and only those: a row's run of cells of one colour is
+  /// one rectangle, and a colour's rectangles go in one call.
+  func drawPaint<C: Canvas>(_ paint: PaintCanvas, bounds: Box, camera: CameraState, on canvas: inout C) {
+    let s = scale(camera)
+    let cellWidth = (bounds.maxX - bounds.minX) / Float(paint.columns)
+    let cellHeight = (bounds.maxY - bounds.minY) / Float(paint.rows)
+    guard s > 0, cellWidth > 0, cellHeight > 0 else { return }
+    // The world rectangle the picture shows, in cells, clamped to the canvas.
+    let halfWidth = width / 2 / s
+    let halfHeight = height / 2 / s
+    func cell(_ offset: Float, _ size: Float, _ count: Int) -> Int {
+      PaintCanvas.index(offset, size: size, count: count)
+    }
+    let firstColumn = max(0, cell(camera.position.x - halfWidth - bounds.minX, cellWidth, paint.columns))
+    let lastColumn = min(paint.columns - 1, cell(camera.position.x + halfWidth - bounds.minX, cellWidth, paint.columns))
+    let firstRow = max(0, cell(camera.position.y - halfHeight - bounds.minY, cellHeight, paint.rows))
+    let lastRow = min(paint.rows - 1, cell(camera.position.y + halfHeight - bounds.minY, cellHeight, paint.rows))
+    guard firstColumn <= lastColumn, firstRow <= lastRow, paint.isWellFormed else { return }
+    var batches = [[Float]](repeating: [], count: Self.paintPalette.count)
+    let origin = project(Vector(bounds.minX, bounds.minY), camera: camera)
+    let pixelWidth = cellWidth * s
+    let pixelHeight = cellHeight * s
+    let side = PaintCanvas.tileSide
+    for row in firstRow...lastRow {
+      let top = origin.y - Float(row + 1) * pixelHeight
+      var runStart = firstColumn
+      var runColor: Int? = nil
+      func endRun(at column: Int) {
+        guard let color = runColor else { return }
+        batches[color].append(contentsOf: [
+          origin.x + Float(runStart) * pixelWidth, top, Float(column - runStart) * pixelWidth, pixelHeight,
+        ])
+      }
+      // A tile's row of cells at a time, read from its buffer.
+      var column = firstColumn
+      while column <= lastColumn {
+        let last = min(lastColumn, column - column % side + side - 1)
+        let rowStart = (row % side) * side - (column - column % side)
+        paint.tiles[(row / side) * paint.tileColumns + column / side].withUnsafeBufferPointer { cells in
+          for index in column...last {
+            let cell = cells[rowStart + index]
+            let color = cell.visits == 0 ? nil : Self.paintColor(cell)
+            guard color != runColor else { continue }
+            endRun(at: index)
+            runStart = index
+            runColor = color
+          }
+        }
+        column = last + 1
+      }
+      endRun(at: lastColumn + 1)
+    }
+    for (index, rects) in batches.enumerated() where !rects.isEmpty {
+      let color = Self.paintPalette[index]
+      canvas.setColor(color.0, color.1, color.2, 255)
+      canvas.fillRects(rects)
+    }
   }
 }

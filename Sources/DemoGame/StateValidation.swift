@@ -3,6 +3,8 @@ import Stasis
 /// The limits a loaded state must keep: what the levels and the physics can produce, with
 /// room to spare, so no real save is refused and no hostile one reaches the engine.
 public enum StateLimits {
+  /// Cells along a canvas's side: 65,536 at most (and ``PaintCanvas/maxCells`` in all).
+  public static let canvasSide = 1 << 16
   /// Body radii the levels use are 0.4–0.6 m; the broad phase's cell is twice the largest.
   public static let radius: ClosedRange<Float> = 0.05...(PhysicsState.cellSize / 2)
   /// Density 1: π r² for the largest radius is 1.13 kg.
@@ -74,6 +76,7 @@ extension GameState: ValidatedSaveState {
     try check.count("autopilot.stuckFrames", autopilot.stuckFrames, 0...Int(StateLimits.counter))
     try check.count("autopilot.jumpCooldown", autopilot.jumpCooldown, 0...1_000)
     try check.finite("autopilot.lastX", autopilot.lastX, limit: StateLimits.coordinate)
+    if let canvas { try check.canvas(canvas) }
   }
 
   /// Checks what needs the level: the body count it starts with, its collectibles and
@@ -89,6 +92,22 @@ extension GameState: ValidatedSaveState {
     let shapes = definition.boxes.count + definition.segments.count
     for (index, cached) in physics.contactCache.enumerated() {
       try check.count("physics.contactCache[\(index)].b", Int(cached.b), -shapes...(physics.bodies.count - 1))
+    }
+    switch (definition.canvas, canvas) {
+    case (nil, nil): break
+    case (let declared?, let canvas?):
+      guard canvas.columns == declared.columns, canvas.rows == declared.rows else {
+        throw InvalidStateError(
+          field: "canvas", value: "\(canvas.columns) × \(canvas.rows)",
+          reason: "level \(level.index)'s canvas is \(declared.columns) × \(declared.rows) cells")
+      }
+    case (let declared?, nil):
+      throw InvalidStateError(
+        field: "canvas", value: "none",
+        reason: "level \(level.index) has a \(declared.columns) × \(declared.rows) canvas")
+    case (nil, let canvas?):
+      throw InvalidStateError(
+        field: "canvas", value: "\(canvas.columns) × \(canvas.rows)", reason: "level \(level.index) has no canvas")
     }
     let bounds = definition.bounds
     for (name, point) in [("camera.position", camera.position), ("camera.target", camera.target)] {
@@ -149,6 +168,30 @@ private struct Check {
     guard allowed.contains(value) else {
       throw InvalidStateError(
         field: field(), value: "\(value)", reason: "must be between \(allowed.lowerBound) and \(allowed.upperBound)")
+    }
+  }
+
+  /// A canvas's shape: its size within the limits, as many tiles as its size makes, each
+  /// whole. Any cell's values are a cell the engine and the drawing handle (visits saturate,
+  /// a painter outside the palette wraps round it), so the cells themselves are not read.
+  func canvas(_ canvas: PaintCanvas) throws(InvalidStateError) {
+    let side = PaintCanvas.tileSide
+    for (name, value) in [("canvas.columns", canvas.columns), ("canvas.rows", canvas.rows)] {
+      try count(name, value, side...StateLimits.canvasSide)
+      guard value % side == 0 else {
+        throw InvalidStateError(field: name, value: "\(value)", reason: "must be a multiple of \(side)")
+      }
+    }
+    guard canvas.columns * canvas.rows <= PaintCanvas.maxCells else {
+      throw InvalidStateError(
+        field: "canvas", value: "\(canvas.columns) × \(canvas.rows)",
+        reason: "must have \(PaintCanvas.maxCells) cells at most")
+    }
+    let tiles = (canvas.columns / side) * (canvas.rows / side)
+    try count("canvas.tiles", canvas.tiles.count, tiles...tiles)
+    for (index, tile) in canvas.tiles.enumerated() where tile.count != side * side {
+      throw InvalidStateError(
+        field: "canvas.tiles[\(index)]", value: "\(tile.count) cells", reason: "a tile holds \(side * side) cells")
     }
   }
 

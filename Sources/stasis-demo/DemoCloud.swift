@@ -6,8 +6,9 @@ import Stasis
   import StasisCloud
 #endif
 
-// The only file of the demo that knows StasisCloud: built without the package's `Cloud` trait
-// (the release build `scripts/test.sh` makes for the stress runs), `--cloud` is refused.
+// With ThrottledCloudTransport.swift, the only file of the demo that knows StasisCloud: built
+// without the package's `Cloud` trait (the release build `scripts/test.sh` makes for the stress
+// runs), `--cloud` is refused.
 
 /// The HUD's colour for the cloud's state.
 typealias HUDColor = (UInt8, UInt8, UInt8)
@@ -34,7 +35,11 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
     }
 
     /// The `cloud` object of `--json`.
-    var json: [String: Any] { Self.json(sync.status) }
+    var json: [String: Any] {
+      var json = Self.json(sync.status)
+      json["transferred"] = Self.json(sync.client.transferred)
+      return json
+    }
 
     /// Attaches cloud sync to `game` when `--cloud` is given; nil without it. A token that
     /// cannot be read is an error line, not a crash: the game plays on without the cloud.
@@ -55,9 +60,14 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
         token = ProcessInfo.processInfo.environment["STASIS_TOKEN"] ?? ""
       }
       let device = options.device ?? ProcessInfo.processInfo.hostName
+      var configuration = CloudSyncConfiguration(policy: DemoSaveFormat.conflictPolicy(named: options.conflictPolicy)!)
+      configuration.transfer.deltas = !options.wholeUploads
+      let transport: any CloudTransport =
+        options.uploadRate.map { ThrottledCloudTransport(wrapped: HTTPCloudTransport(), bytesPerSecond: $0) }
+        ?? HTTPCloudTransport()
       let cloud = CloudSync(
         coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: device),
-        configuration: CloudSyncConfiguration(policy: DemoSaveFormat.conflictPolicy(named: options.conflictPolicy)!))
+        configuration: configuration, transport: transport)
       game.coordinator.syncPatience = .milliseconds(Int64((options.syncPatience * 1000).rounded()))
       if let onEvent { cloud.onEvent { onEvent($0.description) } }
       return DemoCloud(sync: cloud)
@@ -78,6 +88,17 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
           ] as [String: Any]
         },
         "events": status.events.map(\.description),
+      ]
+    }
+
+    /// What went over the wire, for `--json`: the files uploaded and their sizes (what whole
+    /// uploads would have sent), the bodies really sent (deltas, parts, a cut part again), and
+    /// the downloads that came as deltas.
+    private static func json(_ counts: TransferCounts) -> [String: Any] {
+      [
+        "filesUploaded": counts.filesUploaded, "fileBytesUploaded": counts.fileBytesUploaded,
+        "bytesSent": counts.bytesSent, "deltasReceived": counts.deltasReceived,
+        "fileBytesReceived": counts.fileBytesReceived, "bytesReceived": counts.bytesReceived,
       ]
     }
   }

@@ -1,10 +1,21 @@
+import CSDL2
 import DemoGame
 import Foundation
 import Stasis
 import StasisSDL
 
-// The demo's drawing protocol over SDL: the method names already match.
-extension SDLCanvas: Canvas {}
+// The demo's drawing protocol over SDL: the method names already match, and a batch of
+// rectangles goes in one SDL call.
+extension SDLCanvas: Canvas {
+  public mutating func fillRects(_ rects: [Float]) {
+    let count = rects.count / 4
+    guard count > 0 else { return }
+    rects[0..<(count * 4)].withUnsafeBufferPointer { floats in
+      // `x, y, width, height` floats, one rectangle after another: SDL_FRect's own layout.
+      floats.withMemoryRebound(to: SDL_FRect.self) { _ = SDL_RenderFillRectsF(renderer, $0.baseAddress, Int32(count)) }
+    }
+  }
+}
 
 /// A demo state drawn small in software (SDL's software renderer on a surface, no window):
 /// on the save's worker for every save, in the slot picker for saves without a picture, and

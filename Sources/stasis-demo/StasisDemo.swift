@@ -18,6 +18,8 @@ struct StasisDemo: ParsableCommand {
         stasis-demo --headless --resume --frames 600 --json
         stasis-demo --render-thumbnail Saves/autosave/0000000003.stasis --output shot.png
         stasis-demo --headless --resume --frames 900 --cloud http://127.0.0.1:8080 --token-file alice.token --json
+        stasis-demo --headless --resume --frames 400 --background-at 300 --terminate-in-background --budget 2 \\
+          --cloud http://127.0.0.1:8080 --token-file alice.token --upload-rate 1000000 --json
 
       Exit codes: 0 success, 1 a save or a load failed or a sync test diverged, 64 bad flags.
       """
@@ -35,7 +37,7 @@ struct StasisDemo: ParsableCommand {
   /// The slot, checked: `validate()` has refused a bad name before anything runs.
   var saveSlot: SaveSlot { (try? SaveSlot(slot)) ?? "autosave" }
 
-  @Option(help: "The level to start on (1, 2, or 3: the stress level).")
+  @Option(help: "The level to start on (1, 2, 3: the stress level, or 4: the canvas, a 12.6 MB state).")
   var level: Int = 1
 
   @Option(help: "The autopilot's seed.")
@@ -110,6 +112,16 @@ struct StasisDemo: ParsableCommand {
   @Option(help: "Seconds the game waits, on launch and on return, for the cloud to catch up before it plays on.")
   var syncPatience: Double = 5
 
+  @Option(
+    name: .customLong("upload-rate"),
+    help: "With --cloud: a slow link, each request's body taking its size at this many bytes per second.")
+  var uploadRate: Int?
+
+  @Flag(
+    name: .customLong("whole-uploads"),
+    help: "With --cloud: send and fetch whole files, never deltas (to compare what a sync sends).")
+  var wholeUploads = false
+
   func validate() throws {
     if renderThumbnail != nil, output == nil { throw ValidationError("--render-thumbnail needs --output FILE.png") }
     guard frames >= 0 else { throw ValidationError("--frames must be 0 or more") }
@@ -147,6 +159,11 @@ struct StasisDemo: ParsableCommand {
       throw ValidationError("--cloud needs the player's token: --token-file FILE, or STASIS_TOKEN")
     }
     guard syncPatience > 0 else { throw ValidationError("--sync-patience must be more than 0 seconds") }
+    if let uploadRate {
+      guard uploadRate > 0 else { throw ValidationError("--upload-rate must be more than 0 bytes per second") }
+      guard cloud != nil else { throw ValidationError("--upload-rate goes with --cloud URL") }
+    }
+    if wholeUploads, cloud == nil { throw ValidationError("--whole-uploads goes with --cloud URL") }
   }
 
   func run() throws {

@@ -32,7 +32,7 @@ struct GameRulesTests {
 
   @Test("the shipped levels load; the third has at least 5,000 dynamic bodies")
   func shippedLevels() throws {
-    for index in 1...3 { _ = try Self.assets.load(index) }
+    for index in 1...4 { _ = try Self.assets.load(index) }
     #expect(try Self.assets.load(3).bodyCount >= 5000)
   }
 

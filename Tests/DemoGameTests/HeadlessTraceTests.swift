@@ -31,4 +31,19 @@ struct HeadlessTraceTests {
     #expect(result.status == 64)
     #expect(result.stderr.contains("--foreground-at (5) must not come before --background-at (10)"))
   }
+
+  @Test("--upload-rate must be positive and, like --whole-uploads, goes with --cloud: exit 64 naming the flag")
+  func cloudLinkFlags() throws {
+    let cases: [([String], String)] = [
+      (["--upload-rate", "0"], "--upload-rate must be more than 0 bytes per second"),
+      (["--upload-rate=-5"], "--upload-rate must be more than 0 bytes per second"),
+      (["--upload-rate", "1000000"], "--upload-rate goes with --cloud URL"),
+      (["--whole-uploads"], "--whole-uploads goes with --cloud URL"),
+    ]
+    for (flags, message) in cases {
+      let result = try run("stasis-demo", ["--headless", "--frames", "1"] + flags)
+      #expect(result.status == 64, "\(flags)")
+      #expect(result.stderr.contains(message), "\(flags): \(result.stderr)")
+    }
+  }
 }
