@@ -71,16 +71,23 @@ struct DeltaWorkloads {
     let base = try city.file()
     let device = client("a")
     let slot = try SaveSlot("city")
+    /// Uploads `bytes` as the delta from revision `revision` (whose file is `held`): the new
+    /// revision, and the bytes it put on the wire.
+    func sendDelta(slot: SaveSlot, bytes: [UInt8], from revision: Int, _ held: [UInt8]) async throws -> (Int, sent: Int)
+    {
+      let before = device.transferred.bytesSent
+      let made = try await device.upload(
+        slot: slot, bytes: bytes, base: revision, deltaFrom: HeldRevision(revision: revision, bytes: held))
+      return (made.revision, device.transferred.bytesSent - before)
+    }
     _ = try await device.head(slot: slot, ifNoneMatch: nil)  // learns what the server takes
     let first = try await device.upload(slot: slot, bytes: base, base: nil)
     let before = city.agents
     city.tick(moving: 0.01, seed: 2)
     let changed = zip(before, city.agents).filter { $0 != $1 }.count * MemoryLayout<SyntheticCity.Agent>.stride
     let tick = try city.file(frame: 1)
-    var sent = device.transferred.bytesSent
-    let second = try await device.upload(
-      slot: slot, bytes: tick, base: first.revision, deltaFrom: HeldRevision(revision: first.revision, bytes: base))
-    sent = device.transferred.bytesSent - sent
+    let (second, sentTick) = try await sendDelta(slot: slot, bytes: tick, from: first.revision, base)
+    var sent = sentTick
     row(
       "\(base.count / 1_000_000) MB save, 1% of \(agents) agents moved: bytes on the wire (changed records: \(kib(changed)))",
       "\(kib(sent)) (\(String(format: "%.2f", Double(sent) / Double(changed)))× the records)",
@@ -89,11 +96,8 @@ struct DeltaWorkloads {
     // 2. A session of three ticks, against the revision acknowledged before it.
     for seed in 3...5 { city.tick(moving: 0.01, seed: UInt64(seed)) }
     let session = try city.file(frame: 4)
-    sent = device.transferred.bytesSent
-    let third = try await device.upload(
-      slot: slot, bytes: session, base: second.revision, deltaFrom: HeldRevision(revision: second.revision, bytes: tick)
-    )
-    sent = device.transferred.bytesSent - sent
+    let third: Int
+    (third, sent) = try await sendDelta(slot: slot, bytes: session, from: second, tick)
     row(
       "the same, 3 ticks of 1%: bytes on the wire / the file", percent(Double(sent) / Double(session.count)), "≤ 8 %",
       Double(sent) <= 0.08 * Double(session.count))
@@ -106,11 +110,11 @@ struct DeltaWorkloads {
     let before3 = city.agents
     _ = before3
     let fourth = try await other.upload(
-      slot: slot, bytes: theirs, base: third.revision,
-      deltaFrom: HeldRevision(revision: third.revision, bytes: session))
+      slot: slot, bytes: theirs, base: third,
+      deltaFrom: HeldRevision(revision: third, bytes: session))
     var received = device.transferred.bytesReceived
     let fetched = try await device.head(
-      slot: slot, ifNoneMatch: third.revision, holding: HeldRevision(revision: third.revision, bytes: session))
+      slot: slot, ifNoneMatch: third, holding: HeldRevision(revision: third, bytes: session))
     received = device.transferred.bytesReceived - received
     let downloadChanged = changed  // the same 1% of agents, moved by the other device
     guard case .changed(let revision, let bytes) = fetched, revision == fourth.revision, bytes == theirs else {
@@ -145,11 +149,7 @@ struct DeltaWorkloads {
     let tenEdited = try ten.file()
     let small = try SaveSlot("ten")
     let made = try await device.upload(slot: small, bytes: tenBase, base: nil)
-    sent = device.transferred.bytesSent
-    _ = try await device.upload(
-      slot: small, bytes: tenEdited, base: made.revision,
-      deltaFrom: HeldRevision(revision: made.revision, bytes: tenBase))
-    sent = device.transferred.bytesSent - sent
+    sent = try await sendDelta(slot: small, bytes: tenEdited, from: made.revision, tenBase).sent
     row(
       "a 16-byte edit inside a \(String(format: "%.1f", Double(tenBase.count) / 1_048_576)) MiB save: bytes on the wire",
       kib(sent), "≤ 64 KiB", sent <= 64 * 1024)
@@ -164,11 +164,7 @@ struct DeltaWorkloads {
     let appended = booksAfter.count - booksBase.count
     let ledger = try SaveSlot("books")
     let opened = try await device.upload(slot: ledger, bytes: booksBase, base: nil)
-    sent = device.transferred.bytesSent
-    _ = try await device.upload(
-      slot: ledger, bytes: booksAfter, base: opened.revision,
-      deltaFrom: HeldRevision(revision: opened.revision, bytes: booksBase))
-    sent = device.transferred.bytesSent - sent
+    sent = try await sendDelta(slot: ledger, bytes: booksAfter, from: opened.revision, booksBase).sent
     row(
       "100 entries appended to a 10,000-entry log (\(kib(appended)) appended): bytes on the wire", kib(sent),
       "≤ 2× appended + 4 KiB", sent <= 2 * appended + 4096)
