@@ -17,6 +17,22 @@ package enum CRC32C {
     return Array(bytes).withUnsafeBytes { checksum($0, continuing: crc) }
   }
 
+  /// Copies `source` to `destination` (which must not overlap it and must have room) and
+  /// returns the checksum of the bytes copied, continuing from `crc`: the bytes are read once.
+  package static func copy(
+    _ source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer, continuing crc: UInt32 = 0
+  ) -> UInt32 {
+    guard let base = source.baseAddress, source.count > 0 else { return crc }
+    return stasis_crc32c_copy(crc, destination, base, source.count)
+  }
+
+  /// True when the carry-less-multiplication path (VPCLMULQDQ) checksums 256 bytes and more.
+  /// Tests turn it off to check the CRC instruction's path on the same machine.
+  package static var isFolding: Bool {
+    get { stasis_crc32c_is_folding() != 0 }
+    set { stasis_crc32c_use_folding(newValue ? 1 : 0) }
+  }
+
   /// True when the CPU's CRC instruction is in use.
   public static var isHardwareAccelerated: Bool { stasis_crc32c_is_hardware() != 0 }
 }

@@ -43,6 +43,7 @@ public enum SaveFileFormat {
     var entries: [SectionEntry] = []
     for section in document.sections {
       let start = writer.count
+      writer.beginChecksum()
       switch section.content {
       case .tree(let value): SectionCoding.encode(value, into: &writer)
       case .raw(let bytes): writer.write(bytes: bytes)
@@ -50,7 +51,7 @@ public enum SaveFileFormat {
       entries.append(
         SectionEntry(
           name: section.name, encoding: section.encoding, offset: start, length: writer.count - start,
-          checksum: writer.checksum(start..<writer.count)))
+          checksum: writer.endChecksum()))
     }
 
     var header = ByteWriter(capacity: headerLength)
@@ -88,7 +89,7 @@ public enum SaveFileFormat {
     writer.write(UInt32(entries.count))
     writer.write(UInt32(key == nil ? 0 : 1))
     if let key {
-      let signature = writer.bytes.withUnsafeBytes { key.signature(of: $0) }
+      let signature = writer.withUnsafeBytes { key.signature(of: $0) }
       writer.write(bytes: signature)
     }
     writer.write(writer.checksum(trailerStart..<writer.count, continuing: headerCRC))
