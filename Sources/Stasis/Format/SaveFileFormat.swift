@@ -23,8 +23,12 @@ public enum SaveFileFormat {
     return bytes
   }
 
-  /// Encodes `document` into `buffer`, replacing its contents but reusing its storage.
-  package static func encode(_ document: SaveDocument, signingKey key: SigningKey? = nil, into buffer: inout [UInt8]) {
+  /// Encodes `document` into `buffer`, replacing its contents but reusing its storage, and
+  /// returns the header's section table (so the writer need not parse the header it made).
+  @discardableResult
+  package static func encode(
+    _ document: SaveDocument, signingKey key: SigningKey? = nil, into buffer: inout [UInt8]
+  ) -> [SectionEntry] {
     let summary = document.summary
     var details = ByteWriter()
     if summary.details != .null { SectionCoding.encode(summary.details, into: &details) }
@@ -94,6 +98,7 @@ public enum SaveFileFormat {
     }
     writer.write(writer.checksum(trailerStart..<writer.count, continuing: headerCRC))
     buffer = writer.bytes
+    return entries
   }
 
   /// `string` cut to the header's limit at a character boundary, so a long build label or

@@ -42,6 +42,12 @@ extension SaveStore {
   /// Records that `path`, written by `game`, passed every check at its current size.
   func remember(_ path: String, game: GameIdentity) {
     guard case .file(let size) = fileSystem.kind(of: path) else { return }
+    remember(path, game: game, size: size)
+  }
+
+  /// Records that `path`, written by `game` with `size` bytes, passed every check: the
+  /// writer's own file, whose size it knows without asking the disk.
+  func remember(_ path: String, game: GameIdentity, size: Int) {
     knownGood.withLock { $0[path] = (size, game) }
   }
 
@@ -50,15 +56,13 @@ extension SaveStore {
   /// so is what a load of this store found it could not make a state of.
   func verdict(slot: SaveSlot, generation: Int, reader: GameIdentity) -> GenerationVerdict {
     let path = path(of: slot, generation: generation)
-    if case .file(let size) = fileSystem.kind(of: path), let found = undecodable.withLock({ $0[path] }),
-      found.size == size
-    {
-      return found.error.kind == .invalidState ? .passedOver(found.error) : .unreadable(found.error)
-    }
-    if case .file(let size) = fileSystem.kind(of: path), let known = knownGood.withLock({ $0[path] }),
-      known.size == size
-    {
-      return verdict(path: path, writer: known.game, reader: reader)
+    if case .file(let size) = fileSystem.kind(of: path) {
+      if let found = undecodable.withLock({ $0[path] }), found.size == size {
+        return found.error.kind == .invalidState ? .passedOver(found.error) : .unreadable(found.error)
+      }
+      if let known = knownGood.withLock({ $0[path] }), known.size == size {
+        return verdict(path: path, writer: known.game, reader: reader)
+      }
     }
     func classify(_ error: SaveFileError) -> GenerationVerdict {
       error.isUnreadableByThisBuild ? .unreadable(error) : .damaged(error)
@@ -93,5 +97,29 @@ extension SaveStore {
           context: .init(file: path, part: "header"), suggestion: "update the game to load it"))
     }
     return .loadable
+  }
+}
+
+/// The verdicts of one write under the slot's lock, each generation classified once: nothing
+/// but the writer changes the folder while it holds the lock, and the keeping, the refusal
+/// and the pruning each asked for every generation (three `stat`s a generation, a save).
+final class WriteVerdicts {
+  private let store: SaveStore
+  private let slot: SaveSlot
+  private let reader: GameIdentity
+  private var known: [Int: GenerationVerdict] = [:]
+
+  init(store: SaveStore, slot: SaveSlot, reader: GameIdentity) {
+    self.store = store
+    self.slot = slot
+    self.reader = reader
+  }
+
+  /// The verdict on `generation`, classified on first asking.
+  func callAsFunction(_ generation: Int) -> GenerationVerdict {
+    if let verdict = known[generation] { return verdict }
+    let verdict = store.verdict(slot: slot, generation: generation, reader: reader)
+    known[generation] = verdict
+    return verdict
   }
 }

@@ -23,10 +23,10 @@ extension SaveStore {
       guard !handle.isCancelled else { throw SaveFileError(.cancelled, "the save was cancelled before it was written") }
       var bytes = spareBuffers.withLock { $0.popLast() } ?? []
       defer { spareBuffers.withLock { if $0.count < 2 { $0.append(bytes) } } }
-      SaveFileFormat.encode(document, signingKey: signing.current, into: &bytes)
+      let table = SaveFileFormat.encode(document, signingKey: signing.current, into: &bytes)
       let encoded = clock.now()
       let receipt = try writeDurably(
-        bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
+        bytes, table: table, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
         skipSameState: isSnapshot, signed: signing.current != nil)
       if !receipt.unchanged {
         handle.offerWrittenFile { WrittenFile(generation: receipt.generation, bytes: bytes, document: document) }
@@ -42,14 +42,16 @@ extension SaveStore {
     }
   }
 
-  /// The durable write, under the slot's lock. A failed `fsync` fails the attempt — the
+  /// The durable write, under the slot's lock. `table` is the header's section table, when the
+  /// caller has it (the encoder returns it); else the header is read. A failed `fsync` fails the attempt — the
   /// data may be gone — and the write is redone once from the same bytes into a new file.
   ///
   /// With `skipSameState`, a slot whose newest generation holds exactly the sections of
   /// `bytes` (the same table, then the same bytes on disk) is left as it is: `unchanged` is
   /// true and nothing is written.
   func writeDurably(
-    _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
+    _ bytes: [UInt8], table: [SectionEntry]? = nil, slot: SaveSlot, writer: GameIdentity,
+    unreadableNewest: UnreadableNewest, handle: SaveHandle,
     pruning: Bool = true, ifNewestIs expected: Int? = nil, skipSameState: Bool = false, signed: Bool = false
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     try makeSlotFolder(slot)
@@ -61,7 +63,8 @@ extension SaveStore {
             "sign it with the slot's key, or reset the slot's signing on purpose (SaveStore.resetSigning(of:))")
       }
       let written = try writeLocked(
-        bytes, slot: slot, writer: writer, unreadableNewest: unreadableNewest, handle: handle, pruning: pruning,
+        bytes, table: table ?? Self.sectionTable(bytes), slot: slot, writer: writer, unreadableNewest: unreadableNewest,
+        handle: handle, pruning: pruning,
         ifNewestIs: expected, skipSameState: skipSameState, signed: signed)
       if pruning, signed, !written.unchanged, signedSince(folder: folder(of: slot)) == nil {
         // From now on an unsigned file in this slot is refused, whatever the policy.
@@ -119,11 +122,10 @@ extension SaveStore {
   }
 
   private func writeLocked(
-    _ bytes: [UInt8], slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest, handle: SaveHandle,
+    _ bytes: [UInt8], table: [SectionEntry]?, slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest,
+    handle: SaveHandle,
     pruning: Bool, ifNewestIs expected: Int?, skipSameState: Bool, signed: Bool
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
-    // The table of what is written: the header the encoder (or the download) made.
-    let table = Self.sectionTable(bytes)
     let folder = folder(of: slot)
     // One listing serves the whole write: under the lock, only this writer changes the folder.
     let names: [String]
@@ -148,10 +150,13 @@ extension SaveStore {
     {
       return (known.generation, known.path, true)
     }
+    let verdicts = WriteVerdicts(store: self, slot: slot, reader: writer)
     if pruning, !plantedBugs.contains(.keepNothingBeforeWriting) {
-      try keepWhatMustBeKept(existing, slot: slot, writer: writer)
+      try keepWhatMustBeKept(existing, slot: slot, writer: writer, verdicts: verdicts)
     }
-    if unreadableNewest == .refuse { try refuseOverUnreadable(existing, slot: slot, writer: writer) }
+    if unreadableNewest == .refuse {
+      try refuseOverUnreadable(existing, verdicts: verdicts, slot: slot, writer: writer)
+    }
 
     var lastError: SaveFileError?
     var generation = newest
@@ -173,13 +178,13 @@ extension SaveStore {
         }
         undecodable.withLock { _ = $0.removeValue(forKey: final) }  // a number a discard freed
         if pruning {
-          remember(final, game: writer)
+          remember(final, game: writer, size: bytes.count)
           // The oldest generations go before the folder is flushed, so one flush makes the new
           // generation and the pruning durable together. A crash keeps an in-order prefix of a
           // folder's changes (ext4, XFS and btrfs journal them in order; `SimulatedDisk` crashes
           // so): never a pruning without the rename before it. A second flush after the pruning
           // cost a save of 1k bodies a third of its time.
-          prune([generation] + existing, slot: slot, writer: writer)
+          prune([generation] + existing, slot: slot, verdicts: verdicts)
         }
         do {
           try fileSystem.fsyncDirectory(folder)
@@ -209,6 +214,8 @@ extension SaveStore {
   /// that gained an entry.
   func makeSlotFolder(_ slot: SaveSlot) throws(SaveFileError) {
     try slot.validated()
+    // The common case, every save after the first: one `stat`, not a `stat` and a `mkdir`.
+    guard fileSystem.kind(of: folder(of: slot)) != .directory else { return }
     do {
       try makeSaveFolder()
       if try fileSystem.makeDirectory(folder(of: slot)) { try fileSystem.fsyncDirectory(directory) }
@@ -240,10 +247,13 @@ extension SaveStore {
   /// no build prunes it — not even the newer build that can read it, once an older one has
   /// saved after it — until an explicit discard. Throws when the list cannot be written:
   /// nothing goes on top of a save whose keeping is not durable.
-  func keepWhatMustBeKept(_ generations: [Int], slot: SaveSlot, writer: GameIdentity) throws(SaveFileError) {
+  func keepWhatMustBeKept(
+    _ generations: [Int], slot: SaveSlot, writer: GameIdentity, verdicts: WriteVerdicts? = nil
+  ) throws(SaveFileError) {
+    let verdicts = verdicts ?? WriteVerdicts(store: self, slot: slot, reader: writer)
     var found: [(generation: Int, error: SaveFileError)] = []
     for generation in generations {
-      if let error = verdict(slot: slot, generation: generation, reader: writer).mustBeKept {
+      if let error = verdicts(generation).mustBeKept {
         found.append((generation, error))
       }
     }
@@ -299,9 +309,11 @@ extension SaveStore {
   }
 
   /// Throws when a generation newer than the newest loadable one is one `writer` cannot read.
-  private func refuseOverUnreadable(_ generations: [Int], slot: SaveSlot, writer: GameIdentity) throws(SaveFileError) {
+  private func refuseOverUnreadable(
+    _ generations: [Int], verdicts: WriteVerdicts, slot: SaveSlot, writer: GameIdentity
+  ) throws(SaveFileError) {
     for generation in generations {
-      switch verdict(slot: slot, generation: generation, reader: writer) {
+      switch verdicts(generation) {
       case .loadable: return
       case .damaged, .passedOver: continue
       case .unreadable(let reason):
@@ -369,7 +381,7 @@ extension SaveStore {
   /// those this build cannot read and those kept on purpose (``keep(generation:slot:reason:)``).
   /// Nothing newer than the oldest kept loadable one goes. The unlinks are not flushed here:
   /// the caller's flush of the folder, after the rename of the new generation, makes them durable.
-  private func prune(_ all: [Int], slot: SaveSlot, writer: GameIdentity) {
+  private func prune(_ all: [Int], slot: SaveSlot, verdicts: WriteVerdicts) {
     guard all.count > generationsToKeep else { return }
     guard let keptList = keptGenerationsLocked(slot) else {
       logger.warning("slot '\(slot)': its kept list cannot be read; nothing pruned until it can")
@@ -378,7 +390,7 @@ extension SaveStore {
     let kept = Set(keptList.map(\.generation))
     var loadable = 0
     for generation in all {
-      let verdict = verdict(slot: slot, generation: generation, reader: writer)
+      let verdict = verdicts(generation)
       if loadable < generationsToKeep {
         if case .loadable = verdict { loadable += 1 }
         continue

@@ -201,9 +201,13 @@ extension SaveStore {
   /// Reads the kept list: empty when there is none, nil when it exists but cannot be read —
   /// then nothing may be pruned, since any generation might be one it keeps.
   func keptGenerationsLocked(_ slot: SaveSlot) -> [KeptGeneration]? {
-    guard let bytes = try? readRecord(named: Self.keptRecord, slot: slot) else {
-      return fileSystem.kind(of: "\(folder(of: slot))/.\(Self.keptRecord)") == .missing ? [] : nil
+    let read: [UInt8]?
+    do {
+      read = try readRecord(named: Self.keptRecord, slot: slot)
+    } catch {
+      return nil
     }
+    guard let bytes = read else { return [] }  // no list: nothing kept
     return try? JSONDecoder().decode([KeptGeneration].self, from: Data(bytes))
   }
 

@@ -138,10 +138,16 @@ public final class SaveStore: Sendable {
   package func newestGeneration(of slot: SaveSlot) -> Int? { (try? generations(of: slot))?.first }
 
   public static func generationNumber(fileName name: String) -> Int? {
-    guard name.hasSuffix(".stasis"), name.count == 17 else { return nil }
-    let digits = name.prefix(10)
-    guard digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
-    return Int(digits)
+    // On the UTF-8 bytes: every save lists its folder, and counting characters and asking
+    // Unicode whether each is a number cost a microsecond a name.
+    let utf8 = name.utf8
+    guard utf8.count == 17, name.hasSuffix(".stasis") else { return nil }
+    var number = 0
+    for byte in utf8.prefix(10) {
+      guard (0x30...0x39).contains(byte) else { return nil }
+      number = number * 10 + Int(byte - 0x30)
+    }
+    return number
   }
 
   // MARK: Saving
