@@ -74,12 +74,34 @@ private func referenceCRC32C(_ bytes: some Sequence<UInt8>, continuing crc: UInt
     let large = SyntheticCity(agents: 5_000, side: 64, ledger: 200, seed: 2)
     let codec = SaveCodec<SyntheticCity>(game: SyntheticCity.game)
     var buffer: [UInt8] = []
+    var pieces: [UInt8] = []
     for city in [large, small, small, large, small] {
       let document = try codec.document(for: city, summary: SaveSummary(frame: 3), createdAt: 5)
+      let fresh = SaveFileFormat.encode(document)
       SaveFileFormat.encode(document, into: &buffer)
-      #expect(buffer == SaveFileFormat.encode(document))
+      #expect(buffer == fresh)
       #expect(try codec.state(from: SaveFileFormat.decode(buffer)) == city)
+      // As the store writes it: the agents left where they are, the same bytes in the end.
+      let (file, table) = SaveFileFormat.encodeFile(document, reusing: &pieces)
+      #expect(file.buffer.count < fresh.count - city.agents.count * 16 + 64, "the agents are not copied")
+      #expect(file.count == fresh.count)
+      #expect(file.contiguous == fresh)
+      let header = try fresh.withUnsafeBytes { raw throws(SaveFileError) in try SaveFileFormat.readHeader(raw) }
+      #expect(table == header.sections)
+      pieces = file.buffer
     }
+  }
+
+  @Test("a signed file is encoded whole, and the same as the contiguous encoding")
+  func signedFileIsWhole() throws {
+    let city = SyntheticCity(agents: 3_000, side: 16, ledger: 10, seed: 4)
+    let codec = SaveCodec<SyntheticCity>(game: SyntheticCity.game)
+    let document = try codec.document(for: city, summary: SaveSummary(), createdAt: 1)
+    let key = SigningKey(bytes: [UInt8](repeating: 7, count: 32))
+    var buffer: [UInt8] = []
+    let (file, _) = SaveFileFormat.encodeFile(document, signingKey: key, reusing: &buffer)
+    #expect(file.buffer.count == file.count)
+    #expect(file.contiguous == SaveFileFormat.encode(document, signingKey: key))
   }
 }
 
