@@ -18,10 +18,7 @@ private func referenceCRC32C(_ bytes: some Sequence<UInt8>, continuing crc: UInt
 /// definition, and the encoder's reused buffer. Serialized: the tests switch the folding path.
 @Suite(.serialized) struct ChecksumTests {
   /// Random bytes, the same in every run.
-  private static let data: [UInt8] = {
-    var random = SplitMixGenerator(seed: 7)
-    return (0..<20_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-  }()
+  private static let data: [UInt8] = SyntheticCity(agents: 0, side: 142, ledger: 0, seed: 7).grid  // 20,164 bytes
 
   /// Lengths around every boundary the paths have: 8-byte words, 256-byte fold steps, three
   /// 4 KiB streams.
@@ -102,18 +99,5 @@ private func referenceCRC32C(_ bytes: some Sequence<UInt8>, continuing crc: UInt
     let (file, _) = SaveFileFormat.encodeFile(document, signingKey: key, reusing: &buffer)
     #expect(file.buffer.count == file.count)
     #expect(file.contiguous == SaveFileFormat.encode(document, signingKey: key))
-  }
-}
-
-/// SplitMix64, for test data that is the same in every run.
-private struct SplitMixGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
