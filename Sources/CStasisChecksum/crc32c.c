@@ -122,39 +122,49 @@ STASIS_FOLD_TARGET static inline __m128i fold128(__m128i x, __m128i k) {
 }
 #define STASIS_K4(lo, hi) _mm512_set_epi64(hi, lo, hi, lo, hi, lo, hi, lo)
 
+// Loads 256 bytes into four registers.
+STASIS_FOLD_TARGET static inline void load256(__m512i v[4], const uint8_t *p) {
+  v[0] = _mm512_loadu_si512(p);
+  v[1] = _mm512_loadu_si512(p + 64);
+  v[2] = _mm512_loadu_si512(p + 128);
+  v[3] = _mm512_loadu_si512(p + 192);
+}
+
+// Stores four registers' 256 bytes.
+STASIS_FOLD_TARGET static inline void store256(uint8_t *d, const __m512i v[4]) {
+  _mm512_storeu_si512(d, v[0]);
+  _mm512_storeu_si512(d + 64, v[1]);
+  _mm512_storeu_si512(d + 128, v[2]);
+  _mm512_storeu_si512(d + 192, v[3]);
+}
+
 // The CRC of `n` >= 256 bytes at `p`, continuing from `crc`; copied to `d` as well unless it is NULL.
 STASIS_FOLD_TARGET static uint32_t crc32c_fold(uint32_t crc, uint8_t *d, const uint8_t *p, size_t n) {
-  __m512i x0 = _mm512_loadu_si512(p), x1 = _mm512_loadu_si512(p + 64), x2 = _mm512_loadu_si512(p + 128),
-          x3 = _mm512_loadu_si512(p + 192);
+  __m512i acc[4], y[4];
+  load256(acc, p);
   if (d) {
-    _mm512_storeu_si512(d, x0);
-    _mm512_storeu_si512(d + 64, x1);
-    _mm512_storeu_si512(d + 128, x2);
-    _mm512_storeu_si512(d + 192, x3);
+    store256(d, acc);
     d += 256;
   }
   // The running CRC enters as the first 32 bits of the data, XORed in.
-  x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)~crc)));
+  acc[0] = _mm512_xor_si512(acc[0], _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)~crc)));
   p += 256;
   n -= 256;
   const __m512i k2048 = STASIS_K4(0xdcb17aa4, 0xb9e02b86);
   while (n >= 256) {
-    __m512i y0 = _mm512_loadu_si512(p), y1 = _mm512_loadu_si512(p + 64), y2 = _mm512_loadu_si512(p + 128),
-            y3 = _mm512_loadu_si512(p + 192);
+    load256(y, p);
     if (d) {
-      _mm512_storeu_si512(d, y0);
-      _mm512_storeu_si512(d + 64, y1);
-      _mm512_storeu_si512(d + 128, y2);
-      _mm512_storeu_si512(d + 192, y3);
+      store256(d, y);
       d += 256;
     }
-    x0 = _mm512_xor_si512(fold512(x0, k2048), y0);
-    x1 = _mm512_xor_si512(fold512(x1, k2048), y1);
-    x2 = _mm512_xor_si512(fold512(x2, k2048), y2);
-    x3 = _mm512_xor_si512(fold512(x3, k2048), y3);
+    acc[0] = _mm512_xor_si512(fold512(acc[0], k2048), y[0]);
+    acc[1] = _mm512_xor_si512(fold512(acc[1], k2048), y[1]);
+    acc[2] = _mm512_xor_si512(fold512(acc[2], k2048), y[2]);
+    acc[3] = _mm512_xor_si512(fold512(acc[3], k2048), y[3]);
     p += 256;
     n -= 256;
   }
+  __m512i x0 = acc[0], x1 = acc[1], x2 = acc[2], x3 = acc[3];
   const __m512i k512 = STASIS_K4(0x740eef02, 0x9e4addf8);
   __m512i x = _mm512_xor_si512(fold512(x0, k512), x1);
   x = _mm512_xor_si512(fold512(x, k512), x2);
@@ -173,76 +183,33 @@ static int fold_available(void) {
          __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.2");
 }
 
-// Copies `n` bytes from `p` to `d` and returns their CRC, reading each byte once: the loop
-// that loads a word for the CRC stores it too. A copy then a checksum read a 16 MB bulk array
-// twice, which cost a save about twice a `memcpy` before its tree was encoded at all.
-__attribute__((target("sse4.2"))) static uint32_t crc32c_copy_hardware(uint32_t crc, uint8_t *d, const uint8_t *p,
-                                                                      size_t n) {
-  uint64_t c0 = ~crc;
-  const size_t block = 4096;
-  if (n >= 3 * block) {
-    static uint32_t shift_block = 0;
-    if (!shift_block) shift_block = shift_constant(block);
-    while (n >= 3 * block) {
-      uint64_t c1 = 0, c2 = 0;
-      const uint8_t *p1 = p + block, *p2 = p + 2 * block;
-      uint8_t *d1 = d + block, *d2 = d + 2 * block;
-      for (size_t i = 0; i < block; i += 8) {
-        uint64_t w0, w1, w2;
-        memcpy(&w0, p + i, 8);
-        memcpy(&w1, p1 + i, 8);
-        memcpy(&w2, p2 + i, 8);
-        memcpy(d + i, &w0, 8);
-        memcpy(d1 + i, &w1, 8);
-        memcpy(d2 + i, &w2, 8);
-        c0 = _mm_crc32_u64(c0, w0);
-        c1 = _mm_crc32_u64(c1, w1);
-        c2 = _mm_crc32_u64(c2, w2);
-      }
-      c0 = gf2_multiply((uint32_t)c0, shift_block) ^ (uint32_t)c1;
-      c0 = gf2_multiply((uint32_t)c0, shift_block) ^ (uint32_t)c2;
-      p += 3 * block;
-      d += 3 * block;
-      n -= 3 * block;
-    }
-  }
-  memcpy(d, p, n);
-  return crc32c_hardware(~(uint32_t)c0, d, n);
-}
 static int hardware_available(void) { return __builtin_cpu_supports("sse4.2"); }
 #else
 #define STASIS_HAVE_HW 0
 #endif
 
+#if !STASIS_HAVE_HW
+static int hardware_available(void) { return 0; }
+static int fold_available(void) { return 0; }
+#endif
+
 static int use_hardware = -1;
 static int use_fold = -1;
 
-// 1 when the folding path is in use: the CPU has VPCLMULQDQ and AVX-512, and the OS saves their state.
-static int fold_in_use(void) {
-  int cached = __atomic_load_n(&use_fold, __ATOMIC_ACQUIRE);
+// What `probe` said of this CPU, asked once and kept in `cache` (-1 until asked).
+static int cached_probe(int *cache, int (*probe)(void)) {
+  int cached = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
   if (cached < 0) {
-#if STASIS_HAVE_HW
-    cached = fold_available() ? 1 : 0;
-#else
-    cached = 0;
-#endif
-    __atomic_store_n(&use_fold, cached, __ATOMIC_RELEASE);
+    cached = probe() ? 1 : 0;
+    __atomic_store_n(cache, cached, __ATOMIC_RELEASE);
   }
   return cached;
 }
 
-int stasis_crc32c_is_hardware(void) {
-  int cached = __atomic_load_n(&use_hardware, __ATOMIC_ACQUIRE);
-  if (cached < 0) {
-#if STASIS_HAVE_HW
-    cached = hardware_available() ? 1 : 0;
-#else
-    cached = 0;
-#endif
-    __atomic_store_n(&use_hardware, cached, __ATOMIC_RELEASE);
-  }
-  return cached;
-}
+// 1 when the folding path is in use: the CPU has VPCLMULQDQ and AVX-512, and the OS saves their state.
+static int fold_in_use(void) { return cached_probe(&use_fold, fold_available); }
+
+int stasis_crc32c_is_hardware(void) { return cached_probe(&use_hardware, hardware_available); }
 
 uint32_t stasis_crc32c(uint32_t crc, const void *data, size_t length) {
 #if STASIS_HAVE_HW
@@ -256,20 +223,15 @@ uint32_t stasis_crc32c_copy(uint32_t crc, void *destination, const void *source,
 #if STASIS_HAVE_HW
   if (length >= 256 && fold_in_use())
     return crc32c_fold(crc, (uint8_t *)destination, (const uint8_t *)source, length);
-  if (stasis_crc32c_is_hardware())
-    return crc32c_copy_hardware(crc, (uint8_t *)destination, (const uint8_t *)source, length);
 #endif
+  // Without folding, a copy then a checksum: the CRC instruction alone is slower than memory,
+  // so reading the bytes once would not make it faster.
   memcpy(destination, source, length);
-  return crc32c_software(crc, (const uint8_t *)destination, length);
+  return stasis_crc32c(crc, destination, length);
 }
 
 int stasis_crc32c_is_folding(void) { return fold_in_use(); }
 
 void stasis_crc32c_use_folding(int enabled) {
-#if STASIS_HAVE_HW
   __atomic_store_n(&use_fold, enabled && fold_available() ? 1 : 0, __ATOMIC_RELEASE);
-#else
-  (void)enabled;
-  __atomic_store_n(&use_fold, 0, __ATOMIC_RELEASE);
-#endif
 }

@@ -82,9 +82,13 @@ extension StasisBench {
       file.withUnsafeBytes { source in destination.withUnsafeMutableBytes { $0.copyMemory(from: source) } }
       consume(destination)
     }
+    // What the store's worker does: the tree, then the file, its bulk arrays checksummed where
+    // they are and written from there (`SaveFileBytes`).
     var buffer: [UInt8] = []
     let encodeMs = try median(runs: 31) {
-      SaveFileFormat.encode(try codec.document(for: city, summary: SaveSummary(), createdAt: 0), into: &buffer)
+      let document = try codec.document(for: city, summary: SaveSummary(), createdAt: 0)
+      let (file, _) = SaveFileFormat.encodeFile(document, reusing: &buffer)
+      buffer = file.buffer
     }
     let (mainMs, copyMs) = MainActor.assumeIsolated { () -> (Double, Double) in
       let game = CityGame(city)

@@ -18,10 +18,7 @@ private func referenceCRC32C(_ bytes: some Sequence<UInt8>, continuing crc: UInt
 /// definition, and the encoder's reused buffer. Serialized: the tests switch the folding path.
 @Suite(.serialized) struct ChecksumTests {
   /// Random bytes, the same in every run.
-  private static let data: [UInt8] = {
-    var random = SplitMixGenerator(seed: 7)
-    return (0..<20_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-  }()
+  private static let data: [UInt8] = SyntheticCity(agents: 0, side: 142, ledger: 0, seed: 7).grid  // 20,164 bytes
 
   /// Lengths around every boundary the paths have: 8-byte words, 256-byte fold steps, three
   /// 4 KiB streams.
@@ -74,24 +71,33 @@ private func referenceCRC32C(_ bytes: some Sequence<UInt8>, continuing crc: UInt
     let large = SyntheticCity(agents: 5_000, side: 64, ledger: 200, seed: 2)
     let codec = SaveCodec<SyntheticCity>(game: SyntheticCity.game)
     var buffer: [UInt8] = []
+    var pieces: [UInt8] = []
     for city in [large, small, small, large, small] {
       let document = try codec.document(for: city, summary: SaveSummary(frame: 3), createdAt: 5)
+      let fresh = SaveFileFormat.encode(document)
       SaveFileFormat.encode(document, into: &buffer)
-      #expect(buffer == SaveFileFormat.encode(document))
+      #expect(buffer == fresh)
       #expect(try codec.state(from: SaveFileFormat.decode(buffer)) == city)
+      // As the store writes it: the agents left where they are, the same bytes in the end.
+      let (file, table) = SaveFileFormat.encodeFile(document, reusing: &pieces)
+      #expect(file.buffer.count < fresh.count - city.agents.count * 16 + 64, "the agents are not copied")
+      #expect(file.count == fresh.count)
+      #expect(file.contiguous == fresh)
+      let header = try fresh.withUnsafeBytes { raw throws(SaveFileError) in try SaveFileFormat.readHeader(raw) }
+      #expect(table == header.sections)
+      pieces = file.buffer
     }
   }
-}
 
-/// SplitMix64, for test data that is the same in every run.
-private struct SplitMixGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
+  @Test("a signed file is encoded whole, and the same as the contiguous encoding")
+  func signedFileIsWhole() throws {
+    let city = SyntheticCity(agents: 3_000, side: 16, ledger: 10, seed: 4)
+    let codec = SaveCodec<SyntheticCity>(game: SyntheticCity.game)
+    let document = try codec.document(for: city, summary: SaveSummary(), createdAt: 1)
+    let key = SigningKey(bytes: [UInt8](repeating: 7, count: 32))
+    var buffer: [UInt8] = []
+    let (file, _) = SaveFileFormat.encodeFile(document, signingKey: key, reusing: &buffer)
+    #expect(file.buffer.count == file.count)
+    #expect(file.contiguous == SaveFileFormat.encode(document, signingKey: key))
   }
 }

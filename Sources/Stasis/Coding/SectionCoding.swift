@@ -141,7 +141,7 @@ enum SectionCoding {
       writer.write(ValueTag.bulk.rawValue)
       writer.write(tables.layout(bulk.layout))
       writer.write(UInt64(bulk.count))
-      bulk.withUnsafeBytes { writer.write(bulk: $0) }
+      writer.write(bulk: bulk)
     }
   }
 

@@ -8,6 +8,14 @@ struct ByteWriter {
   private var storage: [UInt8] = []
   /// Bytes written so far.
   private(set) var count = 0
+  /// With `leavesBulkOut`, the bulk arrays written, and where in the storage each goes: they
+  /// are checksummed where they are, not copied (``SaveFileBytes``).
+  private(set) var inserts: [(at: Int, bulk: BulkArray)] = []
+  private var insertedBytes = 0
+  /// True when bulk arrays stay out of the storage, as ``inserts``.
+  var leavesBulkOut = false
+  /// Bytes written so far, the bulk arrays left out included: a position in the file.
+  var fileCount: Int { count + insertedBytes }
   /// While a checksum runs (``beginChecksum()``): the CRC of the bytes from its start to `checkedUpTo`.
   private var runningCRC: UInt32 = 0
   private var checkedUpTo: Int?
@@ -146,6 +154,18 @@ extension ByteWriter {
     guard let start = checkedUpTo, start < count else { return }
     runningCRC = checksum(start..<count, continuing: runningCRC)
     checkedUpTo = count
+  }
+
+  /// Writes a bulk array: left out and checksummed where it is (``leavesBulkOut``), else copied.
+  mutating func write(bulk: BulkArray) {
+    guard leavesBulkOut else { return bulk.withUnsafeBytes { write(bulk: $0) } }
+    catchUpChecksum()
+    if checkedUpTo != nil {
+      let crc = runningCRC
+      runningCRC = bulk.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
+    }
+    inserts.append((count, bulk))
+    insertedBytes += bulk.byteCount
   }
 
   /// Appends a bulk array's bytes. While a checksum runs and a reused buffer has room, they

@@ -18,7 +18,8 @@ package enum CRC32C {
   }
 
   /// Copies `source` to `destination` (which must not overlap it and must have room) and
-  /// returns the checksum of the bytes copied, continuing from `crc`: the bytes are read once.
+  /// returns the checksum of the bytes copied, continuing from `crc`: read once where the CPU
+  /// folds (``isFolding``).
   package static func copy(
     _ source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer, continuing crc: UInt32 = 0
   ) -> UInt32 {

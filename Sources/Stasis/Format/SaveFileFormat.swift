@@ -29,6 +29,37 @@ public enum SaveFileFormat {
   package static func encode(
     _ document: SaveDocument, signingKey key: SigningKey? = nil, into buffer: inout [UInt8]
   ) -> [SectionEntry] {
+    var writer = ByteWriter(reusing: buffer, capacity: capacity(document, bulk: true))
+    buffer = []  // let the writer own the storage uniquely
+    let entries = encode(document, signingKey: key, with: &writer)
+    buffer = writer.bytes
+    return entries
+  }
+
+  /// Encodes `document` as the store writes it: in `buffer`'s storage, reused, but for its bulk
+  /// arrays, which stay where they are and are written from there. A signed file is encoded
+  /// whole: its signature covers every byte. Returns the file and its header's section table;
+  /// `buffer` is left empty, its storage now the file's `buffer`.
+  package static func encodeFile(
+    _ document: SaveDocument, signingKey key: SigningKey? = nil, reusing buffer: inout [UInt8]
+  ) -> (file: SaveFileBytes, table: [SectionEntry]) {
+    var writer = ByteWriter(reusing: buffer, capacity: capacity(document, bulk: key != nil))
+    buffer = []  // let the writer own the storage uniquely
+    writer.leavesBulkOut = key == nil
+    let entries = encode(document, signingKey: key, with: &writer)
+    let inserts = writer.inserts
+    return (SaveFileBytes(buffer: writer.bytes, inserts: inserts), entries)
+  }
+
+  /// The buffer an encoding needs: the header's estimate, the sections (`bulk`: with their
+  /// bulk arrays' bytes), a signed trailer.
+  private static func capacity(_ document: SaveDocument, bulk: Bool) -> Int {
+    4096 + estimatedSize(document, bulk: bulk) + trailerSize(signed: true)
+  }
+
+  private static func encode(
+    _ document: SaveDocument, signingKey key: SigningKey?, with writer: inout ByteWriter
+  ) -> [SectionEntry] {
     let summary = document.summary
     var details = ByteWriter()
     if summary.details != .null { SectionCoding.encode(summary.details, into: &details) }
@@ -39,14 +70,12 @@ public enum SaveFileFormat {
     let strings = [document.game.name, document.game.build, summary.slot, summary.device].map(headerString)
     let stringsSize = strings.reduce(0) { $0 + 2 + $1.utf8.count }
     let headerLength = fixedHeaderSize + stringsSize + 4 + details.count + sectionTableSize + 4
-    var writer = ByteWriter(
-      reusing: buffer, capacity: headerLength + estimatedSize(document) + trailerSize(signed: true))
-    buffer = []  // let the writer own the storage uniquely
     _ = writer.reserve(headerLength)
 
+    // Offsets and lengths are the file's (`fileCount`): bulk arrays left out count.
     var entries: [SectionEntry] = []
     for section in document.sections {
-      let start = writer.count
+      let start = writer.fileCount
       writer.beginChecksum()
       switch section.content {
       case .tree(let value): SectionCoding.encode(value, into: &writer)
@@ -54,7 +83,7 @@ public enum SaveFileFormat {
       }
       entries.append(
         SectionEntry(
-          name: section.name, encoding: section.encoding, offset: start, length: writer.count - start,
+          name: section.name, encoding: section.encoding, offset: start, length: writer.fileCount - start,
           checksum: writer.endChecksum()))
     }
 
@@ -86,18 +115,19 @@ public enum SaveFileFormat {
     precondition(header.count == headerLength, "header length computed wrongly")
     writer.overwrite(at: 0, with: header.bytes)
 
+    // The trailer follows every section: in the storage, after the last bulk array left out.
     let trailerStart = writer.count
-    let fileLength = trailerStart + trailerSize(signed: key != nil)
+    let fileLength = writer.fileCount + trailerSize(signed: key != nil)
     writer.write(bytes: trailerMagic)
     writer.write(UInt64(fileLength))
     writer.write(UInt32(entries.count))
     writer.write(UInt32(key == nil ? 0 : 1))
     if let key {
+      precondition(!writer.leavesBulkOut, "a signed file is encoded whole")
       let signature = writer.withUnsafeBytes { key.signature(of: $0) }
       writer.write(bytes: signature)
     }
     writer.write(writer.checksum(trailerStart..<writer.count, continuing: headerCRC))
-    buffer = writer.bytes
     return entries
   }
 
@@ -113,10 +143,10 @@ public enum SaveFileFormat {
     return cut
   }
 
-  private static func estimatedSize(_ document: SaveDocument) -> Int {
+  private static func estimatedSize(_ document: SaveDocument, bulk withBulk: Bool) -> Int {
     func size(_ value: SaveValue) -> Int {
       switch value {
-      case .bulk(let bulk): return 16 + bulk.count * bulk.layout.stride
+      case .bulk(let bulk): return 16 + (withBulk ? bulk.byteCount : 0)
       case .string(let string): return 5 + string.utf8.count
       case .bytes(let bytes): return 5 + bytes.count
       case .array(let items): return 5 + items.reduce(0) { $0 + size($1) }

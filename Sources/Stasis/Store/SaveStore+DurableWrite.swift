@@ -21,21 +21,25 @@ extension SaveStore {
     let start = clock.now()
     do throws(SaveFileError) {
       guard !handle.isCancelled else { throw SaveFileError(.cancelled, "the save was cancelled before it was written") }
-      var bytes = spareBuffers.withLock { $0.popLast() } ?? []
-      defer { spareBuffers.withLock { if $0.count < 2 { $0.append(bytes) } } }
-      let table = SaveFileFormat.encode(document, signingKey: signing.current, into: &bytes)
+      var buffer = spareBuffers.withLock { $0.popLast() } ?? []
+      // The bulk arrays stay in the snapshot and are written from there (`SaveFileBytes`).
+      let (file, table) = SaveFileFormat.encodeFile(document, signingKey: signing.current, reusing: &buffer)
+      defer { spareBuffers.withLock { if $0.count < 2 { $0.append(file.buffer) } } }
       let encoded = clock.now()
       let receipt = try writeDurably(
-        bytes, table: table, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
+        file, table: table, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
         skipSameState: isSnapshot, signed: signing.current != nil)
       if !receipt.unchanged {
-        handle.offerWrittenFile { WrittenFile(generation: receipt.generation, bytes: bytes, document: document) }
+        // Asked for by a cloud sync only: the one copy of the bulk arrays, for the upload.
+        handle.offerWrittenFile {
+          WrittenFile(generation: receipt.generation, bytes: file.contiguous, document: document)
+        }
       }
       handle.finish(
         .success(
           SaveReceipt(
             slot: slot, generation: receipt.generation, path: receipt.path,
-            bytes: receipt.unchanged ? 0 : bytes.count, encodeDuration: encodeTime + (encoded - start),
+            bytes: receipt.unchanged ? 0 : file.count, encodeDuration: encodeTime + (encoded - start),
             writeDuration: clock.now() - encoded, outcome: receipt.unchanged ? .unchanged : .written)))
     } catch {
       handle.finish(.failure(error))
@@ -50,7 +54,7 @@ extension SaveStore {
   /// `bytes` (the same table, then the same bytes on disk) is left as it is: `unchanged` is
   /// true and nothing is written.
   func writeDurably(
-    _ bytes: [UInt8], table: [SectionEntry]? = nil, slot: SaveSlot, writer: GameIdentity,
+    _ file: SaveFileBytes, table: [SectionEntry]? = nil, slot: SaveSlot, writer: GameIdentity,
     unreadableNewest: UnreadableNewest, handle: SaveHandle,
     pruning: Bool = true, ifNewestIs expected: Int? = nil, skipSameState: Bool = false, signed: Bool = false
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
@@ -63,7 +67,8 @@ extension SaveStore {
             "sign it with the slot's key, or reset the slot's signing on purpose (SaveStore.resetSigning(of:))")
       }
       let written = try writeLocked(
-        bytes, table: table ?? Self.sectionTable(bytes), slot: slot, writer: writer, unreadableNewest: unreadableNewest,
+        file, table: table ?? Self.sectionTable(file.buffer), slot: slot, writer: writer,
+        unreadableNewest: unreadableNewest,
         handle: handle, pruning: pruning,
         ifNewestIs: expected, skipSameState: skipSameState, signed: signed)
       if pruning, signed, !written.unchanged, signedSince(folder: folder(of: slot)) == nil {
@@ -111,10 +116,11 @@ extension SaveStore {
   /// True when `bytes`, whose table is `table`, hold the state `known` holds: the same table
   /// (names, lengths, checksums), then the same bytes as the file on disk, section by section.
   /// The file is read only when every checksum matches: a save of the same state.
-  private func sameState(_ bytes: [UInt8], table: [SectionEntry], as known: SlotWriters.NewestState) -> Bool {
+  private func sameState(_ file: SaveFileBytes, table: [SectionEntry], as known: SlotWriters.NewestState) -> Bool {
     let ours = Self.state(table)
     let theirs = Self.state(known.sections)
     guard SectionEntry.sameContent(ours, theirs), let onDisk = try? readBytes(at: known.path) else { return false }
+    let bytes = file.contiguous  // a copy only for a save whose every checksum matches
     return zip(ours, theirs).allSatisfy { new, old in
       new.offset + new.length <= bytes.count && old.offset + old.length <= onDisk.count
         && bytes[new.offset..<(new.offset + new.length)] == onDisk[old.offset..<(old.offset + old.length)]
@@ -122,7 +128,8 @@ extension SaveStore {
   }
 
   private func writeLocked(
-    _ bytes: [UInt8], table: [SectionEntry]?, slot: SaveSlot, writer: GameIdentity, unreadableNewest: UnreadableNewest,
+    _ file: SaveFileBytes, table: [SectionEntry]?, slot: SaveSlot, writer: GameIdentity,
+    unreadableNewest: UnreadableNewest,
     handle: SaveHandle,
     pruning: Bool, ifNewestIs expected: Int?, skipSameState: Bool, signed: Bool
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
@@ -146,7 +153,7 @@ extension SaveStore {
     // device) wrote the file.
     if skipSameState, let table, newest > 0, let known = newestState(slot: slot, generation: newest),
       known.game.name == writer.name, known.game.schemaVersion == writer.schemaVersion,
-      known.signedWithCurrentKey || signing.current == nil, sameState(bytes, table: table, as: known)
+      known.signedWithCurrentKey || signing.current == nil, sameState(file, table: table, as: known)
     {
       return (known.generation, known.path, true)
     }
@@ -165,7 +172,7 @@ extension SaveStore {
       let final = path(of: slot, generation: generation)
       let temporary = "\(folder)/.\(generation).tmp-\(getpid())-\(attempt)"
       do throws(SaveFileError) {
-        try writeFile(bytes, to: temporary, handle: handle)
+        try writeFile(file, to: temporary, handle: handle)
         guard !handle.isCancelled else {
           try? fileSystem.unlink(temporary)
           throw SaveFileError(.cancelled, "the save was cancelled before it replaced the previous generation")
@@ -178,7 +185,7 @@ extension SaveStore {
         }
         undecodable.withLock { _ = $0.removeValue(forKey: final) }  // a number a discard freed
         if pruning {
-          remember(final, game: writer, size: bytes.count)
+          remember(final, game: writer, size: file.count)
           // The oldest generations go before the folder is flushed, so one flush makes the new
           // generation and the pruning durable together. A crash keeps an in-order prefix of a
           // folder's changes (ext4, XFS and btrfs journal them in order; `SimulatedDisk` crashes
@@ -194,7 +201,7 @@ extension SaveStore {
         writers.setNewest(
           table.map {
             SlotWriters.NewestState(
-              generation: generation, path: final, size: bytes.count, game: writer, sections: $0,
+              generation: generation, path: final, size: file.count, game: writer, sections: $0,
               signedWithCurrentKey: signed && signing.current != nil)
           }, slot: slot.name)
         return (generation, final, false)
@@ -330,6 +337,13 @@ extension SaveStore {
   /// Creates `path` exclusively, writes every byte (partial writes looped, a save's
   /// cancellation checked between chunks), flushes and closes it. On failure the file is removed.
   func writeFile(_ bytes: [UInt8], to path: String, handle: SaveHandle?, flush: Bool = true) throws(SaveFileError) {
+    try writeFile(SaveFileBytes(bytes), to: path, handle: handle, flush: flush)
+  }
+
+  /// ``writeFile(_:to:handle:flush:)`` for a file in pieces: each piece written from where it is.
+  func writeFile(_ file: SaveFileBytes, to path: String, handle: SaveHandle?, flush: Bool = true)
+    throws(SaveFileError)
+  {
     let descriptor: Int32
     do {
       descriptor = try fileSystem.createExclusive(path)
@@ -343,17 +357,19 @@ extension SaveStore {
     do {
       let chunk = 1 << 20
       var written = 0
-      while written < bytes.count {
-        guard handle?.isCancelled != true else {
-          try? fileSystem.unlink(path)
-          throw SaveFileError(.cancelled, "the save was cancelled after \(written) of \(bytes.count) bytes")
+      try file.forEachPiece { piece in
+        var done = 0
+        while done < piece.count {
+          guard handle?.isCancelled != true else {
+            try? fileSystem.unlink(path)
+            throw SaveFileError(.cancelled, "the save was cancelled after \(written) of \(file.count) bytes")
+          }
+          let end = min(piece.count, done + chunk)
+          let count = try fileSystem.write(descriptor, UnsafeRawBufferPointer(rebasing: piece[done..<end]), path: path)
+          guard count > 0 else { throw FileSystemError(.write, path, .ioError) }
+          done += count
+          written += count
         }
-        let end = min(bytes.count, written + chunk)
-        let count = try bytes.withUnsafeBytes { raw throws(FileSystemError) in
-          try fileSystem.write(descriptor, UnsafeRawBufferPointer(rebasing: raw[written..<end]), path: path)
-        }
-        guard count > 0 else { throw FileSystemError(.write, path, .ioError) }
-        written += count
       }
       if flush { try fileSystem.fsync(descriptor, path: path) }
       closed = true

@@ -78,7 +78,8 @@ extension SaveStore {
       let handle = SaveHandle(slot: destination)
       // Exact bytes, numbered anew in the same order; nothing checked, nothing pruned.
       _ = try writeDurably(
-        bytes, slot: destination, writer: GameIdentity(name: ""), unreadableNewest: .saveAlongside, handle: handle,
+        SaveFileBytes(bytes), slot: destination, writer: GameIdentity(name: ""), unreadableNewest: .saveAlongside,
+        handle: handle,
         pruning: false)
     }
   }

@@ -251,7 +251,7 @@ public final class SaveStore: Sendable {
         let (document, signature) = try SaveFileFormat.decodeWithSignature(bytes, signing: self.signing)
         // A file whose state the slot's newest already holds is not written again.
         let written = try self.writeDurably(
-          bytes, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
+          SaveFileBytes(bytes), slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
           ifNewestIs: ifNewestIs, skipSameState: true, signed: signature != .unsigned)
         handle.finish(
           .success(
