@@ -138,4 +138,34 @@ struct UnreadableGenerationTests {
     #expect(store.keptGenerations(of: "autosave").map(\.generation) == [2])
     #expect(store.keptGenerations(of: "autosave").first?.reason.hasPrefix("this build refused its state") == true)
   }
+
+  @Test("a failed validation a load finds while a save is being written still keeps that generation")
+  func invalidStateFoundDuringAWriteIsKept() throws {
+    let disk = FaultInjectingFileSystem()
+    var codec = testCodec
+    codec.validator = { state throws(InvalidStateError) in
+      guard state.score.points >= 0 else {
+        throw InvalidStateError(field: "score.points", value: "\(state.score.points)", reason: "must not be negative")
+      }
+    }
+    let store = SaveStore(directory: makeTemporaryDirectory(), generationsToKeep: 1, fileSystem: disk)
+    var hostile = TestGameState.sample()
+    hostile.score.points = -5
+    _ = try store.save(hostile, codec: testCodec, slot: "autosave").wait().get()
+    disk.closeGate()
+    // The writer has classified generation 1 (loadable, as far as the files tell) and waits
+    // in its first write.
+    let save = store.save(TestGameState.sample(), codec: codec, slot: "autosave")
+    disk.reachedGate.wait()
+    #expect(throws: SaveFileError.self) { try store.load(codec: codec, slot: "autosave") }
+    disk.openGate()
+    #expect(try save.wait().get().generation == 2)
+    #expect(try store.generations(of: "autosave").contains(1), "generation 1 is kept past generationsToKeep")
+    // The next save keeps it durably, in the slot's kept list.
+    var next = TestGameState.sample()
+    next.score.points += 1
+    _ = try store.save(next, codec: codec, slot: "autosave").wait().get()
+    #expect(try store.generations(of: "autosave").contains(1))
+    #expect(store.keptGenerations(of: "autosave").map(\.generation) == [1])
+  }
 }

@@ -63,10 +63,12 @@ private final class EncodingNode {
   /// The fields or items still being filled in, by position.
   @exclusivity(unchecked) private var children: [(position: Int, node: EncodingNode)] = []
   // A node lives inside its parent's `children`, and the root outlives the encoding, so
-  // neither reference needs counting (each count is an atomic operation, per node).
-  private unowned(unsafe) let parent: EncodingNode?
+  // neither reference is a strong one. They are `unowned`, not `unowned(unsafe)`: an encoder a
+  // value kept and asked for its coding path after the encoding traps, where it would read
+  // freed memory (they cost no measurable time: nodes are reused, so few are made).
+  private unowned let parent: EncodingNode?
   /// The encoding's shared state, held by the root.
-  unowned(unsafe) let context: EncodingContext
+  unowned let context: EncodingContext
   private let rootContext: EncodingContext?
   @exclusivity(unchecked) private var key: Key
   /// A node a finished field or item was encoded in, kept for the next: an array of 1,000
@@ -108,27 +110,33 @@ private final class EncodingNode {
   /// The finished value. The node gives its lists away and is empty again, to be reused.
   func finish() -> SaveValue {
     let finishedKind = kind
-    kind = .empty
-    fieldIndex = nil
     let children = self.children
-    self.children = []
+    var fields = self.fields
+    var items = self.items
+    let single = self.single
+    reset()
     switch finishedKind {
     case .empty: return .object(SaveObject())
-    case .single:
-      defer { single = .null }
-      return single
+    case .single: return single
     case .object:
-      var finished = fields
-      fields = []
-      for child in children { finished[child.position].value = child.node.finish() }
-      if !zip(finished, finished.dropFirst()).allSatisfy({ $0.name < $1.name }) { finished.sort { $0.name < $1.name } }
-      return .object(SaveObject(finished))
+      for child in children { fields[child.position].value = child.node.finish() }
+      if !zip(fields, fields.dropFirst()).allSatisfy({ $0.name < $1.name }) { fields.sort { $0.name < $1.name } }
+      return .object(SaveObject(fields))
     case .array:
-      var finished = items
-      items = []
-      for child in children { finished[child.position] = child.node.finish() }
-      return .array(finished)
+      for child in children { items[child.position] = child.node.finish() }
+      return .array(items)
     }
+  }
+
+  /// Empties the node, whatever an encoding left in it: a value that threw halfway leaves its
+  /// fields, items or children behind, and the node is reused for the next value.
+  private func reset() {
+    kind = .empty
+    single = .null
+    fields = []
+    fieldIndex = nil
+    items = []
+    children = []
   }
 
   func set(_ value: SaveValue) {
@@ -196,6 +204,7 @@ private final class EncodingNode {
   private func temporaryChild(_ key: Key) -> EncodingNode {
     if isKnownUniquelyReferenced(&spare), let node = spare {
       node.key = key
+      node.reset()
       return node
     }
     let node = EncodingNode(parent: self, key: key, context: context)

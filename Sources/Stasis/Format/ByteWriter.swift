@@ -162,7 +162,10 @@ extension ByteWriter {
     catchUpChecksum()
     if checkedUpTo != nil {
       let crc = runningCRC
-      runningCRC = bulk.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
+      runningCRC = bulk.withUnsafeBytes {
+        precondition($0.count == bulk.byteCount, "a bulk array's bytes are its count times its stride")
+        return CRC32C.checksum($0, continuing: crc)
+      }
     }
     inserts.append((count, bulk))
     insertedBytes += bulk.byteCount

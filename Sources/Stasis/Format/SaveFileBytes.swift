@@ -31,7 +31,11 @@ package struct SaveFileBytes: Sendable {
       var start = 0
       for insert in inserts {
         if insert.at > start { try body(UnsafeRawBufferPointer(rebasing: raw[start..<insert.at])) }
-        try insert.bulk.withUnsafeBytes { if $0.count > 0 { try body($0) } }
+        try insert.bulk.withUnsafeBytes {
+          // The header and the offsets after it were written for this many bytes.
+          precondition($0.count == insert.bulk.byteCount, "a bulk array's bytes are its count times its stride")
+          if $0.count > 0 { try body($0) }
+        }
         start = insert.at
       }
       if raw.count > start { try body(UnsafeRawBufferPointer(rebasing: raw[start...])) }

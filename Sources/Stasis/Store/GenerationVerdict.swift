@@ -51,6 +51,12 @@ extension SaveStore {
     knownGood.withLock { $0[path] = (size, game) }
   }
 
+  /// Whether a load noted that `generation` of `slot` decodes to no state of this build.
+  func hasNotedUndecodable(slot: SaveSlot, generation: Int) -> Bool {
+    let path = path(of: slot, generation: generation)
+    return undecodable.withLock { $0[path] != nil }
+  }
+
   /// Classifies a generation for a build that writes `reader`'s game and schema. Reads and
   /// checks the whole file once per process; the verdict for a whole file is remembered, and
   /// so is what a load of this store found it could not make a state of.
@@ -116,8 +122,17 @@ final class WriteVerdicts {
   }
 
   /// The verdict on `generation`, classified on first asking.
+  ///
+  /// A load running beside the write may find meanwhile that a generation decodes to no state
+  /// (``SaveFileError/Kind/invalidState``, a failed validation): a generation remembered as
+  /// loadable is asked again when the store has noted anything about it, so that the pruning
+  /// never deletes what the load found it must keep.
   func callAsFunction(_ generation: Int) -> GenerationVerdict {
-    if let verdict = known[generation] { return verdict }
+    if let verdict = known[generation] {
+      guard case .loadable = verdict, store.hasNotedUndecodable(slot: slot, generation: generation) else {
+        return verdict
+      }
+    }
     let verdict = store.verdict(slot: slot, generation: generation, reader: reader)
     known[generation] = verdict
     return verdict
