@@ -60,9 +60,12 @@ extension SaveStore {
   /// Classifies a generation for a build that writes `reader`'s game and schema. Reads and
   /// checks the whole file once per process; the verdict for a whole file is remembered, and
   /// so is what a load of this store found it could not make a state of.
-  func verdict(slot: SaveSlot, generation: Int, reader: GameIdentity) -> GenerationVerdict {
+  ///
+  /// `size` is the file's size when the caller has just asked the disk for it (one `stat`, not two).
+  func verdict(slot: SaveSlot, generation: Int, reader: GameIdentity, size knownSize: Int? = nil) -> GenerationVerdict {
     let path = path(of: slot, generation: generation)
-    if case .file(let size) = fileSystem.kind(of: path) {
+    let kind = knownSize.map { FileKind.file(size: $0) } ?? fileSystem.kind(of: path)
+    if case .file(let size) = kind {
       if let found = undecodable.withLock({ $0[path] }), found.size == size {
         return found.error.kind == .invalidState ? .passedOver(found.error) : .unreadable(found.error)
       }
@@ -114,6 +117,8 @@ final class WriteVerdicts {
   private let slot: SaveSlot
   private let reader: GameIdentity
   private var known: [Int: GenerationVerdict] = [:]
+  /// Sizes this write found already (the newest generation's, by the same-state check).
+  private var sizes: [Int: Int] = [:]
 
   init(store: SaveStore, slot: SaveSlot, reader: GameIdentity) {
     self.store = store
@@ -133,8 +138,14 @@ final class WriteVerdicts {
         return verdict
       }
     }
-    let verdict = store.verdict(slot: slot, generation: generation, reader: reader)
+    let verdict = store.verdict(slot: slot, generation: generation, reader: reader, size: sizes[generation])
     known[generation] = verdict
     return verdict
   }
+
+  /// Records that `generation` has `size` bytes, as the disk said during this write.
+  func know(size: Int, of generation: Int) { sizes[generation] = size }
+
+  /// Records that this write wrote `generation`: loadable by the build that wrote it.
+  func wrote(_ generation: Int) { known[generation] = .loadable }
 }

@@ -58,20 +58,28 @@ extension SaveStore {
     unreadableNewest: UnreadableNewest, handle: SaveHandle,
     pruning: Bool = true, ifNewestIs expected: Int? = nil, skipSameState: Bool = false, signed: Bool = false
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
-    try makeSlotFolder(slot)
-    return try withSlotLock(slot) { () throws(SaveFileError) in
-      if pruning, !signed, signedSince(folder: folder(of: slot)) != nil {
+    try withSlotLock(slot, creating: true) { () throws(SaveFileError) in
+      // One listing serves the whole write: under the lock, only this writer changes the
+      // folder. A record it does not list is not there, and costs no `stat` to find so.
+      let names: [String]
+      do throws(FileSystemError) {
+        names = try fileSystem.contents(ofDirectory: folder(of: slot))
+      } catch {
+        throw SaveFileError("the slot's folder could not be listed", cause: error)
+      }
+      let isSigned = names.contains(".\(Self.signedRecord)")
+      if pruning, !signed, isSigned, signedSince(folder: folder(of: slot)) != nil {
         throw SaveFileError(
           .unsigned, "an unsigned save in a signed slot; nothing was written", context: .init(file: folder(of: slot)),
           suggestion:
             "sign it with the slot's key, or reset the slot's signing on purpose (SaveStore.resetSigning(of:))")
       }
       let written = try writeLocked(
-        file, table: table ?? Self.sectionTable(file.buffer), slot: slot, writer: writer,
+        file, table: table ?? Self.sectionTable(file.buffer), names: names, slot: slot, writer: writer,
         unreadableNewest: unreadableNewest,
         handle: handle, pruning: pruning,
         ifNewestIs: expected, skipSameState: skipSameState, signed: signed)
-      if pruning, signed, !written.unchanged, signedSince(folder: folder(of: slot)) == nil {
+      if pruning, signed, !written.unchanged, !isSigned || signedSince(folder: folder(of: slot)) == nil {
         // From now on an unsigned file in this slot is refused, whatever the policy.
         do {
           try writeRecordLocked(Array("\(written.generation)\n".utf8), named: Self.signedRecord, slot: slot)
@@ -128,19 +136,12 @@ extension SaveStore {
   }
 
   private func writeLocked(
-    _ file: SaveFileBytes, table: [SectionEntry]?, slot: SaveSlot, writer: GameIdentity,
+    _ file: SaveFileBytes, table: [SectionEntry]?, names: [String], slot: SaveSlot, writer: GameIdentity,
     unreadableNewest: UnreadableNewest,
     handle: SaveHandle,
     pruning: Bool, ifNewestIs expected: Int?, skipSameState: Bool, signed: Bool
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     let folder = folder(of: slot)
-    // One listing serves the whole write: under the lock, only this writer changes the folder.
-    let names: [String]
-    do {
-      names = try fileSystem.contents(ofDirectory: folder)
-    } catch {
-      throw SaveFileError("the slot's folder could not be listed", cause: error)
-    }
     removeStaleTemporaryFiles(names, slot: slot)
     var existing = names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
     let newest = existing.first ?? 0
@@ -149,17 +150,22 @@ extension SaveStore {
         .newerSaveInSlot, "generation \(newest) appeared after generation \(expected) was read; nothing was written",
         context: .init(file: folder), suggestion: "read the slot again")
     }
+    let verdicts = WriteVerdicts(store: self, slot: slot, reader: writer)
     // The same game and schema with the same sections is the same state, whichever build (or
     // device) wrote the file.
-    if skipSameState, let table, newest > 0, let known = newestState(slot: slot, generation: newest),
-      known.game.name == writer.name, known.game.schemaVersion == writer.schemaVersion,
-      known.signedWithCurrentKey || signing.current == nil, sameState(file, table: table, as: known)
-    {
-      return (known.generation, known.path, true)
+    if skipSameState, let table, newest > 0, let known = newestState(slot: slot, generation: newest) {
+      verdicts.know(size: known.size, of: newest)
+      if known.game.name == writer.name, known.game.schemaVersion == writer.schemaVersion,
+        known.signedWithCurrentKey || signing.current == nil, sameState(file, table: table, as: known)
+      {
+        return (known.generation, known.path, true)
+      }
     }
-    let verdicts = WriteVerdicts(store: self, slot: slot, reader: writer)
-    if pruning, !plantedBugs.contains(.keepNothingBeforeWriting) {
+    var keptListExists = names.contains(".\(Self.keptRecord)")
+    if pruning, !plantedBugs.contains(.keepNothingBeforeWriting),
       try keepWhatMustBeKept(existing, slot: slot, writer: writer, verdicts: verdicts)
+    {
+      keptListExists = true
     }
     if unreadableNewest == .refuse {
       try refuseOverUnreadable(existing, verdicts: verdicts, slot: slot, writer: writer)
@@ -186,12 +192,13 @@ extension SaveStore {
         undecodable.withLock { _ = $0.removeValue(forKey: final) }  // a number a discard freed
         if pruning {
           remember(final, game: writer, size: file.count)
+          verdicts.wrote(generation)
           // The oldest generations go before the folder is flushed, so one flush makes the new
           // generation and the pruning durable together. A crash keeps an in-order prefix of a
           // folder's changes (ext4, XFS and btrfs journal them in order; `SimulatedDisk` crashes
           // so): never a pruning without the rename before it. A second flush after the pruning
           // cost a save of 1k bodies a third of its time.
-          prune([generation] + existing, slot: slot, verdicts: verdicts)
+          prune([generation] + existing, slot: slot, verdicts: verdicts, keptListExists: keptListExists)
         }
         do {
           try fileSystem.fsyncDirectory(folder)
@@ -254,9 +261,11 @@ extension SaveStore {
   /// no build prunes it — not even the newer build that can read it, once an older one has
   /// saved after it — until an explicit discard. Throws when the list cannot be written:
   /// nothing goes on top of a save whose keeping is not durable.
+  /// Returns true when it wrote the list.
+  @discardableResult
   func keepWhatMustBeKept(
     _ generations: [Int], slot: SaveSlot, writer: GameIdentity, verdicts: WriteVerdicts? = nil
-  ) throws(SaveFileError) {
+  ) throws(SaveFileError) -> Bool {
     let verdicts = verdicts ?? WriteVerdicts(store: self, slot: slot, reader: writer)
     var found: [(generation: Int, error: SaveFileError)] = []
     for generation in generations {
@@ -264,10 +273,10 @@ extension SaveStore {
         found.append((generation, error))
       }
     }
-    guard !found.isEmpty else { return }
+    guard !found.isEmpty else { return false }
     guard var kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
     let new = found.filter { entry in !kept.contains { $0.generation == entry.generation } }
-    guard !new.isEmpty else { return }
+    guard !new.isEmpty else { return false }
     for (generation, error) in new {
       let reason: String
       if case .newerSchema = error.kind,
@@ -288,6 +297,7 @@ extension SaveStore {
         "slot '\(slot)': kept generation \(generation) until discarded: \(kept.first { $0.generation == generation }!.reason)"
       )
     }
+    return true
   }
 
   /// Keeps, durably and under the slot's lock, what this store's loads found they could not
@@ -397,9 +407,9 @@ extension SaveStore {
   /// those this build cannot read and those kept on purpose (``keep(generation:slot:reason:)``).
   /// Nothing newer than the oldest kept loadable one goes. The unlinks are not flushed here:
   /// the caller's flush of the folder, after the rename of the new generation, makes them durable.
-  private func prune(_ all: [Int], slot: SaveSlot, verdicts: WriteVerdicts) {
+  private func prune(_ all: [Int], slot: SaveSlot, verdicts: WriteVerdicts, keptListExists: Bool) {
     guard all.count > generationsToKeep else { return }
-    guard let keptList = keptGenerationsLocked(slot) else {
+    guard let keptList = keptListExists ? keptGenerationsLocked(slot) : [] else {
       logger.warning("slot '\(slot)': its kept list cannot be read; nothing pruned until it can")
       return
     }

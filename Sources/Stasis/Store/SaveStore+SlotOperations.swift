@@ -122,7 +122,8 @@ extension SaveStore {
     let folder = folder(of: slot)
     if creating { try makeSlotFolder(slot) }
     return try writers.gate(slot: slot.name).withLock { () throws(SaveFileError) -> T in
-      guard fileSystem.kind(of: folder) == .directory else {
+      // A folder made just now is there (a delete that races with it fails the lock's open).
+      guard creating || fileSystem.kind(of: folder) == .directory else {
         throw SaveFileError(.notFound, "slot '\(slot)' does not exist", context: .init(file: folder))
       }
       let lock: Int32
