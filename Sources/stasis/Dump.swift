@@ -12,7 +12,7 @@ struct Dump: ParsableCommand {
         stasis dump city.stasis --section agents --all-elements > agents.json
 
       Top-level keys are the sections (a demo save has score, level, camera,
-      physics, autopilot). Raw sections (a thumbnail) are left out; `inspect`
+      physics, autopilot; the canvas level's also canvas). Raw sections (a thumbnail) are left out; `inspect`
       lists them.
 
       A bulk array (an array of plain structs stored as raw bytes) is summarised:

@@ -37,7 +37,8 @@ public struct TransferCounts: Sendable, Equatable {
   public var filesUploaded = 0
   /// Their sizes, summed: what whole uploads would have sent.
   public var fileBytesUploaded = 0
-  /// The bodies sent: deltas, parts, and parts sent again after a cut.
+  /// The bodies sent: deltas, parts, and parts sent again after a cut. A body counts when it is
+  /// handed to the transport, so a part cut on its way counts whole (an upper bound on the wire).
   public var bytesSent = 0
   /// Files downloaded as deltas.
   public var deltasReceived = 0
