@@ -20,6 +20,17 @@ private struct OtherBuildState: Codable, Sendable {
 
 private let otherBuildCodec = SaveCodec<OtherBuildState>(game: testGame)
 
+/// The test game's codec with a validation: a negative score is refused.
+private let refusingNegativePoints = {
+  var codec = testCodec
+  codec.validator = { state throws(InvalidStateError) in
+    guard state.score.points >= 0 else {
+      throw InvalidStateError(field: "score.points", value: "\(state.score.points)", reason: "must not be negative")
+    }
+  }
+  return codec
+}()
+
 @MainActor
 @Suite("A save this build cannot read is kept, stops the restore, and is never pruned")
 struct UnreadableGenerationTests {
@@ -114,12 +125,7 @@ struct UnreadableGenerationTests {
   @Test("a failed validation falls back, says what it skipped, and keeps the file")
   func invalidStateFallsBackAndIsKept() throws {
     let folder = makeTemporaryDirectory()
-    var codec = testCodec
-    codec.validator = { state throws(InvalidStateError) in
-      guard state.score.points >= 0 else {
-        throw InvalidStateError(field: "score.points", value: "\(state.score.points)", reason: "must not be negative")
-      }
-    }
+    let codec = refusingNegativePoints
     let store = SaveStore(directory: folder, generationsToKeep: 2)
     _ = try store.save(TestGameState.sample(), codec: codec, slot: "autosave").wait().get()
     var hostile = TestGameState.sample()
@@ -142,12 +148,7 @@ struct UnreadableGenerationTests {
   @Test("a failed validation a load finds while a save is being written still keeps that generation")
   func invalidStateFoundDuringAWriteIsKept() throws {
     let disk = FaultInjectingFileSystem()
-    var codec = testCodec
-    codec.validator = { state throws(InvalidStateError) in
-      guard state.score.points >= 0 else {
-        throw InvalidStateError(field: "score.points", value: "\(state.score.points)", reason: "must not be negative")
-      }
-    }
+    let codec = refusingNegativePoints
     let store = SaveStore(directory: makeTemporaryDirectory(), generationsToKeep: 1, fileSystem: disk)
     var hostile = TestGameState.sample()
     hostile.score.points = -5
