@@ -670,6 +670,8 @@ struct CloudSyncTests {
     let saved = try store.load(codec: counterCodec, slot: "autosave")
     #expect(saved.state.count == 2, "the local save is whole")
     #expect(cloud.status.pending == 1)
+    #expect(cloud.status.phase == .synced, "not talking to the server any more")
+    #expect(cloud.status.hud == "r1, 1 waiting")
     #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [1])
 
     app.enterForeground()  // catches up: the waiting upload goes now

@@ -221,7 +221,10 @@ final class SyncEngine: Sendable {
         status.phase = report.result == "pending" ? .conflict : .synced
       case .offline: status.phase = .offline
       case .unauthorized: status.phase = .unauthorized
-      case .uploadCancelled, .refused, .nearUploadLimit: break
+      case .uploadCancelled:
+        // Back to where it was before it talked to the server: the save waits (`pending`).
+        if status.phase == .syncing { status.phase = status.base == nil ? .idle : .synced }
+      case .refused, .nearUploadLimit: break
       }
     }
     switch event {
