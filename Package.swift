@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "StasisCloud", targets: ["StasisCloud"]),
     .library(name: "StasisMerge", targets: ["StasisMerge"]),
     .library(name: "StasisDelta", targets: ["StasisDelta"]),
+    .library(name: "StasisInspect", targets: ["StasisInspect"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
     .library(name: "DemoGame", targets: ["DemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
@@ -51,6 +52,9 @@ let package = Package(
     // A save as its difference from another (delta uploads, downloads and the server's storage),
     // with zstd from Debian: only what syncs links it.
     .target(name: "StasisDelta", dependencies: ["Stasis", "CZstd"]),
+    // The `stasis` CLI's dump and diff renderers, for the save server's console too: a save's
+    // tree as JSON, two saves' differences as text or JSON. Arrays align by `MergeRules`.
+    .target(name: "StasisInspect", dependencies: ["Stasis", "StasisMerge"]),
     // zstd from the system, found through pkg-config.
     .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
     // Cloud saves: sync records, the upload queue, fetch and conflicts, over AsyncHTTPClient.
@@ -105,10 +109,13 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
-    // The save-file CLI needs only Stasis (and StasisCloud for `stasis cloud`): no SDL, no demo code.
+    // The save-file CLI needs only Stasis, its renderers (StasisInspect) and StasisCloud for
+    // `stasis cloud`: no SDL, no demo code.
     .executableTarget(
       name: "stasis",
-      dependencies: ["Stasis", "StasisCloud", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: [
+        "Stasis", "StasisInspect", "StasisCloud", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
     ),
     // The save path against memcpy, write+fsync and Foundation's coders (run in release).
     .executableTarget(
@@ -151,6 +158,8 @@ let package = Package(
       name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisMerge", "StasisTesting", "TestSupport"]),
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
     .testTarget(name: "CLITests", dependencies: ["Stasis", "TestSupport"]),
+    // StasisInspect's strings against what the built `stasis` prints for the same saves.
+    .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "TestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.
     .testTarget(name: "ExampleTests", dependencies: ["Stasis", "TestSupport"]),
     .testTarget(

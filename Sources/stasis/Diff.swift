@@ -2,120 +2,7 @@ import ArgumentParser
 import Foundation
 import Stasis
 import StasisCloud
-
-/// One difference between two saves.
-struct Difference {
-  var path: String
-  var old: SaveValue?
-  var new: SaveValue?
-  /// For bulk arrays and byte strings: which elements differ, and the first few field by field.
-  var bulk: BulkDifference?
-}
-
-/// How `stasis diff` aligns arrays of objects: by the key the game's merge declarations give
-/// the array's path (`monsters = by-key id`), else by the first of `keys` that every element
-/// has, with distinct values; else index by index.
-struct Alignment {
-  var keys: [String] = []
-  var declarations = MergeRules()
-
-  /// The fields to try for the array at `path`, the declared one first.
-  func keys(at path: String) -> [String] {
-    if case .byKey(let field)? = declarations.rule(at: path) { return [field] + keys.filter { $0 != field } }
-    return keys
-  }
-}
-
-/// Compares two values field by field; bulk arrays and byte strings element by element,
-/// summarised. An array of objects that all have one of the `keys` fields, with distinct
-/// values, is aligned by it (`monsters[id=17]`): an element one side removed or added is one
-/// difference, and the others compare with their namesakes wherever they stand.
-func differences(
-  _ a: SaveValue?, _ b: SaveValue?, path: String, keys: Alignment = Alignment(), into result: inout [Difference]
-) {
-  switch (a, b) {
-  case (.object(let left)?, .object(let right)?):
-    var names = left.fields.map(\.name)
-    for field in right.fields where !names.contains(field.name) { names.append(field.name) }
-    for name in names {
-      differences(left[name], right[name], path: path.isEmpty ? name : "\(path).\(name)", keys: keys, into: &result)
-    }
-  case (.array(let left)?, .array(let right)?):
-    for key in keys.keys(at: path) {
-      guard let leftIds = ids(left, by: key), let rightIds = ids(right, by: key) else { continue }
-      keyedDifferences(
-        left, right, leftIds: leftIds, rightIds: rightIds, key: key, path: path, keys: keys, into: &result)
-      return
-    }
-    if left.count != right.count {
-      result.append(Difference(path: "\(path).count", old: .int64(Int64(left.count)), new: .int64(Int64(right.count))))
-    }
-    for index in 0..<min(left.count, right.count) {
-      differences(left[index], right[index], path: "\(path)[\(index)]", keys: keys, into: &result)
-    }
-  case (.bulk(let left)?, .bulk(let right)?):
-    guard left != right else { return }
-    let summary = BulkDifference(old: .bulk(left), new: .bulk(right))
-    if summary.differing > 0 { result.append(Difference(path: path, old: a, new: b, bulk: summary)) }
-  case (.bytes(let left)?, .bytes(let right)?):
-    guard left != right else { return }
-    result.append(Difference(path: path, old: a, new: b, bulk: BulkDifference(old: .bytes(left), new: .bytes(right))))
-  default:
-    if a != b { result.append(Difference(path: path, old: a, new: b)) }
-  }
-}
-
-/// The elements' `key` values by index when every element is an object whose `key` field is
-/// a plain value, no two alike; else nil.
-private func ids(_ items: [SaveValue], by key: String) -> [SaveValue]? {
-  var ids: [SaveValue] = []
-  var seen = IdIndex()
-  for item in items {
-    guard case .object(let object) = item, let value = object[key] else { return nil }
-    switch value {
-    case .bulk, .bytes, .null: return nil
-    default: break  // a number, a string, or a struct (an id with a generation), by its encoded value
-    }
-    guard seen.index(of: value, in: ids) == nil else { return nil }
-    seen.insert(value, at: ids.count)
-    ids.append(value)
-  }
-  return ids
-}
-
-/// Finds an id among many without comparing each with each: ids bucketed by their text, then
-/// compared exactly (`1` the integer and `1` the byte share a bucket, not an identity).
-private struct IdIndex {
-  private var buckets: [String: [Int]] = [:]
-
-  mutating func insert(_ value: SaveValue, at index: Int) { buckets[value.keyText, default: []].append(index) }
-
-  func index(of value: SaveValue, in ids: [SaveValue]) -> Int? {
-    buckets[value.keyText]?.first { ids[$0] == value }
-  }
-}
-
-/// Elements matched by `key`: the old side's order first, then what only the new side has.
-private func keyedDifferences(
-  _ left: [SaveValue], _ right: [SaveValue], leftIds: [SaveValue], rightIds: [SaveValue], key: String, path: String,
-  keys: Alignment, into result: inout [Difference]
-) {
-  var leftIndex = IdIndex()
-  for (index, id) in leftIds.enumerated() { leftIndex.insert(id, at: index) }
-  var rightIndex = IdIndex()
-  for (index, id) in rightIds.enumerated() { rightIndex.insert(id, at: index) }
-  func elementPath(_ id: SaveValue) -> String { "\(path)[\(key)=\(id.keyText)]" }
-  for (index, id) in leftIds.enumerated() {
-    if let counterpart = rightIndex.index(of: id, in: rightIds) {
-      differences(left[index], right[counterpart], path: elementPath(id), keys: keys, into: &result)
-    } else {
-      result.append(Difference(path: elementPath(id), old: left[index], new: nil))
-    }
-  }
-  for (index, id) in rightIds.enumerated() where leftIndex.index(of: id, in: leftIds) == nil {
-    result.append(Difference(path: elementPath(id), old: nil, new: right[index]))
-  }
-}
+import StasisInspect
 
 struct Diff: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -179,7 +66,7 @@ struct Diff: ParsableCommand {
   var declarations: String?
 
   func run() throws {
-    var keys = Alignment(keys: self.keys)
+    var keys = DiffAlignment(keys: self.keys)
     if let declarations { keys.declarations = try MergeDeclarations.read(declarations) }
     let left = try openSave(old)
     let right = try openSave(new)
@@ -192,67 +79,18 @@ struct Diff: ParsableCommand {
       throw ValidationError(
         "\(declarations): declared paths not in either save: " + unknown.map { "'\($0)'" }.joined(separator: ", "))
     }
-    var result: [Difference] = []
-    differences(summaryValue(left), summaryValue(right), path: "metadata", keys: keys, into: &result)
-    differences(left.tree, right.tree, path: "", keys: keys, into: &result)
-    let output = BufferedOutput()
+    let result = SaveInspection.differences(left, right, alignment: keys)
+    let output = TextOutput(.standardOutput)
     if json {
-      writeJSON(result, to: StreamedJSON(output))
+      SaveInspection.writeDiffJSON(result, listing: listing, to: StreamedJSON(output))
     } else {
-      writeText(result, to: output)
+      SaveInspection.writeDiffText(result, listing: listing, to: output)
     }
     output.flush()
     if !result.isEmpty { throw Exit.invalid }
   }
 
   private var listing: BulkListing { allElements ? .allElements : .summary }
-
-  private func summaryValue(_ document: SaveDocument) -> SaveValue {
-    let summary = document.summary
-    // The game's own fields are under `summary`, as `inspect --json` shows them: none can
-    // shadow a fixed field.
-    return .object(
-      SaveObject([
-        ("slot", .string(summary.slot)), ("summary", summary.details), ("playTime", .float64(summary.playTime)),
-        ("frame", .int64(summary.frame)), ("progress", summary.progress.map { .float64($0) } ?? .null),
-        ("device", .string(summary.device)), ("schemaVersion", .uint32(document.game.schemaVersion)),
-      ]))
-  }
-
-  private func writeJSON(_ result: [Difference], to json: StreamedJSON) {
-    json.array(result) { difference in
-      if let bulk = difference.bulk {
-        json.object([
-          ("path", { json.string(difference.path) }),
-          ("bulk", { bulk.writeJSON(to: json, listing: listing) }),
-        ])
-      } else {
-        json.object([
-          ("path", { json.string(difference.path) }),
-          ("old", { json.value(difference.old, listing: listing) }),
-          ("new", { json.value(difference.new, listing: listing) }),
-        ])
-      }
-    }
-    json.finish()
-  }
-
-  private func writeText(_ result: [Difference], to out: BufferedOutput) {
-    guard !result.isEmpty else {
-      out.line("no differences")
-      return
-    }
-    for difference in result {
-      if let bulk = difference.bulk {
-        bulk.writeText(path: difference.path, listing: listing, to: out)
-      } else {
-        out.line(
-          out.paint(difference.path, .bold) + ": " + out.paint(shortText(difference.old), .red) + " → "
-            + out.paint(shortText(difference.new), .green))
-      }
-    }
-    out.line("\(result.count) difference\(result.count == 1 ? "" : "s")")
-  }
 }
 
 /// Whether some array in `value` holds an object with the field `key`.

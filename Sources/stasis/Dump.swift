@@ -1,5 +1,6 @@
 import ArgumentParser
 import Stasis
+import StasisInspect
 
 struct Dump: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -82,9 +83,8 @@ struct Dump: ParsableCommand {
   }
 
   private func write(_ value: SaveValue) {
-    let json = StreamedJSON(BufferedOutput())
-    json.value(value, listing: listing)
-    json.finish()
+    let json = StreamedJSON(TextOutput(.standardOutput))
+    SaveInspection.writeDump(value, listing: listing, to: json)
     json.output.flush()
   }
 
@@ -96,7 +96,7 @@ struct Dump: ParsableCommand {
       sections.contains(where: { if case .whole = $0.state { true } else { false } })
     else { return }
     var fields: [(key: String, write: () -> Void)] = []
-    let json = StreamedJSON(BufferedOutput())
+    let json = StreamedJSON(TextOutput(.standardOutput))
     for (entry, state) in sections
     where (section == nil || entry.name == section) && !fields.contains(where: { $0.key == entry.name }) {
       switch state {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Stasis
 import StasisCloud
+import StasisInspect
 
 struct Merge: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -123,7 +124,7 @@ struct Merge: ParsableCommand {
     if let refusal = outcome.refusal {
       throw fail(SaveFileError(.typeMismatch, refusal, context: .init(file: theirs, part: "header")))
     }
-    let out = BufferedOutput()
+    let out = TextOutput(.standardOutput)
     let listing: BulkListing = allElements ? .allElements : .summary
     if json {
       writeJSON(outcome, listing: listing, to: StreamedJSON(out))

@@ -1,5 +1,6 @@
 import Foundation
 import Stasis
+import StasisInspect
 
 /// The game's own summary fields of a header (``SaveSummary/details``), by name, for tables
 /// and metadata: the top-level fields of an object, or one `summary` field for anything else.
@@ -41,6 +42,6 @@ func summaryJSON(_ header: SaveHeader) -> [String: Any] {
   return [
     "slot": summary.slot, "createdAt": isoDate(milliseconds: header.createdAt), "frame": summary.frame,
     "playTime": summary.playTime, "progress": summary.progress ?? NSNull(), "device": summary.device,
-    "summary": jsonObject(summary.details),
+    "summary": summary.details.jsonObject,
   ]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StasisInspect
 
 #if canImport(Glibc)
   import Glibc
@@ -24,16 +25,10 @@ struct Terminal {
     isTerminal = isatty(descriptor) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
   }
 
-  enum Colour: String {
-    case red = "31"
-    case green = "32"
-    case yellow = "33"
-    case bold = "1"
-    case dim = "2"
-  }
+  typealias Colour = TextOutput.Colour
 
   func paint(_ text: String, _ colour: Colour) -> String {
-    isTerminal ? "\u{1B}[\(colour.rawValue)m\(text)\u{1B}[0m" : text
+    isTerminal ? colour.paint(text) : text
   }
 
   func write(_ text: String) {
@@ -85,4 +80,12 @@ func isoDate(milliseconds: Int64) -> String {
   formatter.formatOptions = [.withInternetDateTime]
   formatter.timeZone = TimeZone(identifier: "UTC")
   return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+}
+
+extension TextOutput {
+  /// Output to `terminal` 64 KB at a time, coloured when it is a terminal: a listing of a
+  /// million elements is written as it is made, and never held whole in memory.
+  convenience init(_ terminal: Terminal) {
+    self.init(colours: terminal.isTerminal) { terminal.write($0) }
+  }
 }

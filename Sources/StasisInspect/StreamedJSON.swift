@@ -1,32 +1,32 @@
 import Foundation
 
-/// Pretty JSON written as it is made, byte for byte what ``jsonText(_:pretty:)`` writes
-/// (`JSONSerialization` with sorted keys): `stasis dump --all-elements` streams a million
+/// Pretty JSON written as it is made, byte for byte what `JSONSerialization` writes with
+/// sorted keys (the CLI's `jsonText`): `stasis dump --all-elements` streams a million
 /// elements in the format `dump` always printed, without building them in memory first.
-final class StreamedJSON {
-  let output: BufferedOutput
+package final class StreamedJSON {
+  package let output: TextOutput
   /// How many members each open container has so far, the innermost last.
   private var members: [Int] = []
   private var afterKey = false
   private var indents: [String] = [""]
   private var orders: [[String]: [Int]] = [:]
 
-  init(_ output: BufferedOutput) {
+  package init(_ output: TextOutput) {
     self.output = output
   }
 
   /// An object whose members are written in `JSONSerialization`'s sorted-key order.
-  func object(_ members: [(key: String, write: () -> Void)]) {
+  package func object(_ members: [(key: String, write: () -> Void)]) {
     object(keys: members.map(\.key)) { members[$0].write() }
   }
 
   /// An object with `keys`, in sorted-key order, whose member `index` `write(index)` writes.
-  func object(keys: [String], _ write: (_ index: Int) -> Void) {
+  package func object(keys: [String], _ write: (_ index: Int) -> Void) {
     object(keys: keys, order: keyOrder(keys), write)
   }
 
   /// As ``object(keys:_:)``, with the order ``keyOrder(_:)`` gave for these keys.
-  func object(keys: [String], order: [Int], _ write: (_ index: Int) -> Void) {
+  package func object(keys: [String], order: [Int], _ write: (_ index: Int) -> Void) {
     open("{")
     for index in order {
       key(keys[index])
@@ -36,7 +36,7 @@ final class StreamedJSON {
   }
 
   /// The indices of `keys` in sorted-key order; remembered for the shapes a save repeats.
-  func keyOrder(_ keys: [String]) -> [Int] {
+  package func keyOrder(_ keys: [String]) -> [Int] {
     if keys.count < 2 { return Array(keys.indices) }
     if let order = orders[keys] { return order }
     let order = keys.indices.sorted { jsonKeyPrecedes(keys[$0], keys[$1]) }
@@ -45,48 +45,48 @@ final class StreamedJSON {
   }
 
   /// An array whose elements `body` writes.
-  func array(_ body: () -> Void) {
+  package func array(_ body: () -> Void) {
     open("[")
     body()
     close("]")
   }
 
   /// An array of `elements`, each written by `write`.
-  func array<S: Sequence>(_ elements: S, _ write: (S.Element) -> Void) {
+  package func array<S: Sequence>(_ elements: S, _ write: (S.Element) -> Void) {
     array {
       for element in elements { write(element) }
     }
   }
 
-  func string(_ text: String) {
+  package func string(_ text: String) {
     beginValue()
     writeQuoted(text)
   }
 
-  func number<Integer: BinaryInteger>(_ integer: Integer) {
+  package func number<Integer: BinaryInteger>(_ integer: Integer) {
     beginValue()
     output.write(String(integer))
   }
 
   /// A finite float as `JSONSerialization` writes it: its shortest text, without a `.0`.
-  func number<Float: BinaryFloatingPoint & CustomStringConvertible>(_ float: Float) {
+  package func number<Float: BinaryFloatingPoint & CustomStringConvertible>(_ float: Float) {
     beginValue()
     let text = float.description
     output.write(text.hasSuffix(".0") ? String(text.dropLast(2)) : text)
   }
 
-  func bool(_ flag: Bool) {
+  package func bool(_ flag: Bool) {
     beginValue()
     output.write(flag ? "true" : "false")
   }
 
-  func null() {
+  package func null() {
     beginValue()
     output.write("null")
   }
 
   /// Ends the document with a newline, as `print` did.
-  func finish() {
+  package func finish() {
     output.write("\n")
   }
 

@@ -8,7 +8,7 @@ import Stasis
 #endif
 
 /// How `dump`, `diff` and `merge` print bulk arrays.
-enum BulkListing {
+package enum BulkListing: Sendable {
   /// A summary: the count, the layout and the first elements; for a difference, the changed
   /// ranges and the first differing elements, each list capped.
   case summary
@@ -17,7 +17,7 @@ enum BulkListing {
 }
 
 /// One element that differs between two bulk arrays (or byte strings): its fields that differ.
-struct ElementChange {
+struct ElementChange: Sendable {
   var index: Int
   var fields: [(name: String, old: SaveValue?, new: SaveValue?)]
 }
@@ -25,9 +25,9 @@ struct ElementChange {
 /// Two bulk arrays (or byte strings: a byte is an element) compared element by element over
 /// their raw bytes: blocks of equal bytes are skipped with one `memcmp`, so the cost is that
 /// of reading the bytes once plus a little per differing element.
-struct BulkDifference {
+package struct BulkDifference: Sendable {
   /// One side's elements.
-  enum Elements {
+  package enum Elements: Sendable {
     case bulk(BulkArray)
     case bytes([UInt8])
 
@@ -47,7 +47,7 @@ struct BulkDifference {
   let old: Elements
   let new: Elements
   /// How many elements differ (an element only one side has counts).
-  private(set) var differing = 0
+  package private(set) var differing = 0
   /// How many maximal runs of differing elements there are.
   private(set) var rangeCount = 0
   /// The first ``listedRanges`` runs, in order, end exclusive.
@@ -58,7 +58,7 @@ struct BulkDifference {
   var oldCount: Int { old.count }
   var newCount: Int { new.count }
 
-  init(old: Elements, new: Elements) {
+  package init(old: Elements, new: Elements) {
     self.old = old
     self.new = new
     var differing = 0
@@ -192,7 +192,7 @@ private struct FieldSpans {
 extension BulkDifference {
   /// `path: 3 of 10 elements differ, in 2 ranges: 4, 8..<10`, then the first differing
   /// elements a line each (every one with `.allElements`), each line after `indent`.
-  func writeText(path: String, indent: String = "", listing: BulkListing, to out: BufferedOutput) {
+  package func writeText(path: String, indent: String = "", listing: BulkListing, to out: TextOutput) {
     let noun = rangeCount == 1 ? "range" : "ranges"
     out.write(
       indent + out.paint(path, .bold) + ": \(differing) of \(max(oldCount, newCount)) elements differ"

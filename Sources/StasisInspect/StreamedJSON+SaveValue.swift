@@ -1,11 +1,8 @@
 import Foundation
 import Stasis
 
-/// A save value as JSON (see ``SaveValue/jsonObject``).
-func jsonObject(_ value: SaveValue) -> Any { value.jsonObject }
-
-/// A short rendering of a value for diff lines.
-func shortText(_ value: SaveValue?) -> String {
+/// A short rendering of a value for diff lines: `(absent)` for nil.
+package func shortText(_ value: SaveValue?) -> String {
   guard let value else { return "(absent)" }
   switch value {
   case .array(let items): return "[\(items.count) items]"
@@ -14,18 +11,17 @@ func shortText(_ value: SaveValue?) -> String {
   case .bytes(let bytes): return "<\(bytes.count) bytes>"
   case .string(let text): return "\"\(text)\""
   default:
-    let object = jsonObject(value)
-    return "\(object)"
+    return "\(value.jsonObject)"
   }
 }
 
 extension StreamedJSON {
-  /// `value` as ``jsonObject(_:)`` gives it (`null` when absent), except that a bulk array is
+  /// `value` as ``SaveValue/jsonObject`` gives it (`null` when absent), except that a bulk array is
   /// `{"$bulk": {"count", "stride", "fields": [{"name", "type", "offset"}], "first": [...]}}`
   /// unless `listing` is `.allElements`. Given `base` (the common ancestor's value at the same
   /// path), a summarised bulk array also has `sinceBase`: what changed since the base's, as
   /// `diff --json` says it.
-  func value(_ value: SaveValue?, listing: BulkListing, base: SaveValue? = nil) {
+  package func value(_ value: SaveValue?, listing: BulkListing, base: SaveValue? = nil) {
     guard let value else { return null() }
     switch value {
     case .null: null()
