@@ -21,6 +21,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     // HTTP, the two backends, lifecycle, metrics.
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+    // The studio console: staff passwords (bcrypt) and its server-rendered pages.
+    .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+    .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -38,6 +41,9 @@ let package = Package(
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "StasisDelta", package: "Stasis"),
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+        .product(name: "Mustache", package: "swift-mustache"),
+        .product(name: "StasisInspect", package: "Stasis"),
         // The connection cap and the request deadline live in the HTTP/1 channel's pipeline.
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -55,6 +61,11 @@ let package = Package(
       dependencies: [
         "StasisServer",
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+        // `stasis-server admin …` calls the admin API.
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Prometheus", package: "swift-prometheus"),

@@ -15,11 +15,12 @@ struct StasisServerCommand: AsyncParsableCommand {
     discussion: """
       Example:
         stasis-server players add alice          # prints alice's bearer token
-        stasis-server serve --port 8080
+        stasis-server staff add sam --role support   # asks for sam's console password
+        stasis-server serve --port 8080            # the studio console: http://127.0.0.1:8080/console
         curl -X PUT -H "Authorization: Bearer $TOKEN" -H "If-None-Match: *" \\
           -H "Content-Type: application/vnd.stasis" --data-binary @save.stasis http://127.0.0.1:8080/v1/slots/autosave
       """,
-    subcommands: [Serve.self, Players.self]
+    subcommands: [Serve.self, Players.self, Staff.self, Admin.self]
   )
 }
 
@@ -107,6 +108,9 @@ struct Serve: AsyncParsableCommand {
   @Option(help: .hidden)
   var bodyTimeout: Double?
 
+  @Flag(help: "Mark the console's cookies Secure: the server is reached over TLS (through a proxy).")
+  var secureCookies = false
+
   func validate() throws {
     guard keepRevisions >= 1 else { throw ValidationError("--keep-revisions is at least 1") }
     guard maxBodyBytes >= 1, maxPlayerBytes >= 1, maxSlots >= 1 else {
@@ -154,7 +158,7 @@ struct Serve: AsyncParsableCommand {
     let options = ServerOptions(
       host: host, port: port, keepRevisions: keepRevisions,
       limits: PlayerLimits(totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes),
-      requestTimeout: .milliseconds(Int64(timeout * 1000)))
+      requestTimeout: .milliseconds(Int64(timeout * 1000)), secureCookies: secureCookies)
     let storageName = storage.postgres == nil ? "sqlite \(storage.database)" : "postgresql"
     // A statement outlives no request: PostgreSQL cancels it a second after the request's deadline.
     try await storage.withBackend(logger: logger, statementTimeout: .milliseconds(Int64(timeout * 1000) + 1000)) {

@@ -168,17 +168,30 @@ func launch(_ process: Process) throws {
   try process.run()
 }
 
-func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+/// Runs a program to its end: its status and what it printed. `input` is its standard input;
+/// `environment` is added to this process's.
+func run(_ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String] = [:])
+  throws -> (status: Int32, out: String, err: String)
+{
   let process = Process()
   process.executableURL = URL(fileURLWithPath: executable)
   process.arguments = arguments
+  if !environment.isEmpty {
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+  }
   let out = Pipe()
   let err = Pipe()
   process.standardOutput = out
   process.standardError = err
+  let stdin = Pipe()
+  if input != nil { process.standardInput = stdin }
   let errors = LockedData()
   err.fileHandleForReading.readabilityHandler = { handle in errors.append(handle.availableData) }
   try launch(process)
+  if let input {
+    stdin.fileHandleForWriting.write(Data(input.utf8))
+    try stdin.fileHandleForWriting.close()
+  }
   let outData = out.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
   err.fileHandleForReading.readabilityHandler = nil

@@ -19,6 +19,8 @@ public struct SaveServer: Sendable {
   let options: ServerOptions
   let clock: @Sendable () -> Int64
   let metrics: @Sendable () -> [UInt8]
+  /// The staff's actions, for the admin API and the console.
+  let studio: Studio
 
   /// A server over `backend`; `metrics` writes the Prometheus text for `/metrics`.
   public init(
@@ -30,6 +32,7 @@ public struct SaveServer: Sendable {
     self.options = options
     self.clock = clock
     self.metrics = metrics
+    self.studio = Studio(backend: backend, options: options, clock: clock)
   }
 
   /// The router: `/health`, `/metrics` (no token), and `/v1/...` (a token).
@@ -126,6 +129,13 @@ public struct SaveServer: Sendable {
         throw APIError(
           .preconditionFailed, "the slot's head is revision \(head.revision), not \(expected)", head: head)
       }
+    }
+    addAdminRoutes(to: router)
+    do {
+      try Console(studio: studio, secureCookies: options.secureCookies).addRoutes(to: router)
+    } catch {
+      // The templates are compiled into the server; ConsoleTests renders every one.
+      preconditionFailure("the console's templates do not parse: \(error)")
     }
     return router
   }

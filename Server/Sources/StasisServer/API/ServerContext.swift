@@ -5,10 +5,19 @@ public struct ServerContext: RequestContext {
   public var coreContext: CoreRequestContextStorage
   /// The authenticated player.
   public var player: Player?
+  /// The authenticated staff member (`/v1/admin/…` and the console).
+  public var staff: StaffMember?
+  /// The signed-in console session's id and session (the console).
+  public var session: (id: String, session: StaffSession)?
+  /// The client's address: what signing in is throttled by.
+  public var remoteAddress: String
 
   public init(source: Source) {
     coreContext = .init(source: source)
     player = nil
+    staff = nil
+    session = nil
+    remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
   }
 
   /// Uploads are streamed and bounded by the handler itself.

@@ -12,16 +12,20 @@ public struct ServerOptions: Sendable {
   /// clock starts when the connection is ready for the request; an idle connection is closed
   /// when it passes. Enforced by ``SaveServer/httpServer(gate:)``.
   public var requestTimeout: Duration
+  /// Marks the console's cookies `Secure`: for a server reached over TLS (a proxy in front
+  /// that says `X-Forwarded-Proto: https` marks them so without it).
+  public var secureCookies: Bool
 
   /// Creates options.
   public init(
     host: String = "127.0.0.1", port: Int = 8080, keepRevisions: Int = 10, limits: PlayerLimits = PlayerLimits(),
-    requestTimeout: Duration = .seconds(30)
+    requestTimeout: Duration = .seconds(30), secureCookies: Bool = false
   ) {
     self.host = host
     self.port = port
     self.keepRevisions = keepRevisions
     self.limits = limits
     self.requestTimeout = requestTimeout
+    self.secureCookies = secureCookies
   }
 }

@@ -44,7 +44,7 @@ public final class PostgresBackend: SaveBackend {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
       // stasis_put_v1 pruned conflict losers: it is dropped, so no server of any version calls it.
-      for statement in ServerSchema.postgres + [
+      for statement in ServerSchema.postgres + ServerSchema.postgresStudio + [
         Self.dropPutFunctionV1, Self.putFunctionV4, Self.putFunctionV3, Self.putFunctionV2,
       ] {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
@@ -53,10 +53,15 @@ public final class PostgresBackend: SaveBackend {
   }
 
   public func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player {
+    // The player and their first device token, in one statement.
     let rows = try await client.query(
       """
-      INSERT INTO players (name, token_hash, created_at) VALUES (\(name), \(Data(tokenHash)), \(time))
-      ON CONFLICT (name) DO NOTHING RETURNING id
+      WITH added AS (
+        INSERT INTO players (name, token_hash, created_at) VALUES (\(name), \(Data(tokenHash)), \(time))
+        ON CONFLICT (name) DO NOTHING RETURNING id
+      )
+      INSERT INTO tokens (player_id, token_hash, label, created_at)
+      SELECT id, \(Data(tokenHash)), 'first token', \(time) FROM added RETURNING player_id
       """, logger: logger)
     for try await id in rows.decode(Int64.self) {
       return Player(id: id, name: name, createdAt: time, revoked: false)
@@ -505,7 +510,7 @@ public final class PostgresBackend: SaveBackend {
     WHERE s.player_id = $1 AND s.name = $2
     """
 
-  private static func binds(_ values: any PostgresEncodable & Sendable...) throws -> PostgresBindings {
+  static func binds(_ values: any PostgresEncodable & Sendable...) throws -> PostgresBindings {
     var bindings = PostgresBindings()
     for value in values { try bindings.append(value) }
     return bindings
@@ -513,7 +518,7 @@ public final class PostgresBackend: SaveBackend {
 
   /// Collects the slot's pieces nothing needs (``collectPieces(_:_:)``), in the caller's
   /// transaction, which holds the slot's row lock.
-  private static func collect(_ connection: PostgresConnection, _ player: Player, _ slot: String, _ logger: Logger)
+  static func collect(_ connection: PostgresConnection, _ player: Player, _ slot: String, _ logger: Logger)
     async throws
   {
     try await connection.query(
@@ -530,7 +535,7 @@ public final class PostgresBackend: SaveBackend {
     return head
   }
 
-  private static func metadata(
+  static func metadata(
     _ connection: PostgresConnection, _ player: Player, _ slot: String, _ revision: Int64, _ logger: Logger
   ) async throws -> RevisionMetadata? {
     let rows = try await connection.query(

@@ -7,8 +7,8 @@ import PostgresNIO
 
 /// The unrevoked player whose token hashes to `tokenHash`.
 struct PlayerByTokenStatement: PostgresPreparedStatement {
-  static let name = "stasis_player_by_token_v1"
-  static let sql = "SELECT id, name, created_at FROM players WHERE token_hash = $1 AND NOT revoked"
+  static let name = "stasis_player_by_token_v2"
+  static let sql = ServerSchema.playerByToken("$1")
   static let bindingDataTypes: [PostgresDataType] = [.bytea]
 
   var tokenHash: [UInt8]
@@ -20,7 +20,7 @@ struct PlayerByTokenStatement: PostgresPreparedStatement {
   }
 
   func decodeRow(_ row: PostgresRow) throws -> Player {
-    let (id, name, createdAt) = try row.decode((Int64, String, Int64).self)
+    let (id, name, createdAt, _) = try row.decode((Int64, String, Int64, Bool).self)
     return Player(id: id, name: name, createdAt: createdAt, revoked: false)
   }
 }

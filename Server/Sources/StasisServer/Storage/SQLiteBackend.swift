@@ -66,6 +66,9 @@ public final class SQLiteBackend: SaveBackend {
     migrator.registerMigration("v4: pieces and resumable uploads") { db in
       try db.execute(sql: ServerSchema.sqlitePieces)
     }
+    migrator.registerMigration("v5: staff, sessions, the audit log, device tokens") { db in
+      try db.execute(sql: ServerSchema.sqliteStudio)
+    }
     try migrator.migrate(pool)
   }
 
@@ -77,7 +80,11 @@ public final class SQLiteBackend: SaveBackend {
       try db.execute(
         sql: "INSERT INTO players (name, token_hash, created_at, revoked) VALUES (?, ?, ?, 0)",
         arguments: [name, Data(tokenHash), time])
-      return Player(id: db.lastInsertedRowID, name: name, createdAt: time, revoked: false)
+      let id = db.lastInsertedRowID
+      try db.execute(
+        sql: "INSERT INTO tokens (player_id, token_hash, label, created_at) VALUES (?, ?, 'first token', ?)",
+        arguments: [id, Data(tokenHash), time])
+      return Player(id: id, name: name, createdAt: time, revoked: false)
     }
   }
 
@@ -98,10 +105,9 @@ public final class SQLiteBackend: SaveBackend {
 
   public func player(tokenHash: [UInt8]) async throws -> Player? {
     try await pool.read { db in
-      try Row.fetchOne(
-        db, sql: "SELECT id, name, created_at, revoked FROM players WHERE token_hash = ? AND revoked = 0",
-        arguments: [Data(tokenHash)]
-      ).map { Player(id: $0["id"], name: $0["name"], createdAt: $0["created_at"], revoked: $0["revoked"]) }
+      try Row.fetchOne(db, sql: ServerSchema.playerByToken, arguments: [Data(tokenHash)]).map {
+        Player(id: $0["id"], name: $0["name"], createdAt: $0["created_at"], revoked: $0["revoked"])
+      }
     }
   }
 
@@ -110,94 +116,104 @@ public final class SQLiteBackend: SaveBackend {
     delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
     try await pool.write { db in
-      let slotRow = try Row.fetchOne(
-        db, sql: "SELECT next_revision, head_revision FROM slots WHERE player_id = ? AND name = ?",
-        arguments: [player.id, metadata.slot])
-      let head: Int64? = slotRow?["head_revision"]
-      switch precondition {
-      case .create:
-        if let head { return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head)) }
-      case .head(let expected):
-        guard let head else { return .stale(head: nil) }
-        if head != expected {
-          return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head))
-        }
-      }
-      if let loser,
-        try Row.fetchOne(
-          db, sql: "SELECT 1 FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
-          arguments: [player.id, metadata.slot, loser]) == nil
-      {
-        return .unknownLoser(loser)
-      }
-      if head == nil {
-        let slots =
-          try Int.fetchOne(
-            db, sql: "SELECT COUNT(*) FROM slots WHERE player_id = ? AND head_revision IS NOT NULL",
-            arguments: [player.id]) ?? 0
-        if slots >= limits.slots { return .tooManySlots("the player has \(slots) slots; the limit is \(limits.slots)") }
-      }
-      let used =
-        try Int64.fetchOne(
-          db, sql: "SELECT COALESCE(SUM(size), 0) FROM revisions WHERE player_id = ?", arguments: [player.id])
-        ?? 0
-      if used + metadata.bytes > limits.totalBytes {
-        return .overLimit(
-          "the player's saves take \(used) bytes; this one would pass the limit of \(limits.totalBytes)")
-      }
-      let revision: Int64 = slotRow?["next_revision"] ?? 1
-      var stored = metadata
-      stored.revision = revision
-      stored.piece = try Self.storePiece(
-        db, player: player, slot: metadata.slot, file: file, delta: delta, smallest: self.smallestDelta)
-      if slotRow == nil {
-        try db.execute(
-          sql: "INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (?, ?, ?, ?)",
-          arguments: [player.id, metadata.slot, revision + 1, revision])
-      } else {
-        try db.execute(
-          sql: "UPDATE slots SET next_revision = ?, head_revision = ? WHERE player_id = ? AND name = ?",
-          arguments: [revision + 1, revision, player.id, metadata.slot])
-      }
-      try db.execute(
-        sql: """
-          INSERT INTO revisions (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
-            game, build, schema_version, created_at, play_time, progress, summary, file, piece)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, x'', ?)
-          """,
-        arguments: [
-          player.id, stored.slot, revision, stored.baseRevision, stored.parent, stored.bytes, stored.sha256,
-          stored.uploadedAt,
-          stored.device, stored.game, stored.build, stored.schema, stored.createdAt, stored.playTime, stored.progress,
-          stored.summaryJSON, stored.piece,
-        ])
-      if let loser {
-        try db.execute(
-          sql: "UPDATE revisions SET lost_to = ? WHERE player_id = ? AND slot = ? AND revision = ?",
-          arguments: [revision, player.id, stored.slot, loser])
-      }
-      // A conflict's loser stays until it is discarded, whatever `keep` says.
-      let pruned = try Int64.fetchAll(
-        db,
-        sql: """
-          SELECT revision FROM revisions WHERE player_id = ? AND slot = ? AND revision <= ? AND lost_to IS NULL
-          ORDER BY revision DESC
-          """,
-        arguments: [
-          player.id, stored.slot,
-          revision - Int64(plantedBugs.contains(.dropAcknowledgedUpload) ? 1 : max(1, keep)),
-        ])
-      for gone in pruned { try Self.remove(db, player: player, slot: stored.slot, revision: gone) }
-      try self.collect(db, player: player, slot: stored.slot)
-      if self.dieInsideNextUpload.withLock({ armed in
-        defer { armed = false }
-        return armed
-      }) {
-        self.diedInsideUpload.withLock { $0 = true }
-        throw SimulatedCrash()  // every write above is rolled back with the transaction
-      }
-      return .created(stored)
+      try self.put(
+        db, player: player, precondition: precondition, loser: loser, metadata: metadata, file: file, delta: delta,
+        keep: keep, limits: limits)
     }
+  }
+
+  /// An upload in the caller's write transaction.
+  func put(
+    _ db: Database, player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata,
+    file: [UInt8], delta: StoredDelta?, keep: Int, limits: PlayerLimits
+  ) throws -> PutOutcome {
+    let slotRow = try Row.fetchOne(
+      db, sql: "SELECT next_revision, head_revision FROM slots WHERE player_id = ? AND name = ?",
+      arguments: [player.id, metadata.slot])
+    let head: Int64? = slotRow?["head_revision"]
+    switch precondition {
+    case .create:
+      if let head { return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head)) }
+    case .head(let expected):
+      guard let head else { return .stale(head: nil) }
+      if head != expected {
+        return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head))
+      }
+    }
+    if let loser,
+      try Row.fetchOne(
+        db, sql: "SELECT 1 FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+        arguments: [player.id, metadata.slot, loser]) == nil
+    {
+      return .unknownLoser(loser)
+    }
+    if head == nil {
+      let slots =
+        try Int.fetchOne(
+          db, sql: "SELECT COUNT(*) FROM slots WHERE player_id = ? AND head_revision IS NOT NULL",
+          arguments: [player.id]) ?? 0
+      if slots >= limits.slots { return .tooManySlots("the player has \(slots) slots; the limit is \(limits.slots)") }
+    }
+    let used =
+      try Int64.fetchOne(
+        db, sql: "SELECT COALESCE(SUM(size), 0) FROM revisions WHERE player_id = ?", arguments: [player.id])
+      ?? 0
+    if used + metadata.bytes > limits.totalBytes {
+      return .overLimit(
+        "the player's saves take \(used) bytes; this one would pass the limit of \(limits.totalBytes)")
+    }
+    let revision: Int64 = slotRow?["next_revision"] ?? 1
+    var stored = metadata
+    stored.revision = revision
+    stored.piece = try Self.storePiece(
+      db, player: player, slot: metadata.slot, file: file, delta: delta, smallest: self.smallestDelta)
+    if slotRow == nil {
+      try db.execute(
+        sql: "INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (?, ?, ?, ?)",
+        arguments: [player.id, metadata.slot, revision + 1, revision])
+    } else {
+      try db.execute(
+        sql: "UPDATE slots SET next_revision = ?, head_revision = ? WHERE player_id = ? AND name = ?",
+        arguments: [revision + 1, revision, player.id, metadata.slot])
+    }
+    try db.execute(
+      sql: """
+        INSERT INTO revisions (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
+          game, build, schema_version, created_at, play_time, progress, summary, file, piece)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, x'', ?)
+        """,
+      arguments: [
+        player.id, stored.slot, revision, stored.baseRevision, stored.parent, stored.bytes, stored.sha256,
+        stored.uploadedAt,
+        stored.device, stored.game, stored.build, stored.schema, stored.createdAt, stored.playTime, stored.progress,
+        stored.summaryJSON, stored.piece,
+      ])
+    if let loser {
+      try db.execute(
+        sql: "UPDATE revisions SET lost_to = ? WHERE player_id = ? AND slot = ? AND revision = ?",
+        arguments: [revision, player.id, stored.slot, loser])
+    }
+    // A conflict's loser stays until it is discarded, whatever `keep` says.
+    let pruned = try Int64.fetchAll(
+      db,
+      sql: """
+        SELECT revision FROM revisions WHERE player_id = ? AND slot = ? AND revision <= ? AND lost_to IS NULL
+        ORDER BY revision DESC
+        """,
+      arguments: [
+        player.id, stored.slot,
+        revision - Int64(plantedBugs.contains(.dropAcknowledgedUpload) ? 1 : max(1, keep)),
+      ])
+    for gone in pruned { try Self.remove(db, player: player, slot: stored.slot, revision: gone) }
+    try self.collect(db, player: player, slot: stored.slot)
+    if self.dieInsideNextUpload.withLock({ armed in
+      defer { armed = false }
+      return armed
+    }) {
+      self.diedInsideUpload.withLock { $0 = true }
+      throw SimulatedCrash()  // every write above is rolled back with the transaction
+    }
+    return .created(stored)
   }
 
   public func head(player: Player, slot: String) async throws -> RevisionMetadata? {
@@ -267,16 +283,19 @@ public final class SQLiteBackend: SaveBackend {
   }
 
   public func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
-    try await pool.write { db in
-      guard
-        let head = try Int64.fetchOne(
-          db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
-      else { return .notFound }
-      if head == revision { return .head }
-      guard try Self.remove(db, player: player, slot: slot, revision: revision) else { return .notFound }
-      try self.collect(db, player: player, slot: slot)
-      return .discarded
-    }
+    try await pool.write { db in try self.discard(db, player: player, slot: slot, revision: revision) }
+  }
+
+  /// A discard in the caller's write transaction.
+  func discard(_ db: Database, player: Player, slot: String, revision: Int64) throws -> DiscardOutcome {
+    guard
+      let head = try Int64.fetchOne(
+        db, sql: "SELECT head_revision FROM slots WHERE player_id = ? AND name = ?", arguments: [player.id, slot])
+    else { return .notFound }
+    if head == revision { return .head }
+    guard try Self.remove(db, player: player, slot: slot, revision: revision) else { return .notFound }
+    try self.collect(db, player: player, slot: slot)
+    return .discarded
   }
 
   public func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
@@ -327,7 +346,7 @@ public final class SQLiteBackend: SaveBackend {
   static let columns =
     "slot, revision, base_revision, size, sha256, uploaded_at, device, game, build, schema_version, created_at, play_time, progress, summary, lost_to, parent, piece"
 
-  private static func metadata(_ db: Database, player: Player, slot: String, revision: Int64) throws
+  static func metadata(_ db: Database, player: Player, slot: String, revision: Int64) throws
     -> RevisionMetadata?
   {
     try Row.fetchOne(

@@ -3,7 +3,7 @@ import Foundation
 /// Where the server keeps players, slots and revisions. Everything the server knows is here,
 /// so any number of servers can share one backend. Each method is one transaction: an
 /// upload's `created` is returned only after it committed.
-public protocol SaveBackend: Sendable {
+public protocol SaveBackend: StudioBackend {
   /// Adds a player with the SHA-256 of their token; refuses a name in use.
   func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player
   /// Every player, by name.

@@ -1,0 +1,301 @@
+import Foundation
+
+/// What a staff member may do in the studio console and the admin API. Each role may do what
+/// the one before it may, and more.
+public enum StaffRole: String, Sendable, CaseIterable, Comparable, Codable {
+  /// Reads players, slots, revisions, differences, device tokens and the audit log.
+  case viewer
+  /// And restores a revision, undoes a restore, issues and revokes device tokens.
+  case support
+  /// And discards a kept loser.
+  case admin
+
+  private var rank: Int {
+    switch self {
+    case .viewer: 0
+    case .support: 1
+    case .admin: 2
+    }
+  }
+
+  public static func < (lhs: StaffRole, rhs: StaffRole) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// A member of the studio's staff: a console account, apart from the players' device tokens.
+public struct StaffMember: Sendable, Equatable {
+  /// The database's id.
+  public var id: Int64
+  /// The name given to `stasis-server staff add`.
+  public var name: String
+  /// What they may do.
+  public var role: StaffRole
+  /// When they were added, in milliseconds since the Unix epoch.
+  public var createdAt: Int64
+  /// True once `staff remove` ran: they can no longer sign in, and their sessions and key end.
+  public var disabled: Bool
+
+  /// Creates a staff record.
+  public init(id: Int64, name: String, role: StaffRole, createdAt: Int64, disabled: Bool = false) {
+    self.id = id
+    self.name = name
+    self.role = role
+    self.createdAt = createdAt
+    self.disabled = disabled
+  }
+}
+
+/// A signed-in console session. The cookie holds a random id; the database keeps its SHA-256.
+public struct StaffSession: Sendable, Equatable {
+  /// Who is signed in.
+  public var staff: StaffMember
+  /// The token every form of the session carries (compared in constant time).
+  public var csrf: String
+  /// When it ends, in milliseconds since the Unix epoch.
+  public var expiresAt: Int64
+}
+
+/// A player's device token, as the console shows it: never its secret, which the server
+/// never kept, only a fingerprint of its hash.
+public struct DeviceToken: Sendable, Equatable {
+  /// The database's id (what `revoke` names).
+  public var id: Int64
+  /// The player's id.
+  public var playerId: Int64
+  /// Who or what it was issued for ("first token", "Alice's phone").
+  public var label: String
+  /// The first 8 hex digits of the token's SHA-256: enough to tell two apart, nothing to sign in with.
+  public var fingerprint: String
+  /// When it was issued, in milliseconds since the Unix epoch.
+  public var createdAt: Int64
+  /// When it was revoked; nil while it opens the player's saves.
+  public var revokedAt: Int64?
+
+  /// Creates a token record.
+  public init(id: Int64, playerId: Int64, label: String, fingerprint: String, createdAt: Int64, revokedAt: Int64?) {
+    self.id = id
+    self.playerId = playerId
+    self.label = label
+    self.fingerprint = fingerprint
+    self.createdAt = createdAt
+    self.revokedAt = revokedAt
+  }
+}
+
+/// A device that uploaded revisions the server keeps for a player.
+public struct PlayerDevice: Sendable, Equatable {
+  /// The device's name, from its saves' headers.
+  public var name: String
+  /// Revisions of it the server keeps.
+  public var revisions: Int64
+  /// Its latest upload, in milliseconds since the Unix epoch.
+  public var lastUpload: Int64
+}
+
+/// What a staff member did, as the audit log records it.
+public enum AuditAction: String, Sendable, CaseIterable, Codable {
+  /// Signed in to the console.
+  case signIn = "sign-in"
+  /// Signed out.
+  case signOut = "sign-out"
+  /// Made a kept revision the head again, as a new revision on top.
+  case restore
+  /// Undid a restore: the head before it, as a new revision on top.
+  case undo
+  /// Discarded a kept loser.
+  case discard
+  /// Downloaded a revision's file.
+  case download
+  /// Issued a device token to a player.
+  case issueToken = "issue-token"
+  /// Revoked a player's device token.
+  case revokeToken = "revoke-token"
+}
+
+/// An entry to append to the audit log: everything but its id and the staff member's name.
+public struct AuditDraft: Sendable, Equatable {
+  /// When, in milliseconds since the Unix epoch.
+  public var at: Int64
+  /// Who.
+  public var staff: StaffMember
+  /// What.
+  public var action: AuditAction
+  /// The player acted on.
+  public var player: Player?
+  /// The slot acted on.
+  public var slot: String?
+  /// The revision acted on: restored, discarded, downloaded; a token's id for token actions.
+  public var revision: Int64?
+  /// The slot's head before the action.
+  public var headBefore: Int64?
+  /// The slot's head after it (filled in by the backend when the action makes a revision).
+  public var headAfter: Int64?
+  /// Why, in the staff member's words.
+  public var reason: String
+  /// The entry this one undoes.
+  public var undoes: Int64?
+
+  /// Creates a draft.
+  public init(
+    at: Int64, staff: StaffMember, action: AuditAction, player: Player? = nil, slot: String? = nil,
+    revision: Int64? = nil, headBefore: Int64? = nil, headAfter: Int64? = nil, reason: String = "",
+    undoes: Int64? = nil
+  ) {
+    self.at = at
+    self.staff = staff
+    self.action = action
+    self.player = player
+    self.slot = slot
+    self.revision = revision
+    self.headBefore = headBefore
+    self.headAfter = headAfter
+    self.reason = reason
+    self.undoes = undoes
+  }
+}
+
+/// One entry of the append-only audit log.
+public struct AuditEntry: Sendable, Equatable {
+  /// Its number: entries are numbered in the order they were appended.
+  public var id: Int64
+  /// When, in milliseconds since the Unix epoch.
+  public var at: Int64
+  /// Who (their name when it was recorded).
+  public var staff: String
+  /// What.
+  public var action: AuditAction
+  /// The player's id and name, when the action was on a player.
+  public var playerId: Int64?
+  /// The player's name when it was recorded.
+  public var player: String?
+  /// The slot.
+  public var slot: String?
+  /// The revision (or token id) acted on.
+  public var revision: Int64?
+  /// The head before.
+  public var headBefore: Int64?
+  /// The head after.
+  public var headAfter: Int64?
+  /// Why.
+  public var reason: String
+  /// The entry this one undoes.
+  public var undoes: Int64?
+  /// The entry that undid this one, when one did.
+  public var undoneBy: Int64?
+
+  /// Creates an entry.
+  public init(
+    id: Int64, at: Int64, staff: String, action: AuditAction, playerId: Int64?, player: String?, slot: String?,
+    revision: Int64?, headBefore: Int64?, headAfter: Int64?, reason: String, undoes: Int64?, undoneBy: Int64?
+  ) {
+    self.id = id
+    self.at = at
+    self.staff = staff
+    self.action = action
+    self.playerId = playerId
+    self.player = player
+    self.slot = slot
+    self.revision = revision
+    self.headBefore = headBefore
+    self.headAfter = headAfter
+    self.reason = reason
+    self.undoes = undoes
+    self.undoneBy = undoneBy
+  }
+}
+
+/// Which audit entries to list: newest first, at most `limit`.
+public struct AuditFilter: Sendable, Equatable {
+  /// Only entries about this player (by name).
+  public var player: String?
+  /// Only entries by this staff member (by name).
+  public var staff: String?
+  /// Only entries older than this id (the next page).
+  public var before: Int64?
+  /// At most this many.
+  public var limit: Int
+
+  /// Creates a filter.
+  public init(player: String? = nil, staff: String? = nil, before: Int64? = nil, limit: Int = 100) {
+    self.player = player
+    self.staff = staff
+    self.before = before
+    self.limit = limit
+  }
+}
+
+/// Where the studio console keeps its staff, sessions and audit log, and the player records it
+/// reads and changes: in the same database as the saves. A staff action that changes a slot or
+/// a token is one transaction with its audit entry, so no change goes unrecorded.
+public protocol StudioBackend: Sendable {
+  /// Adds a staff member with a bcrypt hash of their password; refuses a name in use.
+  func addStaff(name: String, role: StaffRole, passwordHash: String, at time: Int64) async throws -> StaffMember
+  /// Every staff member, by name.
+  func staffMembers() async throws -> [StaffMember]
+  /// A staff member and their password's bcrypt hash, by name (disabled ones included).
+  func staffCredentials(name: String) async throws -> (StaffMember, passwordHash: String)?
+  /// Sets a staff member's API key (its SHA-256), replacing the one before; false when there is no such member.
+  func setStaffKey(name: String, keyHash: [UInt8]) async throws -> Bool
+  /// The enabled staff member whose API key hashes to `keyHash`.
+  func staff(keyHash: [UInt8]) async throws -> StaffMember?
+  /// Disables a staff member and ends their sessions; false when there is no such member.
+  func disableStaff(name: String) async throws -> Bool
+
+  /// Records a session, and removes every session that ended before `time`.
+  func createSession(
+    idHash: [UInt8], staff: StaffMember, csrf: String, at time: Int64, expiresAt: Int64
+  ) async throws
+  /// The session whose id hashes to `idHash`, unless it ended by `time` or its member is disabled.
+  func session(idHash: [UInt8], at time: Int64) async throws -> StaffSession?
+  /// Ends a session.
+  func endSession(idHash: [UInt8]) async throws
+
+  /// Players whose name contains `query` (any case), or whose id it is; by name, at most `limit`.
+  func findPlayers(query: String, limit: Int) async throws -> [Player]
+  /// A player by id.
+  func player(id: Int64) async throws -> Player?
+  /// The devices that uploaded the player's kept revisions, latest first.
+  func devices(player: Player) async throws -> [PlayerDevice]
+  /// The player's device tokens, oldest first.
+  func tokens(player: Player) async throws -> [DeviceToken]
+  /// Issues a device token (its SHA-256 kept) and records it.
+  func issueToken(player: Player, label: String, tokenHash: [UInt8], audit: AuditDraft) async throws -> (
+    DeviceToken, AuditEntry
+  )
+  /// Revokes a token of the player's and records it; nil when the player has no such unrevoked token.
+  func revokeToken(player: Player, id: Int64, audit: AuditDraft) async throws -> AuditEntry?
+
+  /// ``SaveBackend/put(player:precondition:loser:metadata:file:delta:keep:limits:)`` and the
+  /// audit entry of the staff action it is, in one transaction (the entry's `headAfter` is the
+  /// new revision); no entry unless it was created.
+  func staffPut(
+    player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
+    delta: StoredDelta?, keep: Int, limits: PlayerLimits, audit: AuditDraft
+  ) async throws -> (PutOutcome, AuditEntry?)
+  /// ``SaveBackend/discard(player:slot:revision:)`` of a kept loser and its audit entry, in
+  /// one transaction; a revision that is not a kept loser is `.notFound`.
+  func staffDiscard(player: Player, slot: String, revision: Int64, audit: AuditDraft) async throws -> (
+    DiscardOutcome, AuditEntry?
+  )
+  /// Appends an entry to the audit log (for actions that change nothing: sign-in, download).
+  func appendAudit(_ draft: AuditDraft) async throws -> AuditEntry
+  /// The audit log, newest first.
+  func audit(_ filter: AuditFilter) async throws -> [AuditEntry]
+  /// One entry.
+  func auditEntry(id: Int64) async throws -> AuditEntry?
+}
+
+/// A staff name that `staff add` refuses, or an action the backend refuses.
+public struct StaffError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// One line.
+  public var description: String
+
+  /// Creates an error.
+  public init(_ description: String) { self.description = description }
+}
+
+extension DeviceToken {
+  /// The fingerprint of a token's stored hash.
+  static func fingerprint(_ hash: [UInt8]) -> String {
+    hash.prefix(4).map { String(format: "%02x", $0) }.joined()
+  }
+}
