@@ -3,10 +3,11 @@
 # SDL2 (+ SDL2_image for PNG) and zstd (delta sync) to build; SQLite's headers for GRDB (stasis-server), which the
 # Swift toolchain's own list of packages does not include; Xvfb, xdotool and ImageMagick for the
 # real-window test; Python with venv for the test suite's tools (schemathesis, in a virtual
-# environment that scripts/test.sh makes; never a system-wide pip install); libcurl, which
+# environment that scripts/test.sh makes; never a system-wide pip install); Chromium, which the
+# studio console's browser test drives with Playwright (from PyPI, in that same environment); libcurl, which
 # Foundation's URLSession (StasisCloud's HTTP) loads, in case the toolchain's list left it out.
 set -euo pipefail
-packages=(libsdl2-dev libsdl2-image-dev libzstd-dev libsqlite3-dev libcurl4 xvfb xdotool imagemagick pkg-config python3 python3-venv)
+packages=(libsdl2-dev libsdl2-image-dev libzstd-dev libsqlite3-dev libcurl4 xvfb xdotool imagemagick pkg-config python3 python3-venv chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -31,6 +31,16 @@ if ! command -v schemathesis >/dev/null; then
   export PATH="$PWD/$venv/bin:$PATH"
 fi
 schemathesis --version  # fails the run here, rather than skipping the API's conformance tests
+# Playwright (PyPI) drives Debian's Chromium for the studio console's test, from the same
+# environment (it uses /usr/bin/chromium: no browser download).
+venv=.venv-schemathesis
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c "import playwright" 2>/dev/null; then
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check playwright
+fi
+"$venv/bin/python" -m playwright --version  # fails the run here, rather than skipping the browser test
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
 stage "swift format lint"
 swift format lint --strict -r Sources Tests Examples Package.swift Server/Sources Server/Tests Server/Package.swift

@@ -78,6 +78,15 @@ struct ConsoleTests {
       try await staff("support").send(
         .POST, "\(slotPath)/restore", headers: contentType, raw: try json(["revision": 2, "head": 5])
       ).status == 400, "a restore needs a reason")
+    // A revision is a JSON integer: not a string, a fraction or a boolean.
+    for bad in [
+      #"{"revision": 2, "head": "5", "reason": "x"}"#, #"{"revision": 2, "head": 1.5, "reason": "x"}"#,
+      #"{"revision": true, "head": 5, "reason": "x"}"#, #"{"revision": -2, "reason": "x"}"#, "[1]",
+    ] {
+      let reply = try await staff("support").send(
+        .POST, "\(slotPath)/restore", headers: contentType, raw: Array(bad.utf8))
+      #expect(reply.status == 400, "\(bad): \(reply.status) \(reply.text)")
+    }
     // A device saves first: the restore on the head support saw is refused, and nothing is lost.
     let deviceSave = try StudioFixture.saveWithThumbnail(steps: 500)
     #expect(try await player.put("autosave", deviceSave, ifMatch: 5).status == 201)  // r6

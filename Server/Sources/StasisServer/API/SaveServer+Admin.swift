@@ -75,22 +75,20 @@ extension SaveServer {
         ], status: .ok)
     }
     admin.post("players/:player/slots/:slot/restore") { request, context in
-      let body = try await adminBody(request, context)
-      guard let revision = body["revision"] as? Int64 ?? (body["revision"] as? Int).map(Int64.init), revision > 0
-      else { throw APIError(.badRequest, "give the revision to restore: {\"revision\": N, \"reason\": \"…\"}") }
-      let head = body["head"] as? Int64 ?? (body["head"] as? Int).map(Int64.init)
+      let body = try await adminBody(request, context, as: RestoreBody.self)
+      guard body.revision > 0, (body.head ?? 1) > 0 else {
+        throw APIError(.badRequest, "revision and head are revisions: whole numbers from 1")
+      }
       let result = try await studio.restore(
-        context.staff!, player: try await adminPlayer(context), slot: try slotName(context), revision: revision,
-        expectedHead: head, reason: body["reason"] as? String ?? "")
-      return jsonResponse(
-        ["revision": result.revision.json, "entry": result.entry.json], status: .created)
+        context.staff!, player: try await adminPlayer(context), slot: try slotName(context), revision: body.revision,
+        expectedHead: body.head, reason: body.reason ?? "")
+      return jsonResponse(["revision": result.revision.json, "entry": result.entry.json], status: .created)
     }
     admin.post("players/:player/slots/:slot/revisions/:revision/discard") { request, context in
-      let body = try await adminBody(request, context)
+      let body = try await adminBody(request, context, as: DiscardBody.self)
       let entry = try await studio.discard(
         context.staff!, player: try await adminPlayer(context), slot: try slotName(context),
-        revision: try revisionNumber(context), confirm: body["confirm"] as? String ?? "",
-        reason: body["reason"] as? String ?? "")
+        revision: try revisionNumber(context), confirm: body.confirm ?? "", reason: body.reason ?? "")
       return jsonResponse(["entry": entry.json], status: .ok)
     }
     admin.get("players/:player/tokens") { _, context in
@@ -98,20 +96,19 @@ extension SaveServer {
       return jsonResponse(["tokens": .array(tokens.map(\.json))], status: .ok)
     }
     admin.post("players/:player/tokens") { request, context in
-      let body = try await adminBody(request, context)
+      let body = try await adminBody(request, context, as: TokenBody.self)
       let issued = try await studio.issueToken(
-        context.staff!, player: try await adminPlayer(context), label: body["label"] as? String ?? "",
-        reason: body["reason"] as? String ?? "")
+        context.staff!, player: try await adminPlayer(context), label: body.label ?? "", reason: body.reason ?? "")
       return jsonResponse(
         ["token": issued.token.json, "secret": .string(issued.secret), "entry": issued.entry.json], status: .created)
     }
     admin.post("players/:player/tokens/:token/revoke") { request, context in
-      let body = try await adminBody(request, context)
+      let body = try await adminBody(request, context, as: ReasonBody.self)
       guard let id = context.parameters.get("token").flatMap({ Int64($0) }) else {
         throw APIError(.badRequest, "a token id is a whole number")
       }
       let entry = try await studio.revokeToken(
-        context.staff!, player: try await adminPlayer(context), id: id, reason: body["reason"] as? String ?? "")
+        context.staff!, player: try await adminPlayer(context), id: id, reason: body.reason ?? "")
       return jsonResponse(["entry": entry.json], status: .ok)
     }
     admin.get("audit") { request, _ in
@@ -133,11 +130,11 @@ extension SaveServer {
       return jsonResponse(["entries": .array(entries.map(\.json))], status: .ok)
     }
     admin.post("audit/:entry/undo") { request, context in
-      let body = try await adminBody(request, context)
+      let body = try await adminBody(request, context, as: ReasonBody.self)
       guard let id = context.parameters.get("entry").flatMap({ Int64($0) }) else {
         throw APIError(.badRequest, "an audit entry's id is a whole number")
       }
-      let result = try await studio.undo(context.staff!, entry: id, reason: body["reason"] as? String ?? "")
+      let result = try await studio.undo(context.staff!, entry: id, reason: body.reason ?? "")
       return jsonResponse(["revision": result.revision.json, "entry": result.entry.json], status: .created)
     }
   }
@@ -149,15 +146,56 @@ extension SaveServer {
     return try await studio.player(id: id)
   }
 
-  /// A JSON object body of at most 64 KB.
-  private func adminBody(_ request: Request, _ context: ServerContext) async throws -> [String: Any] {
+  /// A JSON object body of at most 64 KB, decoded strictly: a revision is a JSON integer, not
+  /// a string, a fraction or a boolean.
+  private func adminBody<Body: Decodable>(_ request: Request, _ context: ServerContext, as: Body.Type) async throws
+    -> Body
+  {
     let buffer = try await collect(request.body, limit: 64 * 1024)
-    guard buffer.readableBytes > 0 else { return [:] }
-    guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] else {
-      throw APIError(.badRequest, "the body is a JSON object")
+    do {
+      return try JSONDecoder().decode(
+        Body.self, from: buffer.readableBytes > 0 ? Data(buffer: buffer) : Data("{}".utf8))
+    } catch {
+      throw APIError(.badRequest, "the body is not the JSON object this route takes: \(Self.describe(error))")
     }
-    return object
   }
+
+  private static func describe(_ error: any Error) -> String {
+    switch error {
+    case DecodingError.typeMismatch(let type, let context):
+      "\(context.codingPath.map(\.stringValue).joined(separator: ".")) is not \(type)"
+    case DecodingError.keyNotFound(let key, _): "\(key.stringValue) is missing"
+    case DecodingError.valueNotFound(_, let context):
+      "\(context.codingPath.map(\.stringValue).joined(separator: ".")) is null"
+    case DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty:
+      "\(context.codingPath.map(\.stringValue).joined(separator: ".")) does not fit its type"
+    default: "not a JSON object"
+    }
+  }
+}
+
+/// `POST …/restore`.
+struct RestoreBody: Decodable {
+  var revision: Int64
+  var head: Int64?
+  var reason: String?
+}
+
+/// `POST …/discard`.
+struct DiscardBody: Decodable {
+  var confirm: String?
+  var reason: String?
+}
+
+/// `POST …/tokens`.
+struct TokenBody: Decodable {
+  var label: String?
+  var reason: String?
+}
+
+/// `POST …/revoke`, `POST …/undo`.
+struct ReasonBody: Decodable {
+  var reason: String?
 }
 
 func revisionNumber(_ context: ServerContext) throws -> Int64 {

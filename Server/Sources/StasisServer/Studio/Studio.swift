@@ -49,7 +49,8 @@ public struct Studio: Sendable {
         .tooManyRequests, "too many sign-in attempts; try again in \(max(1, (wait + 999) / 1000)) s",
         retryAfter: max(1, (wait + 999) / 1000))
     }
-    let found = try await backend.staffCredentials(name: name)
+    // No staff name holds a NUL (and PostgreSQL refuses one in text).
+    let found = name.utf8.contains(0) ? nil : try await backend.staffCredentials(name: name)
     // A missing name costs a bcrypt check too, so timing does not tell which names exist.
     let hash = found?.passwordHash
     let matches = try await NIOThreadPool.singleton.runIfActive {
@@ -88,7 +89,7 @@ public struct Studio: Sendable {
 
   /// Players by name or id.
   public func findPlayers(_ query: String) async throws -> [Player] {
-    let trimmed = query.trimmingCharacters(in: .whitespaces)
+    let trimmed = try Self.text(query, "a search").trimmingCharacters(in: .whitespaces)
     guard !trimmed.isEmpty else { return try await Array(backend.players().prefix(50)) }
     return try await backend.findPlayers(query: trimmed, limit: 50)
   }
@@ -140,7 +141,11 @@ public struct Studio: Sendable {
   }
 
   /// The audit log.
-  public func audit(_ filter: AuditFilter) async throws -> [AuditEntry] { try await backend.audit(filter) }
+  public func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
+    _ = try Self.text(filter.player ?? "", "a player's name")
+    _ = try Self.text(filter.staff ?? "", "a staff member's name")
+    return try await backend.audit(filter)
+  }
 
   // MARK: Restoring
 
@@ -282,7 +287,7 @@ public struct Studio: Sendable {
     secret: String, token: DeviceToken, entry: AuditEntry
   ) {
     try require(staff, .support, to: "issuing a device token")
-    let label = label.trimmingCharacters(in: .whitespacesAndNewlines)
+    let label = try Self.text(label, "a label").trimmingCharacters(in: .whitespacesAndNewlines)
     guard !label.isEmpty, label.utf8.count <= 64 else {
       throw StudioError(.badRequest, "a token's label is 1-64 bytes, such as \"Alice's new phone\"")
     }
@@ -308,8 +313,14 @@ public struct Studio: Sendable {
 
   // MARK: Helpers
 
+  /// `text`, unless it holds a NUL, which no name or reason has (and PostgreSQL refuses in text).
+  static func text(_ text: String, _ what: String) throws -> String {
+    guard !text.utf8.contains(0) else { throw StudioError(.badRequest, "\(what) may not contain NUL") }
+    return text
+  }
+
   static func reason(_ text: String) throws -> String {
-    let reason = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    let reason = try Self.text(text, "a reason").trimmingCharacters(in: .whitespacesAndNewlines)
     guard !reason.isEmpty, reason.utf8.count <= 500 else {
       throw StudioError(.badRequest, "give a reason (up to 500 bytes), such as the ticket's number")
     }
