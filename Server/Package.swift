@@ -157,6 +157,15 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),
+    // The studio's rules in-process, with an injected clock: sessions that end, the sign-in
+    // throttle, the audit log that refuses to change.
+    .testTarget(
+      name: "StudioTests",
+      dependencies: [
+        "StasisServer", .product(name: "Stasis", package: "Stasis"), .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+      ]
+    ),
     // The simulation's own tests: replay, and the planted bugs it must find.
     .testTarget(name: "StasisSimulationTests", dependencies: ["StasisSimulation"]),
   ]

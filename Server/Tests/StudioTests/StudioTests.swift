@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+import HummingbirdBcrypt
+import Synchronization
+import Testing
+
+@testable import StasisServer
+
+/// A clock the test moves, in milliseconds.
+final class TestClock: Sendable {
+  private let value = Mutex<Int64>(1_800_000_000_000)
+  var now: Int64 { value.withLock { $0 } }
+  func advance(milliseconds: Int64) { value.withLock { $0 += milliseconds } }
+}
+
+@Suite("The studio's rules, in-process with an injected clock")
+struct StudioTests {
+  let clock = TestClock()
+  let backend: SQLiteBackend
+  let studio: Studio
+  let password = "a long password"
+
+  init() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("studio-\(UUID().uuidString)")
+    backend = try SQLiteBackend(path: folder.appendingPathComponent("server.sqlite").path)
+    let clock = self.clock
+    studio = Studio(backend: backend, options: ServerOptions(), clock: { clock.now })
+    _ = try await backend.addStaff(
+      name: "sam", role: .support, passwordHash: "$2b$04$" + String(repeating: "a", count: 53), at: clock.now)
+  }
+
+  /// Adds `name` with this suite's password, hashed at bcrypt's lowest cost (4) for speed.
+  func addStaff(_ name: String, role: StaffRole = .support) async throws {
+    _ = try await backend.addStaff(
+      name: name, role: role, passwordHash: HummingbirdBcryptHash.hash(password), at: clock.now)
+  }
+
+  @Test("a session opens the console until it ends, 8 hours after sign-in, and not after sign-out")
+  func sessionsEnd() async throws {
+    try await addStaff("ana")
+    let (id, session) = try await studio.signIn(name: "ana", password: password, address: "10.0.0.1")
+    #expect(session.expiresAt == clock.now + Studio.sessionLength)
+    clock.advance(milliseconds: Studio.sessionLength - 1)
+    #expect(try await studio.session(id: id)?.staff.name == "ana")
+    clock.advance(milliseconds: 1)
+    #expect(try await studio.session(id: id) == nil, "an expired session opens nothing")
+    let (second, _) = try await studio.signIn(name: "ana", password: password, address: "10.0.0.1")
+    try await studio.signOut(id: second, staff: session.staff)
+    #expect(try await studio.session(id: second) == nil, "a signed-out session opens nothing")
+    #expect(try await studio.session(id: "made-up") == nil)
+  }
+
+  @Test("five failures lock an account for 15 minutes; an address gets 10 attempts, one more every 6 s")
+  func throttle() async throws {
+    try await addStaff("bo")
+    for attempt in 0..<5 {
+      await #expect(throws: StudioError.self, "attempt \(attempt)") {
+        try await studio.signIn(name: "bo", password: "wrong", address: "10.0.0.\(attempt)")
+      }
+    }
+    // Locked: even the right password, from a new address, waits.
+    let locked = await #expect(throws: StudioError.self) {
+      try await studio.signIn(name: "bo", password: password, address: "10.0.1.1")
+    }
+    #expect(locked?.kind == .tooManyRequests && locked?.retryAfter == 15 * 60)
+    clock.advance(milliseconds: 15 * 60 * 1000)
+    _ = try await studio.signIn(name: "bo", password: password, address: "10.0.1.1")
+
+    // One address: 10 attempts (on names that do not exist), then 429, then one more after 6 s.
+    for _ in 0..<10 {
+      let error = await #expect(throws: StudioError.self) {
+        try await studio.signIn(name: "nobody-\(UUID().uuidString)", password: "x", address: "10.9.9.9")
+      }
+      #expect(error?.kind == .unauthorized)
+    }
+    let flood = await #expect(throws: StudioError.self) {
+      try await studio.signIn(name: "bo", password: password, address: "10.9.9.9")
+    }
+    #expect(flood?.kind == .tooManyRequests && flood?.retryAfter == 6)
+    clock.advance(milliseconds: 6_000)
+    _ = try await studio.signIn(name: "bo", password: password, address: "10.9.9.9")
+  }
+
+  @Test("the audit log refuses an update and a delete")
+  func auditIsAppendOnly() async throws {
+    let staff = try #require(try await backend.staffMembers().first)
+    let entry = try await backend.appendAudit(AuditDraft(at: clock.now, staff: staff, action: .signIn))
+    #expect(throws: DatabaseError.self) {
+      try backend.pool.write { db in
+        try db.execute(sql: "UPDATE audit SET reason = 'edited' WHERE id = ?", arguments: [entry.id])
+      }
+    }
+    #expect(throws: DatabaseError.self) {
+      try backend.pool.write { db in try db.execute(sql: "DELETE FROM audit") }
+    }
+    #expect(try await backend.auditEntry(id: entry.id)?.reason == "")
+  }
+}
+
+/// Bcrypt at its lowest cost: the tests check the rules, not the hash's strength.
+enum HummingbirdBcryptHash {
+  static func hash(_ password: String) -> String { Bcrypt.hash(password, cost: 4) }
+}
