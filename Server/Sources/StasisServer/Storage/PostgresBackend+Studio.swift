@@ -194,42 +194,14 @@ extension PostgresBackend {
     delta: StoredDelta?, keep: Int, limits: PlayerLimits, audit: AuditDraft
   ) async throws -> (PutOutcome, AuditEntry?) {
     let logger = self.logger
-    let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
     return try await client.withTransaction(logger: logger) { connection in
-      var statement = PutStatement(
-        player: player.id, metadata: metadata, expected: expected, keep: Int64(max(1, keep)),
-        maxSlots: Int64(limits.slots), maxBytes: limits.totalBytes, data: delta?.bytes ?? file,
-        deltaBase: delta?.basePiece, loser: loser)
-      var result: (String, Int64?, Int64)?
-      for try await row in try await connection.execute(statement, logger: logger) { result = row }
-      if result?.0 == "whole" {
-        statement.data = file
-        statement.deltaBase = nil
-        result = nil
-        for try await row in try await connection.execute(statement, logger: logger) { result = row }
-      }
-      guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v4 returned no row") }
-      switch outcome {
-      case "created":
-        var stored = metadata
-        stored.revision = revision ?? 0
-        stored.piece = amount
-        var audit = audit
-        audit.headAfter = stored.revision
-        return (.created(stored), try await Self.append(connection, audit, logger))
-      case "stale":
-        guard let revision else { return (.stale(head: nil), nil) }
-        return (.stale(head: try await Self.metadata(connection, player, metadata.slot, revision, logger)), nil)
-      case "loser":
-        return (.unknownLoser(loser ?? 0), nil)
-      case "slots":
-        return (.tooManySlots("the player has \(amount) slots; the limit is \(limits.slots)"), nil)
-      default:
-        return (
-          .overLimit("the player's saves take \(amount) bytes; this one would pass the limit of \(limits.totalBytes)"),
-          nil
-        )
-      }
+      let outcome = try await Self.put(
+        connection, player: player, precondition: precondition, loser: loser, metadata: metadata, file: file,
+        delta: delta, keep: keep, limits: limits, logger: logger)
+      guard case .created(let stored) = outcome else { return (outcome, nil) }
+      var audit = audit
+      audit.headAfter = stored.revision
+      return (outcome, try await Self.append(connection, audit, logger))
     }
   }
 

@@ -96,6 +96,19 @@ public final class PostgresBackend: SaveBackend {
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
     delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
+    let logger = self.logger
+    return try await client.withConnection { connection in
+      try await Self.put(
+        connection, player: player, precondition: precondition, loser: loser, metadata: metadata, file: file,
+        delta: delta, keep: keep, limits: limits, logger: logger)
+    }
+  }
+
+  /// An upload on `connection` (in the caller's transaction, when it has one).
+  static func put(
+    _ connection: PostgresConnection, player: Player, precondition: WritePrecondition, loser: Int64?,
+    metadata: RevisionMetadata, file: [UInt8], delta: StoredDelta?, keep: Int, limits: PlayerLimits, logger: Logger
+  ) async throws -> PutOutcome {
     // One statement, one round trip: the function (`putFunctionV4`) is the whole transaction.
     let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
     var statement = PutStatement(
@@ -103,13 +116,13 @@ public final class PostgresBackend: SaveBackend {
       maxSlots: Int64(limits.slots), maxBytes: limits.totalBytes, data: delta?.bytes ?? file,
       deltaBase: delta?.basePiece, loser: loser)
     var result: (String, Int64?, Int64)?
-    for try await row in try await client.execute(statement, logger: logger) { result = row }
+    for try await row in try await connection.execute(statement, logger: logger) { result = row }
     if result?.0 == "whole" {
       // The delta's base is gone, or the chain is long enough: the whole file, then.
       statement.data = file
       statement.deltaBase = nil
       result = nil
-      for try await row in try await client.execute(statement, logger: logger) { result = row }
+      for try await row in try await connection.execute(statement, logger: logger) { result = row }
     }
     guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v4 returned no row") }
     switch outcome {
@@ -121,11 +134,13 @@ public final class PostgresBackend: SaveBackend {
     case "stale":
       // The head that made it stale, or the newer one if that was pruned since.
       guard let revision else { return .stale(head: nil) }
-      let head = try await client.withConnection { connection in
-        try await Self.metadata(connection, player, metadata.slot, revision, self.logger)
+      if let head = try await Self.metadata(connection, player, metadata.slot, revision, logger) {
+        return .stale(head: head)
       }
-      if let head { return .stale(head: head) }
-      return .stale(head: try await self.head(player: player, slot: metadata.slot))
+      guard let now = try await headRevision(connection, player, metadata.slot, logger) else {
+        return .stale(head: nil)
+      }
+      return .stale(head: try await Self.metadata(connection, player, metadata.slot, now, logger))
     case "loser":
       return .unknownLoser(loser ?? 0)
     case "slots":
@@ -525,7 +540,7 @@ public final class PostgresBackend: SaveBackend {
       PostgresQuery(unsafeSQL: collectPieces("$1", "$2"), binds: try binds(player.id, slot)), logger: logger)
   }
 
-  private static func headRevision(_ connection: PostgresConnection, _ player: Player, _ slot: String, _ logger: Logger)
+  static func headRevision(_ connection: PostgresConnection, _ player: Player, _ slot: String, _ logger: Logger)
     async throws -> Int64?
   {
     let rows = try await connection.query(
