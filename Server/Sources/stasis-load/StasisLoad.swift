@@ -266,7 +266,7 @@ struct StasisLoad: AsyncParsableCommand {
         [
           url, "-q", "-c",
           "DELETE FROM revisions WHERE player_id IN (\(owned)); DELETE FROM slots WHERE player_id IN (\(owned)); "
-            + "DELETE FROM players WHERE id IN (\(owned))",
+            + "DELETE FROM tokens WHERE player_id IN (\(owned)); DELETE FROM players WHERE id IN (\(owned))",
         ])
     }
     let elapsed = (deadline - measured) / .seconds(1)

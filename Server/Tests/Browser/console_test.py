@@ -92,6 +92,9 @@ def main():
         page.get_by_role("button", name="Search").click()
         page.get_by_role("link", name=PLAYER, exact=True).click()
         expect(page.locator("h1")).to_contain_text(PLAYER)
+        tokens = page.locator("table").nth(2).locator("tbody tr")
+        check(tokens.count() == 1 and "active" in tokens.first.inner_text() and "revoked" not in tokens.first.inner_text(),
+              f"the player's first token is listed, active: {tokens.first.inner_text()!r}")
         shot(page, "player")
         page.get_by_role("link", name=SLOT, exact=True).click()
         expect(page.locator("table.history")).to_be_visible()
@@ -169,7 +172,7 @@ def main():
         check(page.get_by_role("button", name=re.compile("Restore")).count() == 0, "a viewer sees no restore button")
         forged = context.request.post(
             f"{BASE}/console/players/{player_id_of(page)}/slots/{SLOT}/restore",
-            form={"csrf": csrf_of(page), "revision": str(RESTORE), "reason": "forged"}, max_redirects=0)
+            form={"csrf": csrf_of(page), "revision": str(RESTORE), "head": "7", "reason": "forged"}, max_redirects=0)
         check(forged.status == 403, f"a viewer's forged restore POST gets 403 (got {forged.status})")
         no_token = context.request.post(
             f"{BASE}/console/players/{player_id_of(page)}/slots/{SLOT}/restore",

@@ -81,12 +81,13 @@ struct Console: Sendable {
       let fields = try await form(request, context, session: session)
       let player = try await player(context)
       let slot = try slotName(context)
-      guard let revision = fields["revision"].flatMap({ Int64($0) }) else {
-        throw StudioError(.badRequest, "the form names no revision")
-      }
+      try studio.require(session.staff, .support, to: "restoring a revision")
+      // The head the page showed: the restore is written on it, or refused (412).
+      guard let revision = fields["revision"].flatMap({ Int64($0) }), let head = fields["head"].flatMap({ Int64($0) })
+      else { throw StudioError(.badRequest, "the form names no revision, or not the head it was shown") }
       let result = try await studio.restore(
-        session.staff, player: player, slot: slot, revision: revision,
-        expectedHead: fields["head"].flatMap { Int64($0) }, reason: fields["reason"] ?? "")
+        session.staff, player: player, slot: slot, revision: revision, expectedHead: head,
+        reason: fields["reason"] ?? "")
       return redirect(
         "/console/players/\(player.id)/slots/\(slot)?done=\(result.entry.id)")
     }
@@ -196,11 +197,14 @@ struct Console: Sendable {
         "devices": overview.devices.map {
           ["name": $0.name, "revisions": $0.revisions, "last": displayDate($0.lastUpload)] as [String: Any]
         },
-        "tokens": overview.tokens.map {
-          [
-            "id": $0.id, "label": $0.label, "fingerprint": $0.fingerprint, "created": displayDate($0.createdAt),
-            "revoked": $0.revokedAt.map(displayDate) as Any, "canRevoke": support && $0.revokedAt == nil,
-          ] as [String: Any]
+        "tokens": overview.tokens.map { token in
+          var fields: [String: Any] = [
+            "id": token.id, "label": token.label, "fingerprint": token.fingerprint,
+            "created": displayDate(token.createdAt), "canRevoke": support && token.revokedAt == nil,
+          ]
+          // An absent key is false to mustache; a nil in an `Any` is not.
+          if let revoked = token.revokedAt { fields["revoked"] = displayDate(revoked) }
+          return fields
         },
         "canSupport": support,
       ], session: session)
@@ -220,7 +224,8 @@ struct Console: Sendable {
         fields["isSecond"] = revision.revision == second
         fields["roles"] = history.roles(of: revision)
         fields["summary"] = summaryFields(revision.summaryJSON)
-        fields["thumbnail"] = thumbnailURL(player, revision) as Any
+        // Known only by reading the file: a save without one shows its alt text.
+        fields["thumbnail"] = thumbnailURL(player, revision)
         return fields
       },
       "entries": history.audit.filter { $0.action != .download }.map { entryFields($0, session: session) },
@@ -241,19 +246,19 @@ struct Console: Sendable {
     let history = try await studio.history(of: player, slot: slot)
     let (metadata, bytes) = try await studio.file(of: player, slot: slot, revision: number)
     let document = try decodedSave(bytes)
-    let hasThumbnail = document[section: "thumbnail"] != nil
+    var values: [String: Any] = [:]
+    if document[section: "thumbnail"] != nil { values["thumbnail"] = thumbnailURL(player, metadata) }
     return try page(
       "revision",
-      [
+      values.merging([
         "title": "r\(number) of \(slot)", "player": playerFields(player), "slot": slot,
         "meta": metadataFields(metadata), "roles": history.roles(of: metadata), "head": history.head,
         "summary": summaryFields(metadata.summaryJSON),
         "others": history.revisions.map(\.revision).filter { $0 != number },
-        "thumbnail": hasThumbnail ? thumbnailURL(player, metadata) as Any : nil as String? as Any,
         "tree": SaveInspection.dump(document.tree),
         "canRestore": session.staff.role >= .support && number != history.head,
         "canDiscard": session.staff.role >= .admin && metadata.isKept,
-      ], session: session)
+      ]) { $1 }, session: session)
   }
 
   private func diffPage(_ request: Request, _ context: ServerContext) async throws -> Response {
@@ -347,12 +352,14 @@ struct Console: Sendable {
       case (nil, let after?): "→ r\(after)"
       case (nil, nil): ""
       }
-    return [
+    var fields: [String: Any] = [
       "id": entry.id, "at": displayDate(entry.at), "staff": entry.staff, "what": describe(entry), "heads": heads,
-      "reason": entry.reason, "undone": entry.undoneBy.map { "undone by #\($0)" } as Any,
+      "reason": entry.reason,
       "canUndo": (entry.action == .restore || entry.action == .undo) && entry.undoneBy == nil
         && session.staff.role >= .support,
     ]
+    if let undoneBy = entry.undoneBy { fields["undone"] = "undone by #\(undoneBy)" }
+    return fields
   }
 
   private func describe(_ entry: AuditEntry) -> String {

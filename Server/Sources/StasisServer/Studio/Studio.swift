@@ -57,7 +57,6 @@ public struct Studio: Sendable {
       Bcrypt.verify(password, hash: hash ?? Self.decoyHash)
     }
     guard let (member, _) = found, matches, !member.disabled else {
-      throttle.failed(account: name, at: now)
       throw StudioError(.unauthorized, "the name or the password is wrong")
     }
     throttle.succeeded(account: name)
@@ -453,8 +452,10 @@ final class SignInThrottle: Sendable {
   }
   private let state = Mutex(State())
 
-  /// Milliseconds to wait before this attempt may be made; nil when it may be made now (and
-  /// the address's bucket pays for it).
+  /// Milliseconds to wait before this attempt may be made; nil when it may be made now: then
+  /// the address's bucket pays for it, and it counts as a failure of the account's until
+  /// ``succeeded(account:)`` says otherwise. Counted before the password is checked, so
+  /// attempts sent in parallel cannot all pass the check while the first ones are hashed.
   func wait(address: String, account: String, at now: Int64) -> Int64? {
     state.withLock { state in
       if let locked = state.accounts[account], locked.failures >= Self.accountFailures {
@@ -471,20 +472,22 @@ final class SignInThrottle: Sendable {
       }
       bucket.tokens -= 1
       state.addresses[address] = bucket
-      if state.addresses.count > 100_000 { state.addresses = state.addresses.filter { $0.value.tokens < 1 } }
-      return nil
-    }
-  }
-
-  func failed(account: String, at now: Int64) {
-    state.withLock { state in
       var record = state.accounts[account] ?? (0, now)
       if now - record.since >= Self.accountWindow { record = (0, now) }
       record.failures += 1
       state.accounts[account] = record
-      if state.accounts.count > 100_000 {
-        state.accounts = state.accounts.filter { $0.value.failures >= Self.accountFailures }
+      // Bounded: past 100,000 entries, those that no longer hold anything back go.
+      if state.addresses.count > 100_000 {
+        state.addresses = state.addresses.filter {
+          min(Self.addressBurst, $0.value.tokens + Double(now - $0.value.at) / Self.addressRefillMilliseconds) < 1
+        }
       }
+      if state.accounts.count > 100_000 {
+        state.accounts = state.accounts.filter {
+          $0.value.failures >= Self.accountFailures && now - $0.value.since < Self.accountWindow
+        }
+      }
+      return nil
     }
   }
 
