@@ -210,29 +210,10 @@ extension PostgresBackend {
   ) {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
-      var head: Int64??
-      let rows = try await connection.query(
-        "SELECT head_revision FROM slots WHERE player_id = \(player.id) AND name = \(slot) FOR UPDATE", logger: logger)
-      for try await value in rows.decode(Int64?.self) { head = value }
-      guard let head, let head else { return (.notFound, nil) }
-      if head == revision { return (.head, nil) }
-      let deleted = try await connection.query(
-        """
-        WITH gone AS (
-          DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot) AND revision = \(revision)
-            AND lost_to IS NOT NULL
-          RETURNING parent
-        ), handed AS (
-          UPDATE revisions SET parent = (SELECT parent FROM gone)
-          WHERE player_id = \(player.id) AND slot = \(slot) AND parent = \(revision) AND EXISTS (SELECT 1 FROM gone)
-        )
-        SELECT COUNT(*) FROM gone
-        """, logger: logger)
-      var count: Int64 = 0
-      for try await value in deleted.decode(Int64.self) { count = value }
-      guard count > 0 else { return (.notFound, nil) }
-      try await Self.collect(connection, player, slot, logger)
-      return (.discarded, try await Self.append(connection, audit, logger))
+      let outcome = try await Self.discard(
+        connection, player: player, slot: slot, revision: revision, keptOnly: true, logger: logger)
+      guard outcome == .discarded else { return (outcome, nil) }
+      return (outcome, try await Self.append(connection, audit, logger))
     }
   }
 

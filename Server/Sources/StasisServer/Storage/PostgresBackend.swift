@@ -460,31 +460,41 @@ public final class PostgresBackend: SaveBackend {
   public func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
-      var head: Int64??
-      let rows = try await connection.query(
-        "SELECT head_revision FROM slots WHERE player_id = \(player.id) AND name = \(slot) FOR UPDATE", logger: logger)
-      for try await value in rows.decode(Int64?.self) { head = value }
-      guard let head, let head else { return .notFound }
-      if head == revision { return .head }
-      // Its children take its parent, so the chain among the revisions that remain stays
-      // exact: one statement, the delete and the hand-down together.
-      let deleted = try await connection.query(
-        """
-        WITH gone AS (
-          DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot) AND revision = \(revision)
-          RETURNING parent
-        ), handed AS (
-          UPDATE revisions SET parent = (SELECT parent FROM gone)
-          WHERE player_id = \(player.id) AND slot = \(slot) AND parent = \(revision) AND EXISTS (SELECT 1 FROM gone)
-        )
-        SELECT COUNT(*) FROM gone
-        """, logger: logger)
-      var count: Int64 = 0
-      for try await value in deleted.decode(Int64.self) { count = value }
-      guard count > 0 else { return .notFound }
-      try await Self.collect(connection, player, slot, logger)
-      return .discarded
+      try await Self.discard(
+        connection, player: player, slot: slot, revision: revision, keptOnly: false, logger: logger)
     }
+  }
+
+  /// A discard in the caller's transaction; with `keptOnly`, of a kept revision only (any
+  /// other is `.notFound`).
+  static func discard(
+    _ connection: PostgresConnection, player: Player, slot: String, revision: Int64, keptOnly: Bool, logger: Logger
+  ) async throws -> DiscardOutcome {
+    var head: Int64??
+    let rows = try await connection.query(
+      "SELECT head_revision FROM slots WHERE player_id = \(player.id) AND name = \(slot) FOR UPDATE", logger: logger)
+    for try await value in rows.decode(Int64?.self) { head = value }
+    guard let head, let head else { return .notFound }
+    if head == revision { return .head }
+    // Its children take its parent, so the chain among the revisions that remain stays
+    // exact: one statement, the delete and the hand-down together.
+    let deleted = try await connection.query(
+      """
+      WITH gone AS (
+        DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot) AND revision = \(revision)
+          AND (lost_to IS NOT NULL OR NOT \(keptOnly))
+        RETURNING parent
+      ), handed AS (
+        UPDATE revisions SET parent = (SELECT parent FROM gone)
+        WHERE player_id = \(player.id) AND slot = \(slot) AND parent = \(revision) AND EXISTS (SELECT 1 FROM gone)
+      )
+      SELECT COUNT(*) FROM gone
+      """, logger: logger)
+    var count: Int64 = 0
+    for try await value in deleted.decode(Int64.self) { count = value }
+    guard count > 0 else { return .notFound }
+    try await collect(connection, player, slot, logger)
+    return .discarded
   }
 
   public func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
