@@ -145,18 +145,18 @@ func cloudForThisDevice(game: SnippetGame, conflictPolicy: String) throws -> Clo
   let policy = ConflictPolicy(name: conflictPolicy, rules: rules, fallback: .longestPlayTime) ?? .mostRecent
   return CloudSync(
     coordinator: coordinator,
-    server: CloudServer(url: "https://saves.example.com", token: token, device: "steam-deck"),
+    credentials: CloudCredentials(url: "https://saves.example.com", token: token, device: "steam-deck"),
     configuration: CloudSyncConfiguration(policy: policy))
 }
 
 // MARK: - CloudSaves: deltas, parts, and what went over the wire
 
 @MainActor
-func deltasAndParts(coordinator: SaveCoordinator<SnippetGame>, server: CloudServer, wholeFiles: Bool) -> CloudSync {
+func deltasAndParts(coordinator: SaveCoordinator<SnippetGame>, server: CloudCredentials, wholeFiles: Bool) -> CloudSync {
   var configuration = CloudSyncConfiguration(policy: .mostRecent)
   configuration.transfer = TransferOptions(partSize: 512 * 1024)  // a cut upload sends at most one part again
   if wholeFiles { configuration.transfer.deltas = false }  // whole files up and down, as before
-  let cloud = CloudSync(coordinator: coordinator, server: server, configuration: configuration)
+  let cloud = CloudSync(coordinator: coordinator, credentials: server, configuration: configuration)
   let counts = cloud.client.transferred  // what this client sent and fetched so far
   print("sent \(counts.bytesSent) bytes for \(counts.fileBytesUploaded) bytes of saves")
   return cloud

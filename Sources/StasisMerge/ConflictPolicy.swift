@@ -24,18 +24,38 @@ public indirect enum ConflictPolicy: Sendable {
   /// whole conflict goes to `fallback`, and the report says so.
   case merge(rules: MergeRules, fallback: ConflictPolicy)
 
-  /// The name `--conflict-policy` takes: `manual`, `recent`, `playtime`, `progress`,
-  /// `last-known-good`, `merge`.
-  public var name: String {
+  /// Which policy, without its rules: what a ``ConflictReport`` says decided. Its raw value is
+  /// the name `--conflict-policy` takes.
+  public enum Kind: String, Sendable, Equatable, CaseIterable {
+    /// ``ConflictPolicy/manual``: the game or the player decides.
+    case manual
+    /// ``ConflictPolicy/mostRecent``.
+    case mostRecent = "recent"
+    /// ``ConflictPolicy/longestPlayTime``.
+    case longestPlayTime = "playtime"
+    /// ``ConflictPolicy/highestProgress``.
+    case highestProgress = "progress"
+    /// ``ConflictPolicy/lastKnownGood``.
+    case lastKnownGood = "last-known-good"
+    /// ``ConflictPolicy/merge(rules:fallback:)``.
+    case merge
+  }
+
+  /// Which policy this is.
+  public var kind: Kind {
     switch self {
-    case .manual: "manual"
-    case .mostRecent: "recent"
-    case .longestPlayTime: "playtime"
-    case .highestProgress: "progress"
-    case .lastKnownGood: "last-known-good"
-    case .merge: "merge"
+    case .manual: .manual
+    case .mostRecent: .mostRecent
+    case .longestPlayTime: .longestPlayTime
+    case .highestProgress: .highestProgress
+    case .lastKnownGood: .lastKnownGood
+    case .merge: .merge
     }
   }
+
+  /// The name `--conflict-policy` takes: `manual`, `recent`, `playtime`, `progress`,
+  /// `last-known-good`, `merge` (``kind``'s raw value).
+  public var name: String { kind.rawValue }
 
   /// The policy named `name`; `merge` merges with `rules` and falls back to `fallback`.
   public init?(name: String, rules: MergeRules = MergeRules(), fallback: ConflictPolicy = .mostRecent) {
@@ -51,7 +71,7 @@ public indirect enum ConflictPolicy: Sendable {
   }
 
   /// The names, for help texts.
-  public static let names = ["manual", "recent", "playtime", "progress", "last-known-good", "merge"]
+  public static let names = Kind.allCases.map(\.rawValue)
 
   /// The side this policy takes for two whole saves, from their headers; nil for `manual`
   /// (and for `merge`, which looks inside). Ties go to theirs, so two devices that resolve

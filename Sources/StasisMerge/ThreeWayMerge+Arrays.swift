@@ -109,12 +109,12 @@ extension Merger {
     let field = MergeField(path: path, base: element(base), ours: element(ours), theirs: element(theirs))
     let side: MergeSide?
     if let (pattern, rule) = rules.rule(for: path), case .some(let whole) = Self.wholeSide(rule) {
-      conflicts.append(MergeConflict(field: field, resolution: "rule \(rule.name) (\(pattern))"))
+      conflicts.append(ContestedValue(field: field, resolution: "rule \(rule.name) (\(pattern))"))
       side = whole
     } else {
       let resolution: String?
       (resolution, side) = settleSide(field)
-      conflicts.append(MergeConflict(field: field, resolution: resolution))
+      conflicts.append(ContestedValue(field: field, resolution: resolution))
     }
     return Self.value(on: side, b, o, t)
   }

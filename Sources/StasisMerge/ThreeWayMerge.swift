@@ -2,8 +2,8 @@
 import Synchronization
 
 /// A value both sides changed, or one side changed that went with the undeclared rest of the
-/// state to the other side, and what became of it.
-public struct MergeConflict: Sendable, Equatable {
+/// state to the other side, and what became of it: one line of a ``MergeOutcome``.
+public struct ContestedValue: Sendable, Equatable {
   /// The value: a section, a declared field, an element, or a group (`map+monsters`).
   public var field: MergeField
   /// How it was settled: `rule max (score.highScore)`, `policy: theirs`; nil when it was not.
@@ -12,6 +12,10 @@ public struct MergeConflict: Sendable, Equatable {
   /// The value's path.
   public var path: String { field.path }
 }
+
+/// 0.9.0's name for ``ContestedValue``: one of six `*Conflict*` types.
+@available(*, deprecated, renamed: "ContestedValue")
+public typealias MergeConflict = ContestedValue
 
 /// A side a conflicting value falls back to when no rule settles it.
 public enum MergeSide: String, Sendable, Equatable {
@@ -67,7 +71,7 @@ public struct MergeOutcome: Sendable {
   /// rule, no fallback side), or when the documents cannot be merged (``refusal``).
   public var document: SaveDocument?
   /// Every value both sides changed, settled or not, groups first, then in file order.
-  public var conflicts: [MergeConflict]
+  public var conflicts: [ContestedValue]
   /// Each section of the result, in order, and where it came from.
   public var sections: [SectionMerge]
   /// Values (sections, declared fields, elements) taken from ours because only ours changed them.
@@ -78,7 +82,7 @@ public struct MergeOutcome: Sendable {
   public var refusal: String?
 
   /// The conflicts no rule and no fallback settled.
-  public var unsettled: [MergeConflict] { conflicts.filter { $0.resolution == nil } }
+  public var unsettled: [ContestedValue] { conflicts.filter { $0.resolution == nil } }
 }
 
 /// A three-way merge of self-describing saves against their common ancestor, by the game's
@@ -201,7 +205,7 @@ struct GroupChoice {
 struct Merger {
   let rules: MergeRules
   let fallback: MergeSide?
-  var conflicts: [MergeConflict] = []
+  var conflicts: [ContestedValue] = []
   var fromOurs = 0
   var fromTheirs = 0
   private var groupOf: [String: Int] = [:]
@@ -267,7 +271,7 @@ struct Merger {
         }
         let field = MergeField(path: label, base: object(\.0), ours: object(\.1), theirs: object(\.2))
         let (resolution, side) = settleSide(field)
-        conflicts.append(MergeConflict(field: field, resolution: resolution))
+        conflicts.append(ContestedValue(field: field, resolution: resolution))
         (choice.side, choice.how) = (side, "both changed it: \(resolution ?? "nothing settles it")")
       }
       for member in members where groupOf[member] == nil { groupOf[member] = choices.count }
@@ -330,7 +334,7 @@ struct Merger {
           return .object(mergeObject(base, o, t, path: path, everyKey: true, declared: true))
         }
         if let merged = Self.union(base, ours, theirs) {
-          conflicts.append(MergeConflict(field: field, resolution: "rule union (\(pattern))"))
+          conflicts.append(ContestedValue(field: field, resolution: "rule union (\(pattern))"))
           return merged
         }
       case .byKey(let key):
@@ -339,7 +343,7 @@ struct Merger {
         if let merged = mergeByIndex(base, ours, theirs, path: path) { return merged }
       default:
         if let value = rule.apply(field) {
-          conflicts.append(MergeConflict(field: field, resolution: "rule \(rule.name) (\(pattern))"))
+          conflicts.append(ContestedValue(field: field, resolution: "rule \(rule.name) (\(pattern))"))
           return value
         }
       }
@@ -378,7 +382,7 @@ struct Merger {
     if restConflicts {
       // Settled with the rest of the state, even where only one side changed it.
       conflicts.append(
-        MergeConflict(
+        ContestedValue(
           field: MergeField(path: path, base: base, ours: ours, theirs: theirs),
           resolution: rest.side.map { "policy: \($0.rawValue)" }))
     } else if rest.side == .theirs, ours == base {
@@ -499,7 +503,7 @@ struct Merger {
   /// A value both sides changed that no declaration settled: the fallback side's, whole.
   private mutating func settle(_ field: MergeField) -> SaveValue? {
     let (resolution, side) = settleSide(field)
-    conflicts.append(MergeConflict(field: field, resolution: resolution))
+    conflicts.append(ContestedValue(field: field, resolution: resolution))
     return Self.value(on: side, field.base, field.ours, field.theirs)
   }
 
@@ -527,7 +531,7 @@ struct Merger {
   /// Where section `name` came from, given the conflicts found inside it.
   func report(
     _ name: String, _ base: SaveSection.Content?, _ ours: SaveSection.Content?, _ theirs: SaveSection.Content?,
-    merged: SaveSection.Content?, conflicts: ArraySlice<MergeConflict>
+    merged: SaveSection.Content?, conflicts: ArraySlice<ContestedValue>
   ) -> SectionMerge {
     var prefix = ""
     if let choice = groupChoice(name) {

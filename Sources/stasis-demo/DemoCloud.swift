@@ -66,7 +66,7 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
         options.uploadRate.map { ThrottledCloudTransport(wrapped: HTTPCloudTransport(), bytesPerSecond: $0) }
         ?? HTTPCloudTransport()
       let cloud = CloudSync(
-        coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: device),
+        coordinator: game.coordinator, credentials: CloudCredentials(url: url, token: token, device: device),
         configuration: configuration, transport: transport)
       game.coordinator.syncPatience = .milliseconds(Int64((options.syncPatience * 1000).rounded()))
       if let onEvent { cloud.onEvent { onEvent($0.description) } }
@@ -80,7 +80,7 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
         "conflicts": status.conflicts.map { conflict in
           [
             "base": conflict.base ?? NSNull(), "ours": conflict.ours, "theirs": conflict.theirs,
-            "policy": conflict.policy, "result": conflict.result, "revision": conflict.revision ?? NSNull(),
+            "policy": conflict.decidedBy.rawValue, "result": conflict.outcome.rawValue, "revision": conflict.revision ?? NSNull(),
             "keptGeneration": conflict.keptGeneration ?? NSNull(), "fields": Array(conflict.fields.prefix(20)),
             "fieldCount": conflict.fields.count, "sections": conflict.sections.map(\.description),
             "fromOurs": conflict.takenFromOurs, "fromTheirs": conflict.takenFromTheirs,

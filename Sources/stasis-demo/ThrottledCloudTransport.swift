@@ -11,7 +11,7 @@
     /// The link's speed, bytes per second (more than 0).
     let bytesPerSecond: Int
 
-    func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse {
+    func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
       let bytes = request.body?.count ?? 0
       if bytes > 0 {
         // This is the point of the option: a slow link. Not synchronisation.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Stasis
-import StasisCloud
+@_spi(Plumbing) import StasisCloud
 
 struct Cloud: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -15,7 +15,7 @@ struct Cloud: AsyncParsableCommand {
 
       Exit codes: 0 done; 1 a conflict, a refused token or a refused file; 64 usage; 74 the server or a file could not be reached.
       """,
-    subcommands: [Login.self, Status.self, Push.self, Pull.self, Log.self, Resolve.self, Discard.self]
+    subcommands: [Login.self, Status.self, Push.self, Pull.self, Log.self, Resolve.self, Release.self, Discard.self]
   )
 }
 
@@ -43,7 +43,7 @@ struct CloudOptions: ParsableArguments {
     }
     let store = SaveStore(directory: saves, signing: try key.policy(), device: credentials.device)
     let client = CloudClient(
-      server: CloudServer(url: credentials.server, token: credentials.token, device: credentials.device))
+      server: CloudCredentials(url: credentials.server, token: credentials.token, device: credentials.device))
     return (store, client, slot.map { CloudSync(client: client, store: store, slot: $0, configuration: configuration) })
   }
 }
@@ -97,7 +97,7 @@ extension Cloud {
         Terminal.standardError.line(Terminal.standardError.paint("error: ", .red) + error.description)
         throw error.isUnreadable ? Exit.io : Exit.invalid
       }
-      let client = CloudClient(server: CloudServer(url: server, token: token, device: device))
+      let client = CloudClient(credentials: CloudCredentials(url: server, token: token, device: device))
       let slots: [RemoteRevision]
       do {
         slots = try await client.slots()
@@ -106,13 +106,13 @@ extension Cloud {
       }
       let path = login ?? CloudLogin.path()
       do {
-        try CloudLogin(server: client.server.url, token: token, device: device).save(to: path)
+        try CloudLogin(server: client.credentials.url, token: token, device: device).save(to: path)
       } catch {
         Terminal.standardError.line(Terminal.standardError.paint("error: ", .red) + "\(error)")
         throw Exit.io
       }
       Terminal.standardOutput.line(
-        "logged in to \(client.server.url) as device '\(device)' (\(slots.count) slot\(slots.count == 1 ? "" : "s") there); "
+        "logged in to \(client.credentials.url) as device '\(device)' (\(slots.count) slot\(slots.count == 1 ? "" : "s") there); "
           + "stored in \(path), mode 600")
     }
   }
@@ -152,7 +152,7 @@ extension Cloud {
       var objects: [[String: Any]] = []
       for name in names.sorted() {
         guard let slot = try? SaveSlot(name) else { continue }
-        let record = SyncRecord.load(store: store, slot: slot, server: client.server)
+        let record = SyncRecord.load(store: store, slot: slot, server: client.credentials)
         let local = store.newestGeneration(of: slot)
         let head = heads.first { $0.slot == name }
         let state = SyncState.classify(record: record, newestLocal: local, head: head?.revision)
@@ -173,7 +173,7 @@ extension Cloud {
       if json {
         print(jsonText(objects))
       } else if rows.isEmpty {
-        Terminal.standardOutput.line("no slots here or on \(client.server.url)")
+        Terminal.standardOutput.line("no slots here or on \(client.credentials.url)")
       } else {
         Terminal.standardOutput.table(
           ["slot", "state", "base", "local", "server", "waiting"], rows, rightAligned: [3, 5])

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import Stasis
-import StasisCloud
+@_spi(Plumbing) import StasisCloud
 
-/// The cloud commands on one slot: push, pull, log, resolve, discard.
+/// The cloud commands on one slot: push, pull, log, resolve, release, discard.
 extension Cloud {
   struct Push: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -106,9 +106,9 @@ extension Cloud {
         throw fail(error)
       }
       guard let revisions else {
-        throw fail(CloudError(.notFound, "slot '\(slot)' is not on \(client.server.url)"))
+        throw fail(CloudError(.notFound, "slot '\(slot)' is not on \(client.credentials.url)"))
       }
-      let base = SyncRecord.load(store: store, slot: name, server: client.server).base
+      let base = SyncRecord.load(store: store, slot: name, server: client.credentials).base
       if json {
         print(
           jsonText(
@@ -144,7 +144,7 @@ extension Cloud {
       abstract: "Settle a slot's conflict: take ours, theirs, or a three-way merge against the base.",
       discussion: """
         The loser is kept: theirs stays in the server's history; ours stays a local generation,
-        kept out of pruning until `stasis cloud discard`. The result is uploaded on top of theirs.
+        kept out of pruning until `stasis cloud release`. The result is uploaded on top of theirs.
         A merge takes each section from the side that changed it; sections both sides changed need
         --fallback (whole from its side), or the game's declarations (--declarations FILE, the format
         of `stasis merge`) for the paths inside them.
@@ -209,68 +209,95 @@ extension Cloud {
     }
   }
 
-  struct Discard: AsyncParsableCommand {
+  struct Release: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Let go of what a lost conflict kept: a local generation, or a revision on the server.",
+      abstract: "Let go of a local generation a lost conflict kept: the next save may prune it.",
       discussion: """
-        A local generation kept after a lost conflict is pruned again by a later save. A server
-        revision that lost a conflict (`kept` in `stasis cloud log`) is deleted from the server
-        at once: its bytes stop counting against the player's limit.
+        Nothing is deleted now: the generation is only no longer kept, and a later save prunes
+        it like any older generation (`stasis discard` deletes at once). A revision the server
+        kept is deleted there with `stasis cloud discard SLOT --revision N`.
 
         Example:
-          stasis cloud discard autosave 4
-          stasis cloud discard autosave --revision 2
+          stasis cloud release autosave 4
         """)
 
     @Argument(help: "The slot.")
     var slot: String
 
     @Argument(help: "The kept local generation.")
+    var generation: Int
+
+    @OptionGroup var options: CloudOptions
+
+    func run() async throws {
+      try releaseKept(generation, slot: slot, saves: options.saves)
+    }
+  }
+
+  struct Discard: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Delete a revision the server kept after a lost conflict (not the head).",
+      discussion: """
+        The revision (`kept` in `stasis cloud log`) is deleted from the server at once: its
+        bytes stop counting against the player's limit. A local generation a lost conflict
+        kept is let go with `stasis cloud release SLOT GENERATION` (`discard SLOT GENERATION`,
+        which only released it, still does so in 0.10 with a warning).
+
+        Example:
+          stasis cloud discard autosave --revision 2
+        """)
+
+    @Argument(help: "The slot.")
+    var slot: String
+
+    @Argument(help: "Deprecated: the kept local generation to release (use `stasis cloud release`).")
     var generation: Int?
 
-    @Option(help: "A revision on the server to discard instead (it must not be the head).")
+    @Option(help: "The revision on the server to delete (it must not be the head).")
     var revision: Int?
 
     @OptionGroup var options: CloudOptions
 
     func validate() throws {
       guard (generation == nil) != (revision == nil) else {
-        throw ValidationError("give a kept generation, or --revision N for a revision on the server")
+        throw ValidationError("give --revision N for a revision on the server (a kept generation: stasis cloud release)")
       }
       if let revision, revision < 1 { throw ValidationError("--revision is a positive whole number") }
     }
 
     func run() async throws {
       let name = try checkedSlot(slot)
-      if let revision {
-        try await discardRevision(revision, of: name)
+      guard let revision else {
+        Terminal.standardError.line(
+          "warning: 'stasis cloud discard SLOT GENERATION' only releases a kept generation: "
+            + "it is 'stasis cloud release \(slot) \(generation!)' now, and goes in 0.11.0")
+        try releaseKept(generation!, slot: slot, saves: options.saves)
         return
       }
-      let generation = generation!
-      let store = SaveStore(directory: options.saves)
-      guard store.keptGenerations(of: name).contains(where: { $0.generation == generation }) else {
-        throw fail(
-          SaveFileError(
-            .notFound, "slot '\(slot)' keeps no generation \(generation)", context: .init(file: store.folder(of: name)))
-        )
-      }
-      do {
-        try store.release(generation: generation, slot: name)
-      } catch {
-        throw fail(error)
-      }
-      Terminal.standardOutput.line("generation \(generation) of \(slot) is no longer kept: the next save may prune it")
-    }
-
-    /// `DELETE /v1/slots/{slot}/revisions/{n}` with the stored login.
-    private func discardRevision(_ revision: Int, of name: SaveSlot) async throws {
       let (_, client, _) = try options.open(nil)
       do {
         try await client.discard(slot: name, revision: revision)
       } catch {
         throw fail(error)
       }
-      Terminal.standardOutput.line("r\(revision) of \(slot) is discarded from \(client.server.url)")
+      Terminal.standardOutput.line("r\(revision) of \(slot) is discarded from \(client.credentials.url)")
     }
   }
+}
+
+/// `stasis cloud release`: a kept local generation is no longer kept (nothing is deleted now).
+private func releaseKept(_ generation: Int, slot: String, saves: String) throws {
+  let name = try checkedSlot(slot)
+  let store = SaveStore(directory: saves)
+  guard store.keptGenerations(of: name).contains(where: { $0.generation == generation }) else {
+    throw fail(
+      SaveFileError(
+        .notFound, "slot '\(slot)' keeps no generation \(generation)", context: .init(file: store.folder(of: name))))
+  }
+  do {
+    try store.release(generation: generation, slot: name)
+  } catch {
+    throw fail(error)
+  }
+  Terminal.standardOutput.line("generation \(generation) of \(slot) is no longer kept: the next save may prune it")
 }

@@ -122,7 +122,7 @@ struct Merge: ParsableCommand {
       base: documents[0], ours: documents[1], theirs: documents[2], rules: rules,
       fallback: take.flatMap(MergeSide.init(rawValue:)), createdAt: wallClockMilliseconds())
     if let refusal = outcome.refusal {
-      throw fail(SaveFileError(.typeMismatch, refusal, context: .init(file: theirs, part: "header")))
+      throw fail(SaveFileError(.notMergeable, refusal, context: .init(file: theirs, part: "header")))
     }
     let out = TextOutput(.standardOutput)
     let listing: BulkListing = allElements ? .allElements : .summary

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Stasis
+@_spi(Plumbing) import Stasis
 
 struct Migrate: ParsableCommand {
   static let configuration = CommandConfiguration(

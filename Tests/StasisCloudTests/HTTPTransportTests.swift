@@ -114,7 +114,7 @@ struct HTTPTransportTests {
 
   @Test("a refused connection is offline and certainly never sent")
   func refused() async throws {
-    let server = CloudServer(url: "http://127.0.0.1:\(try closedPort())", token: "t")
+    let server = CloudCredentials(url: "http://127.0.0.1:\(try closedPort())", token: "t")
     do {
       _ = try await HTTPCloudTransport().send(request, to: server)
       Issue.record("a closed port answered")
@@ -130,7 +130,7 @@ struct HTTPTransportTests {
   func notAServerURL() async throws {
     for url in ["ftp://127.0.0.1:21", "127.0.0.1:8090", "http://", "http:///v1"] {
       do {
-        _ = try await HTTPCloudTransport().send(request, to: CloudServer(url: url, token: "t"))
+        _ = try await HTTPCloudTransport().send(request, to: CloudCredentials(url: url, token: "t"))
         Issue.record("\(url) was sent")
       } catch {
         #expect(error.kind == .refused, "\(url)")
@@ -144,7 +144,7 @@ struct HTTPTransportTests {
     let body = [UInt8](repeating: 0x41, count: 200_000)
     let head = "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
     let listener = try LoopbackListener(answer: Array(head.utf8) + body)
-    let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t")
+    let server = CloudCredentials(url: "http://127.0.0.1:\(listener.port)", token: "t")
     do {
       _ = try await HTTPCloudTransport(maximumAnswerBytes: 100_000).send(request, to: server)
       Issue.record("a 200 KB answer passed a 100 KB bound")
@@ -165,7 +165,7 @@ struct HTTPTransportTests {
     ])
   fileprivate func noAnswer(behavior: LoopbackListener.Behavior, expected: TransportFailure) async throws {
     let listener = try LoopbackListener(behavior)
-    let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t", timeout: .seconds(1))
+    let server = CloudCredentials(url: "http://127.0.0.1:\(listener.port)", token: "t", timeout: .seconds(1))
     do {
       _ = try await HTTPCloudTransport().send(request, to: server)
       Issue.record("a server that did not answer answered")
@@ -194,7 +194,7 @@ struct HTTPTransportTests {
   @Test("a task cancelled mid-request (the budget ran out) cancels the request")
   func cancelled() async throws {
     let listener = try LoopbackListener(.silent)
-    let server = CloudServer(url: "http://127.0.0.1:\(listener.port)", token: "t")
+    let server = CloudCredentials(url: "http://127.0.0.1:\(listener.port)", token: "t")
     let request = self.request
     let sending = Task { () async -> CloudError? in
       do throws(CloudError) {

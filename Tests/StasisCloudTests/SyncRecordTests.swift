@@ -24,7 +24,7 @@ struct SyncRecordTests {
   func unflushedBesideFlushed() throws {
     let (folder, store) = try slotWithASave()
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    let server = CloudServer(url: "https://saves.example.com", token: "alice", device: "deck")
+    let server = CloudCredentials(url: "https://saves.example.com", token: "alice", device: "deck")
     var flushed = SyncRecord.load(store: store, slot: "autosave", server: server)
     flushed.base = 4
     flushed.sequence = 7
@@ -50,8 +50,8 @@ struct SyncRecordTests {
   func onePerServer() throws {
     let (folder, store) = try slotWithASave()
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    let home = CloudServer(url: "https://saves.example.com", token: "alice", device: "deck")
-    let staging = CloudServer(url: "https://staging.example.com", token: "alice", device: "deck")
+    let home = CloudCredentials(url: "https://saves.example.com", token: "alice", device: "deck")
+    let staging = CloudCredentials(url: "https://staging.example.com", token: "alice", device: "deck")
 
     var record = SyncRecord.load(store: store, slot: "autosave", server: home)
     record.base = 95
@@ -68,7 +68,7 @@ struct SyncRecordTests {
     #expect(back.base == 95)
     #expect(back.baseGeneration == 197 && back.queued == [198], "what it agreed with this server, and what waits")
     #expect(SyncRecord.load(store: store, slot: "autosave", server: staging).base == 3)
-    let another = CloudServer(url: "https://saves.example.com", token: "bob", device: "deck")
+    let another = CloudCredentials(url: "https://saves.example.com", token: "bob", device: "deck")
     #expect(SyncRecord.load(store: store, slot: "autosave", server: another).base == nil, "another player too")
   }
 
@@ -76,13 +76,13 @@ struct SyncRecordTests {
   func legacyRecord() throws {
     let (folder, store) = try slotWithASave()
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    let home = CloudServer(url: "https://saves.example.com", token: "alice", device: "deck")
+    let home = CloudCredentials(url: "https://saves.example.com", token: "alice", device: "deck")
     var legacy = SyncRecord.load(store: store, slot: "autosave", server: home)
     legacy.base = 7
     let encoder = JSONEncoder()
     try Data(try encoder.encode(legacy)).write(to: URL(fileURLWithPath: "\(folder)/autosave/.cloud"))
     #expect(SyncRecord.load(store: store, slot: "autosave", server: home).base == 7)
-    let staging = CloudServer(url: "https://staging.example.com", token: "alice", device: "deck")
+    let staging = CloudCredentials(url: "https://staging.example.com", token: "alice", device: "deck")
     #expect(SyncRecord.load(store: store, slot: "autosave", server: staging).base == nil)
   }
 }

@@ -86,7 +86,7 @@ struct MigrationTests {
     #expect(document.game.schemaVersion == 1)
     let (state, report) = try V2.codec.load(from: document)
     #expect(state == V2.State(score: .init(points: 4200, multiplier: 1), camera: .init(x: 12.5, y: -4, zoom: 2)))
-    #expect(report.migrations == [LoadReport.Migration(from: 1, to: 2)])
+    #expect(report.migrations == [LoadReport.MigrationStep(from: 1, to: 2)])
     #expect(report.defaultedFields == ["score.multiplier", "camera.zoom"])
     #expect(report.droppedFields.isEmpty)
     #expect(report.lines.first == "schema 1 → 2: 1 → 2")

@@ -91,7 +91,7 @@ struct SchemaEvolutionTests {
     let (state, report) = try evolvingCodec(Renamed.self, migrations: migrations).load(
       from: try Before.document(before))
     #expect(state.settings == EvolvedSettings(mapName: "desert", volume: 0.25, legacyFlag: false))
-    #expect(report.migrations == [LoadReport.Migration(from: 1, to: 2)])
+    #expect(report.migrations == [LoadReport.MigrationStep(from: 1, to: 2)])
     #expect(report.defaultedFields == ["settings.legacyFlag"])
     #expect(report.droppedFields.isEmpty)
     #expect(!report.isClean)

@@ -79,7 +79,7 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
 
   init(
     codec: SaveCodec<State>, store: SaveStore, disk: SimulatedDisk, slot: SaveSlot,
-    server: CloudServer, transport: any CloudTransport, configuration: CloudSyncConfiguration, logger: Logger
+    server: CloudCredentials, transport: any CloudTransport, configuration: CloudSyncConfiguration, logger: Logger
   ) {
     game = CoordinatedGame()
     coordinator = SaveCoordinator(game: game, store: store, codec: codec, slot: slot, logger: logger)
@@ -88,7 +88,7 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
       delegate: coordinator, configuration: Application.Configuration(backgroundBudget: .seconds(10), clock: clock),
       logger: logger)
     cloudSync = CloudSync(
-      coordinator: coordinator, server: server, configuration: configuration, clock: clock, transport: transport,
+      coordinator: coordinator, credentials: server, configuration: configuration, clock: clock, transport: transport,
       logger: logger)
     self.disk = disk
     coordinator.sync = self  // sees every save's handle, then hands it to the cloud

@@ -248,7 +248,7 @@ public final class SimulatedNetwork: CloudTransport {
     return error
   }
 
-  public func send(_ request: CloudRequest, to cloud: CloudServer) async throws(CloudError) -> CloudResponse {
+  public func send(_ request: CloudRequest, to cloud: CloudCredentials) async throws(CloudError) -> CloudResponse {
     guard isOnline else { throw Self.neverSent("\(device) is offline") }
     // An upload's request: a PUT, or the one that completes a resumable upload (a delta's one
     // POST, or the last PATCH of its parts).

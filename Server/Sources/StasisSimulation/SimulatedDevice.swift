@@ -1,7 +1,7 @@
 import Crypto
 import Logging
 @_spi(Plumbing) @_spi(Simulation) import Stasis
-@_spi(Simulation) import StasisCloud
+@_spi(Plumbing) @_spi(Simulation) import StasisCloud
 import StasisServer
 import StasisTesting
 import Synchronization
@@ -74,7 +74,7 @@ final class SimulatedDevice {
     let line = ProcessLine(network: network)
     let process = build.process(
       store: store, disk: disk, slot: Self.slot,
-      server: CloudServer(url: "sim://server", token: InProcessServer.token, device: name), transport: line,
+      server: CloudCredentials(url: "sim://server", token: InProcessServer.token, device: name), transport: line,
       configuration: configuration, logger: logger)
     let events = cloudEvents
     process.cloud.onEvent { event in events.append(event) }
@@ -134,7 +134,7 @@ final class ProcessLine: CloudTransport {
 
   func cut() { isCut.withLock { $0 = true } }
 
-  func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse {
+  func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
     if isCut.withLock({ $0 }) {
       var error = CloudError(.offline, "the process is gone")
       error.neverSent = true

@@ -127,7 +127,7 @@ public enum GameBuild: String, Sendable, CaseIterable {
   /// A process of this build: its coordinator saves and loads with this build's codec.
   @MainActor
   func process(
-    store: SaveStore, disk: SimulatedDisk, slot: SaveSlot, server: CloudServer, transport: any CloudTransport,
+    store: SaveStore, disk: SimulatedDisk, slot: SaveSlot, server: CloudCredentials, transport: any CloudTransport,
     configuration: CloudSyncConfiguration, logger: Logger
   ) -> any DeviceProcess {
     switch self {

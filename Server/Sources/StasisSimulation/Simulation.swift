@@ -887,7 +887,7 @@ public final class Simulation {
       checker.checks += 1
       let own = device.network.committed.contains { $0.revision == report.theirs }
       if own { fail("self-conflict: \(device.name) conflicted with its own upload r\(report.theirs)") }
-      if report.result == "merged" {
+      if report.outcome == .merged {
         result.merges += 1
         await checkMergedLedger(device, report, isLast: index == conflicts.count - 1)
       }
@@ -944,7 +944,7 @@ public final class Simulation {
       device.network.isOnline
     else { return note("\(device.name): nothing to discard") }
     let client = CloudClient(
-      server: CloudServer(url: "sim://server", token: InProcessServer.token, device: device.name),
+      server: CloudCredentials(url: "sim://server", token: InProcessServer.token, device: device.name),
       transport: device.network)
     // Now and then the discard's own answer is lost after the server carried it out.
     if random.chance(30) {

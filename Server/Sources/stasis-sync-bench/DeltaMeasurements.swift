@@ -54,8 +54,8 @@ struct DeltaWorkloads {
   let agents: Int
 
   func client(_ device: String, cut: CutTransport? = nil) -> CloudClient {
-    let server = CloudServer(url: url, token: token, device: device)
-    return cut.map { CloudClient(server: server, transport: $0) } ?? CloudClient(server: server)
+    let server = CloudCredentials(url: url, token: token, device: device)
+    return cut.map { CloudClient(credentials: server, transport: $0) } ?? CloudClient(credentials: server)
   }
 
   func run() async throws -> DeltaReport {
@@ -221,7 +221,7 @@ final class CutTransport: CloudTransport, @unchecked Sendable {
 
   init(cutAtByte: Int) { self.cutAtByte = cutAtByte }
 
-  func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse {
+  func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
     if request.method == "PATCH", let offset = request.header("Upload-Offset").flatMap(Int.init),
       let count = request.body?.count
     {

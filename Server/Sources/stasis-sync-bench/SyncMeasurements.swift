@@ -35,7 +35,7 @@ extension StasisSyncBench {
       let sync =
         cloud
         ? CloudSync(
-          coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: "bench"),
+          coordinator: game.coordinator, credentials: CloudCredentials(url: url, token: token, device: "bench"),
           configuration: CloudSyncConfiguration(autosaveUploadInterval: .zero)) : nil
       let app = Stasis.Application(delegate: game.coordinator)
       app.launch()

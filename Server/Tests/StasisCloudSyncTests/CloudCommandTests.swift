@@ -102,9 +102,12 @@ struct CloudCommandTests {
     let slots = try run(product("stasis"), ["slots", b])
     #expect(slots.out.contains("kept: lost a cloud conflict to r2"))
     let kept = storeB.keptGenerations(of: "autosave").first!.generation
-    let discarded = try stasis("cloud", "discard", "autosave", "\(kept)", "--saves", b)
-    #expect(discarded.status == 0)
+    // 0.9's `cloud discard SLOT GENERATION` still releases, with a warning naming `release`.
+    let old = try stasis("cloud", "discard", "autosave", "\(kept)", "--saves", b)
+    #expect(old.status == 0)
+    #expect(old.err.contains("it is 'stasis cloud release autosave \(kept)' now"), "\(old.err)")
     #expect(storeB.keptGenerations(of: "autosave").isEmpty)
+    #expect(try stasis("cloud", "release", "autosave", "\(kept)", "--saves", b).status == 74, "no longer kept")
     #expect(
       try stasis("cloud", "status", "--saves", b, "--login", root.appendingPathComponent("none.json").path).status == 1)
   }

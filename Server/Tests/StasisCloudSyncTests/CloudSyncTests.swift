@@ -1,7 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
-import StasisCloud
+@_spi(Plumbing) import StasisCloud
 import StasisTesting
 import Synchronization
 import Testing
@@ -26,7 +26,7 @@ struct CloudSyncTests {
 
     init(
       _ backend: Backend = .sqlite, serverArguments: [String] = [], policy: ConflictPolicy = .mostRecent,
-      onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil
+      onConflict: (@Sendable (Conflict) async -> ConflictDecision?)? = nil
     ) async throws {
       database = try Database(backend)
       token = try database.addPlayer().token
@@ -56,7 +56,7 @@ struct CloudSyncTests {
         engine: try Engine(library: library, level: 2, seed: 7), store: SaveStore(directory: folder), slot: "autosave")
       game.coordinator.autosaveInterval = 0
       let cloud = CloudSync(
-        coordinator: game.coordinator, server: CloudServer(url: url, token: token, device: folder))
+        coordinator: game.coordinator, credentials: CloudCredentials(url: url, token: token, device: folder))
       game.coordinator.syncPatience = .seconds(120)  // a busy machine never makes it play on early
       // What is tested is the fast-forward, not the budget: a loaded machine gets all the time it needs.
       let app = Application(delegate: game.coordinator, configuration: .init(backgroundBudget: .seconds(300)))
@@ -89,7 +89,7 @@ struct CloudSyncTests {
 
   /// A saves (longer play time, older), syncs first; B saves (higher progress, newer), syncs.
   private func conflict(
-    _ policy: ConflictPolicy, onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil
+    _ policy: ConflictPolicy, onConflict: (@Sendable (Conflict) async -> ConflictDecision?)? = nil
   )
     async throws -> (World, ours: PlayerState, theirs: PlayerState, report: SyncReport)
   {
@@ -111,7 +111,7 @@ struct CloudSyncTests {
     defer { world.server.stop() }
     #expect(report.error == nil)
     let conflict = try #require(world.b.sync.status.conflicts.first)
-    #expect((conflict.base, conflict.theirs, conflict.result, conflict.revision) == (1, 2, "ours", 3))
+    #expect((conflict.base, conflict.theirs, conflict.outcome, conflict.revision) == (1, 2, .ours, 3))
     #expect(try world.b.newest() == ours)
     let log = try await history(world.raw)
     #expect(log.map(\.revision) == [3, 2, 1])
@@ -124,7 +124,7 @@ struct CloudSyncTests {
     let (world, _, theirs, report) = try await conflict(.longestPlayTime)
     defer { world.server.stop() }
     #expect(report.restore != nil)
-    #expect(world.b.sync.status.conflicts.first?.result == "theirs")
+    #expect(world.b.sync.status.conflicts.first?.outcome == .theirs)
     #expect(try world.b.newest() == theirs)
     let kept = try #require(world.b.kept.first)
     for index in 0..<5 { try world.b.save(PlayerState(score: .init(points: Int64(index)))) }  // 5 saves, keep 3
@@ -143,7 +143,7 @@ struct CloudSyncTests {
   func highestProgress() async throws {
     let (world, ours, _, _) = try await conflict(.highestProgress)
     defer { world.server.stop() }
-    #expect(world.b.sync.status.conflicts.first?.result == "ours")
+    #expect(world.b.sync.status.conflicts.first?.outcome == .ours)
     #expect(try world.b.newest() == ours)
   }
 
@@ -152,7 +152,7 @@ struct CloudSyncTests {
     let (world, _, _, _) = try await conflict(.lastKnownGood)
     defer { world.server.stop() }
     let conflict = try #require(world.b.sync.status.conflicts.first)
-    #expect(conflict.result == "base")
+    #expect(conflict.outcome == .base)
     #expect(try world.b.newest() == world.base)
     #expect(conflict.keptGeneration != nil)
     let log = try await history(world.raw)
@@ -188,7 +188,7 @@ struct CloudSyncTests {
     let resolved = await world.b.sync.resolve(with: .merge(rules: [:], fallback: .mostRecent), named: "merge")
     #expect(resolved.error == nil)
     // Nothing declared: the merge keeps one whole side (the most recent, ours), so it is that side.
-    #expect(world.b.sync.status.conflicts.last?.result == "ours")
+    #expect(world.b.sync.status.conflicts.last?.outcome == .ours)
     #expect(try await world.b.sync.state().state == .synced)
   }
 
@@ -227,7 +227,7 @@ struct CloudSyncTests {
     #expect(merged.shards[1].x == 100 && merged.shards[2].x == 200, "bulk elements from each side")
     #expect(merged.shards[5].y == 6, "an element both changed: the policy's side")
     let conflict = try #require(world.b.sync.status.conflicts.first)
-    #expect(conflict.result == "merged")
+    #expect(conflict.outcome == .merged)
     #expect(
       Set(conflict.fields) == [
         "score.highScore: rule max (score.highScore)", "score: policy: ours", "shards[5]: policy: ours",
@@ -267,7 +267,7 @@ struct CloudSyncTests {
     try world.b.save(ours, playTime: 20, at: 300)
     _ = await world.b.sync.synchronize()
     let conflict = try #require(world.b.sync.status.conflicts.first)
-    #expect(conflict.result == "theirs")
+    #expect(conflict.outcome == .theirs)
     #expect(conflict.note == "base r1 is no longer on the server: fell back to playtime")
     #expect(try world.b.newest() == theirs)
   }
@@ -342,7 +342,7 @@ struct CloudSyncTests {
     proxy.setRule(.cutUploadMidway(fraction: 0.5) {})
     let failed = await b.sync.synchronize()
     #expect(failed.error?.kind == .offline, "\(String(describing: failed.error))")
-    #expect(b.sync.status.conflicts.first?.result == "ours")
+    #expect(b.sync.status.conflicts.first?.outcome == .ours)
     #expect(b.sync.status.pending == 1, "ours waits to go up on r2")
     #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [2, 1])
 
@@ -354,7 +354,7 @@ struct CloudSyncTests {
     let second = try #require(b.sync.status.conflicts.last)
     // Ours continues r1 (it won whole over r2, which it never held): r1 is the base, not r2.
     #expect(second.base == 1 && second.theirs == 3, "a conflict against r1, not a fast-forward")
-    #expect(second.result == "theirs", "the newer save wins by the policy")
+    #expect(second.outcome == .theirs, "the newer save wins by the policy")
     #expect(b.kept.contains(oursGeneration), "and ours is kept, not lost")
   }
 
@@ -373,7 +373,7 @@ struct CloudSyncTests {
     _ = await a.sync.synchronize()
     let ours = try b.save(PlayerState(score: .init(points: 2)), playTime: 10, at: 300)
     _ = await b.sync.synchronize()
-    #expect(b.sync.status.conflicts.first?.result == "theirs")
+    #expect(b.sync.status.conflicts.first?.outcome == .theirs)
     #expect(b.generations.contains(ours), "kept before the write that prunes")
     #expect(b.kept == [ours])
   }
@@ -500,7 +500,7 @@ struct CloudSyncTests {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-backoff-\(UUID().uuidString)")
     let store = SaveStore(directory: folder.path)
     let sync = CloudSync(
-      client: CloudClient(server: CloudServer(url: "http://127.0.0.1:\(port)", token: "t")), store: store,
+      client: CloudClient(credentials: CloudCredentials(url: "http://127.0.0.1:\(port)", token: "t")), store: store,
       slot: "autosave",
       configuration: CloudSyncConfiguration(
         firstRetry: .milliseconds(500), longestRetry: .seconds(4),
@@ -589,7 +589,7 @@ struct CloudSyncTests {
       let game = Counter()
       let store = SaveStore(directory: folder)
       let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
-      let cloud = CloudSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "A"))
+      let cloud = CloudSync(coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "A"))
       let app = Application(delegate: coordinator)
       app.launch(options: LaunchOptions(restoreSlot: "autosave"))
       coordinator.waitForCatchUp()
@@ -618,7 +618,7 @@ struct CloudSyncTests {
     let game = Counter()
     let coordinator = SaveCoordinator(
       game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
-    let cloud = CloudSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "B"))
+    let cloud = CloudSync(coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "B"))
     let app = Application(delegate: coordinator)
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()
@@ -646,7 +646,7 @@ struct CloudSyncTests {
     let game = Counter()
     let store = SaveStore(directory: folder)
     let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
-    let cloud = CloudSync(coordinator: coordinator, server: CloudServer(url: proxy.url, token: token, device: "A"))
+    let cloud = CloudSync(coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "A"))
     coordinator.syncPatience = .seconds(3600)  // on the manual clock, which only the test moves
     let clock = ManualClock()
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))
@@ -734,7 +734,7 @@ struct CloudSyncTests {
       game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
     coordinator.autosaveInterval = 10
     let cloud = CloudSync(
-      coordinator: coordinator, server: CloudServer(url: server.base, token: "not-a-token", device: "A"))
+      coordinator: coordinator, credentials: CloudCredentials(url: server.base, token: "not-a-token", device: "A"))
     let app = Application(delegate: coordinator)
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()

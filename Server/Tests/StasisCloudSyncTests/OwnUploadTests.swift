@@ -1,6 +1,6 @@
 import Foundation
 import Stasis
-import StasisCloud
+@_spi(Plumbing) import StasisCloud
 import Testing
 
 @testable import ServerTestSupport
@@ -99,7 +99,7 @@ struct OwnUploadTests {
 
     // The game is killed and launched again: a new sync of the same folder, from its record.
     let relaunched = CloudSync(
-      client: CloudClient(server: CloudServer(url: proxy.url, token: player.token, device: "A")),
+      client: CloudClient(credentials: CloudCredentials(url: proxy.url, token: player.token, device: "A")),
       store: device.store, slot: "autosave",
       configuration: CloudSyncConfiguration(
         policy: .lastKnownGood, validate: { _ = try playerCodec.load(from: $0) },
@@ -129,7 +129,7 @@ struct OwnUploadTests {
       #expect(await device.sync.push().error?.kind == .offline)
     }
     _ = await device.sync.push()  // the same generation again: remembered once
-    let record = SyncRecord.load(store: device.store, slot: "autosave", server: device.sync.client.server)
+    let record = SyncRecord.load(store: device.store, slot: "autosave", server: device.sync.client.credentials)
     #expect(record.sent.count == SyncRecord.sentLimit)
     #expect(record.sent.map(\.generation) == [1] + Array(6...12))
     #expect(record.sent.allSatisfy { $0.base == nil && $0.sha256.count == 64 })
@@ -144,7 +144,7 @@ struct OwnUploadTests {
       let error = await device.sync.push().error
       #expect(error?.kind == .offline && error?.neverSent == true)
     }
-    let record = SyncRecord.load(store: device.store, slot: "autosave", server: device.sync.client.server)
+    let record = SyncRecord.load(store: device.store, slot: "autosave", server: device.sync.client.credentials)
     #expect(record.sent.isEmpty)
   }
 

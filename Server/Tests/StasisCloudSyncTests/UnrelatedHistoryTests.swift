@@ -127,7 +127,7 @@ struct UnrelatedHistoryTests {
     let first = await a.sync.synchronize()
     #expect(first.error == nil && first.state == .synced)
     let aConflict = try #require(a.sync.status.conflicts.first)
-    #expect(aConflict.result == "ours", "A's city is newer: it goes up whole, r1 kept")
+    #expect(aConflict.outcome == .ours, "A's city is newer: it goes up whole, r1 kept")
     #expect(aConflict.base == nil, "the two never agreed on a base")
     city.inventory["transaction-28"] = 28
     try b.save(city, at: 300)
@@ -146,7 +146,7 @@ struct UnrelatedHistoryTests {
     #expect(conflict.base == nil, "no shared base")
     #expect(conflict.note?.contains("r2 does not continue r1") == true, "\(conflict.note ?? "")")
     #expect(conflict.note?.contains("unrelated histories") == true)
-    #expect(conflict.result == "ours", "the fallback's side, whole: B's save is newer")
+    #expect(conflict.outcome == .ours, "the fallback's side, whole: B's save is newer")
     let head = try state(of: try await raw.send(.GET, "/v1/slots/autosave").body)
     #expect(
       head.inventory.count == 28 && head.inventory["a-city"] == nil, "B's city whole: \(head.inventory.keys.count)")
@@ -159,7 +159,7 @@ struct UnrelatedHistoryTests {
     let (b, report, raw, server) = try await independentStarts(plantedBugs: .mergeAcrossUnrelatedHistories)
     defer { server.stop() }
     #expect(report.error == nil)
-    #expect(b.sync.status.conflicts.first?.result == "merged")
+    #expect(b.sync.status.conflicts.first?.outcome == .merged)
     let head = try state(of: try await raw.send(.GET, "/v1/slots/autosave").body)
     #expect(head.inventory.keys.sorted() == ["a-city", "transaction-28"], "what the three-way merge against r1 made")
   }

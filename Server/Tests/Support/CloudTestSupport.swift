@@ -32,7 +32,7 @@ final class Device: Sendable {
 
   init(
     server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
-    onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none,
+    onConflict: (@Sendable (Conflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none,
     generationsToKeep: Int = 3, plantedBugs: PlantedBugs = [], folder: URL? = nil, fileSystem: (any FileSystem)? = nil
   ) {
     let folder =
@@ -47,7 +47,7 @@ final class Device: Sendable {
       sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
     configuration.plantedBugs = plantedBugs  // this device's sync only
     sync = CloudSync(
-      client: CloudClient(server: CloudServer(url: url, token: token, device: name)), store: store, slot: "autosave",
+      client: CloudClient(credentials: CloudCredentials(url: url, token: token, device: name)), store: store, slot: "autosave",
       configuration: configuration)
   }
 

@@ -9,8 +9,8 @@ import Foundation
 /// for line in loaded.report.lines { logger.info("\(line)") }  // "schema 1 → 2: 1 → 2", "defaulted: tank.armor"
 /// ```
 public struct LoadReport: Sendable, Equatable, Codable {
-  /// One migration step that ran.
-  public struct Migration: Sendable, Equatable, Codable, CustomStringConvertible {
+  /// One migration step that ran (a ``SchemaMigrations/Migration`` is the step's code).
+  public struct MigrationStep: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The schema it migrated from.
     public var from: UInt32
     /// The schema it migrated to (`from + 1`).
@@ -31,7 +31,11 @@ public struct LoadReport: Sendable, Equatable, Codable {
   /// The schema version it was loaded into.
   public var currentSchema: UInt32
   /// The registered migrations that ran, in order.
-  public var migrations: [Migration]
+  public var migrations: [MigrationStep]
+
+  /// 0.9.0's name for ``MigrationStep``: two types were named `Migration`.
+  @available(*, deprecated, renamed: "MigrationStep")
+  public typealias Migration = MigrationStep
   /// Field paths the save lacked that took their defaults (`camera.zoom`, `bodies[].spin`).
   public var defaultedFields: [String]
   /// Field paths the save had that the types declare removed (``SaveRemovedFields``).
@@ -43,7 +47,7 @@ public struct LoadReport: Sendable, Equatable, Codable {
 
   /// Creates a report.
   public init(
-    storedSchema: UInt32, currentSchema: UInt32, migrations: [Migration] = [], defaultedFields: [String] = [],
+    storedSchema: UInt32, currentSchema: UInt32, migrations: [MigrationStep] = [], defaultedFields: [String] = [],
     droppedFields: [String] = [], unknownSections: [String] = []
   ) {
     self.storedSchema = storedSchema

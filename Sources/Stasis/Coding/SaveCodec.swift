@@ -86,7 +86,7 @@ public struct SaveCodec<State: Codable & Sendable>: Sendable {
     guard document.game.name == game.name else {
       throw located(
         SaveFileError(
-          .typeMismatch, "the save was written by '\(document.game.name)', not '\(game.name)'",
+          .anotherGame, "the save was written by '\(document.game.name)', not '\(game.name)'",
           context: .init(part: "header")))
     }
     let stored = document.game.schemaVersion

@@ -42,8 +42,8 @@ public struct SaveValueDecoder {
   /// Creates a decoder.
   public init() {}
 
-  /// Decodes `type` from `value`; a failure is a `typeMismatch` or `droppedField` naming the
-  /// field path.
+  /// Decodes `type` from `value`; a failure is a `typeMismatch`, `missingField` or
+  /// `droppedField` naming the field path.
   public func decode<T: Decodable>(_ type: T.Type, from value: SaveValue) throws(SaveFileError) -> T {
     try decodeWithReport(type, from: value).value
   }
@@ -137,7 +137,8 @@ extension SaveFileError {
     switch error {
     case .keyNotFound(let key, let context):
       self.init(
-        .typeMismatch, "missing field '\(key.stringValue)'", context: .init(field: path(context.codingPath + [key])),
+        .missingField, "missing field '\(key.stringValue)'", context: .init(field: path(context.codingPath + [key])),
+        suggestion: "give the type a default for it (SaveDefaults), or register the migration that renamed it",
         underlyingError: error)
     case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
       self.init(

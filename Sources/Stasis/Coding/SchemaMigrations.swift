@@ -27,9 +27,9 @@ public struct SchemaMigrations: Sendable {
 
   /// Runs every step from `stored` up to `current`, in order; returns the steps that ran.
   func migrate(_ tree: inout SaveValue, from stored: UInt32, to current: UInt32) throws(SaveFileError)
-    -> [LoadReport.Migration]
+    -> [LoadReport.MigrationStep]
   {
-    var ran: [LoadReport.Migration] = []
+    var ran: [LoadReport.MigrationStep] = []
     for version in stored..<current {
       for step in steps where step.from == version {
         do {
@@ -39,7 +39,7 @@ public struct SchemaMigrations: Sendable {
             .migrationFailed, "migration from schema \(version) to \(version + 1) failed: \(error)",
             underlyingError: error)
         }
-        ran.append(LoadReport.Migration(from: version, to: version + 1))
+        ran.append(LoadReport.MigrationStep(from: version, to: version + 1))
       }
     }
     return ran

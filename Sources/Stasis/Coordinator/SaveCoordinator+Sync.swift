@@ -17,6 +17,7 @@ extension SaveCoordinator {
   /// and, while the game is held, sees whether ``sync`` has caught up.
   func update() {
     collectFinishedSaves()
+    defer { sayHold() }
     guard let (progress, since) = catchUp, let application else { return }
     if let outcome = progress.outcome {
       finishCatchUp(outcome, application)

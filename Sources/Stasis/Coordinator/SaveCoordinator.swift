@@ -58,6 +58,19 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   public var syncPatience: Duration = .seconds(5)
   /// True while the game is held for ``sync`` to catch up.
   public var isCatchingUp: Bool { catchUp != nil }
+  /// True while the game is held: paused, its steps waiting, nothing saved into the slot. A
+  /// loop that steps only while `!game.isPaused` waits; ``heldReason`` says what ends it.
+  public var isHeld: Bool { heldReason != nil }
+  /// Why the game is held, or nil: a ``restoreFailure`` the game must answer, or a catch-up.
+  public var heldReason: HoldReason? {
+    if let restoreFailure { return .restoreFailure(restoreFailure.error) }
+    return isCatchingUp ? .catchingUp : nil
+  }
+  /// How often a hold that lasts is said again, as a ``SaveEvent/held(_:for:)`` event and a
+  /// notice log (10 seconds by default, on the application's clock).
+  public var holdNoticeInterval: Duration = .seconds(10)
+  /// The hold said last: its reason, when it began and when it was last said.
+  private var holdNotice: (reason: HoldReason, began: Duration, said: Duration)?
   /// The restore that failed on launch over saves that exist, until the game answers it with
   /// ``resolveRestoreFailure(_:)``. Meanwhile the game stays paused and nothing is saved into
   /// the slot: a game that ignores it cannot play over, or prune, the save it could not read.
@@ -230,6 +243,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     }
     unreadableNewest = .saveAlongside
     if application?.state == .active, !isCatchingUp { game.isPaused = false }
+    sayHold()
   }
 
   private var newestPath: String? { store.newestGeneration(of: slot).map { store.path(of: slot, generation: $0) } }
@@ -315,14 +329,31 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     }
   }
 
-  /// Holds the game: paused, saving nothing into the slot, until ``resolveRestoreFailure(_:)``;
-  /// said once as an event and a log line.
+  /// Holds the game: paused, saving nothing into the slot, until ``resolveRestoreFailure(_:)``.
   private func hold(_ error: SaveFileError) {
     guard restoreFailure == nil else { return }
     restoreFailure = RestoreFailure(error: error, olderGeneration: nil)
     game.isPaused = true
-    logger.warning("the game is held until resolveRestoreFailure(_:): \(error)")
-    record(.held(error))
+    sayHold()
+  }
+
+  /// Says a hold when it begins (or its reason changes), and again every
+  /// ``holdNoticeInterval`` while it lasts: an event and a notice log each time.
+  func sayHold() {
+    guard let reason = heldReason else {
+      holdNotice = nil
+      return
+    }
+    let now = application?.configuration.clock.now() ?? holdNotice?.said ?? .zero
+    if let notice = holdNotice, notice.reason == reason {
+      guard now - notice.said >= holdNoticeInterval else { return }
+      holdNotice?.said = now
+    } else {
+      holdNotice = (reason, now, now)
+    }
+    let event = SaveEvent.held(reason, for: now - (holdNotice?.began ?? now))
+    logger.notice("\(event.description)")
+    record(event)
   }
 
   // MARK: The delegate's side
@@ -342,6 +373,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         launchLoadFailure = nil
         record(.loadFailed(failure))
       }
+      sayHold()
     } else {
       beginNewGame()
       sync?.resumeUploads(application: application)  // a new game: what waited from the last one goes up
@@ -367,6 +399,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       restoreAfterBackground(handle)
     }
     beginCatchUp(application)
+    sayHold()
     delegate?.applicationWillEnterForeground(application)
   }
 
@@ -443,7 +476,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       handle.finish(
         .failure(
           SaveFileError(
-            .cancelled, "nothing saved: the failed restore has not been answered",
+            .held, "nothing saved: the game is held until resolveRestoreFailure(_:) answers",
             context: restoreFailure.error.context,
             suggestion: "call resolveRestoreFailure(_:) with the player's choice")))
       return handle

@@ -10,11 +10,12 @@ public enum SaveEvent: Sendable, Equatable, CustomStringConvertible {
   case keptMemory(reason: String)
   /// Nothing could be restored.
   case loadFailed(SaveFileError)
-  /// The game is held (paused, saving nothing) until ``SaveCoordinator/resolveRestoreFailure(_:)``:
-  /// its saves would fail, or a choice must be made first.
-  case held(SaveFileError)
+  /// The game is held (paused, its steps waiting, saving nothing), and has been `for` this long:
+  /// said when the hold begins (`for: .zero`) and again every
+  /// ``SaveCoordinator/holdNoticeInterval`` while it lasts.
+  case held(HoldReason, for: Duration)
 
-  /// True for ``held(_:)``.
+  /// True for ``held(_:for:)``.
   public var isHold: Bool {
     if case .held = self { return true }
     return false
@@ -44,7 +45,9 @@ public enum SaveEvent: Sendable, Equatable, CustomStringConvertible {
         + (report.lines.isEmpty ? "" : " [\(report.lines.joined(separator: "; "))]")
     case .keptMemory(let reason): return "load: kept the in-memory state: \(reason)"
     case .loadFailed(let error): return "load: nothing restored: \(error)"
-    case .held(let error): return "held until the player chooses: \(error)"
+    case .held(let reason, let duration):
+      let seconds = Int(duration.components.seconds)
+      return "hold: the game is held \(reason)" + (seconds > 0 ? " (for \(seconds) s)" : "")
     }
   }
 }

@@ -295,7 +295,7 @@ public struct PosixFileSystem: FileSystem {
 
 /// A file system that passes every call on to another: a wrapper implements only the calls it
 /// changes (slowing writes, injecting faults, recording operations).
-public protocol FileSystemWrapper: FileSystem {
+package protocol FileSystemWrapper: FileSystem {
   /// Where the calls go.
   var wrapped: any FileSystem { get }
 }

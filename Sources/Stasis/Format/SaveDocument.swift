@@ -163,17 +163,17 @@ public struct SaveDocument: Sendable, Equatable {
 }
 
 /// A section's entry in the header's table: where it is and its checksum.
-public struct SectionEntry: Sendable, Equatable {
+package struct SectionEntry: Sendable, Equatable {
   /// The section's name.
-  public var name: String
+  package var name: String
   /// How its bytes are encoded.
-  public var encoding: SectionEncoding
+  package var encoding: SectionEncoding
   /// Its first byte in the file.
-  public var offset: Int
+  package var offset: Int
   /// Its length in bytes.
-  public var length: Int
+  package var length: Int
   /// The CRC32C of its bytes.
-  public var checksum: UInt32
+  package var checksum: UInt32
 }
 
 extension SectionEntry {
@@ -201,7 +201,7 @@ public struct SaveHeader: Sendable, Equatable {
   /// True when the trailer carries an HMAC-SHA256 signature.
   public var isSigned: Bool
   /// The section table.
-  public var sections: [SectionEntry]
+  package var sections: [SectionEntry]
   /// The header's length in bytes, its checksum included.
   public var length: Int
 }

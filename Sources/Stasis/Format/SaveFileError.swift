@@ -26,18 +26,37 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case signatureMismatch
     /// A signing key was given but the file is not signed.
     case unsigned
-    /// The data does not fit the type being decoded (a missing field, a wrong type).
+    /// A value does not fit the type being decoded or encoded (a wrong type, a value out of
+    /// range). A field the type needs that the save lacks is ``missingField``.
     case typeMismatch
+    /// A field the type needs is not in the save, and the type gives it no default
+    /// (``SaveDefaults``): a field added, or renamed without a migration.
+    case missingField
+    /// The save was written by another game (its header names another game identity).
+    case anotherGame
     /// A migration for an older schema failed or is missing.
     case migrationFailed
     /// The operating system refused an operation (open, write, fsync, rename, ...).
     case io
     /// A slot name that could leave the save folder or is otherwise unusable.
     case invalidSlotName
+    /// A slot of that name already exists (a copy or rename onto it).
+    case slotExists
+    /// The generation is the slot's only one: discarding it would empty the slot (delete the
+    /// slot instead).
+    case onlyGeneration
+    /// A slot record's name (a sync record, a kept list) is not 1–32 lowercase letters, digits
+    /// and dashes.
+    case invalidRecordName
     /// The slot has no generation at all.
     case notFound
     /// The save was cancelled (for example by an expired background budget).
     case cancelled
+    /// Nothing was saved: the coordinator holds the game until
+    /// ``SaveCoordinator/resolveRestoreFailure(_:)`` answers its ``SaveCoordinator/restoreFailure``.
+    case held
+    /// Two saves cannot be merged: another game, or histories with no common base.
+    case notMergeable
     /// Every checksum is right but a value is one the game cannot use (``ValidatedSaveState``).
     case invalidState
     /// The save has a field the current type does not decode, and no migration or
@@ -142,11 +161,18 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case .signatureMismatch: return "signature mismatch"
     case .unsigned: return "not signed"
     case .typeMismatch: return "type mismatch"
+    case .missingField: return "missing field"
+    case .anotherGame: return "another game's save"
     case .migrationFailed: return "migration failed"
     case .io: return "I/O error"
     case .invalidSlotName: return "invalid slot name"
+    case .slotExists: return "slot exists"
+    case .onlyGeneration: return "only generation"
+    case .invalidRecordName: return "invalid record name"
     case .notFound: return "not found"
     case .cancelled: return "cancelled"
+    case .held: return "held"
+    case .notMergeable: return "not mergeable"
     case .invalidState: return "invalid state"
     case .droppedField: return "field not decoded"
     case .newerSaveInSlot: return "slot holds a save this build cannot read"

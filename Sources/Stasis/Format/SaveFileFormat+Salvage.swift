@@ -2,7 +2,7 @@ extension SaveFileFormat {
   /// What a damaged file still holds: each section of its table, decoded when its bytes are
   /// all there and its checksum matches, else why not. For tools that show what survives
   /// (`stasis dump` of a damaged save); a game loads only whole files.
-  public enum SectionState: Sendable, Equatable {
+  package enum SectionState: Sendable, Equatable {
     /// The section is whole: its checksum matches and it decodes.
     case whole(SaveSection)
     /// The file ends before the section does (a truncation).
@@ -13,7 +13,7 @@ extension SaveFileFormat {
 
   /// Every section of `bytes`'s table, whole or not, in table order; nil when even the header
   /// fails its checks (then nothing in the file can be located).
-  public static func salvage(_ bytes: [UInt8], path: String? = nil) -> [(entry: SectionEntry, state: SectionState)]? {
+  package static func salvage(_ bytes: [UInt8], path: String? = nil) -> [(entry: SectionEntry, state: SectionState)]? {
     bytes.withUnsafeBytes { raw -> [(entry: SectionEntry, state: SectionState)]? in
       let verification = verify(raw, path: path)
       guard verification.header != nil else { return nil }

@@ -31,7 +31,8 @@ extension SaveFileError {
   /// past it, but the store keeps that generation too.
   public var isUnreadableByThisBuild: Bool {
     switch kind {
-    case .newerSchema, .newerFormat, .signatureMismatch, .unsigned, .typeMismatch, .droppedField, .migrationFailed:
+    case .newerSchema, .newerFormat, .signatureMismatch, .unsigned, .anotherGame, .typeMismatch, .missingField,
+      .droppedField, .migrationFailed:
       return true
     default: return false
     }
@@ -97,7 +98,7 @@ extension SaveStore {
     guard game.name == reader.name else {
       return .unreadable(
         SaveFileError(
-          .typeMismatch, "written by '\(game.name)', not '\(reader.name)'", context: .init(file: path, part: "header")))
+          .anotherGame, "written by '\(game.name)', not '\(reader.name)'", context: .init(file: path, part: "header")))
     }
     guard game.schemaVersion <= reader.schemaVersion else {
       return .unreadable(

@@ -100,7 +100,7 @@ extension SaveStore {
       }
       guard all.count > 1 else {
         throw SaveFileError(
-          .invalidSlotName, "generation \(generation) is the slot's only one; nothing was discarded",
+          .onlyGeneration, "generation \(generation) is the slot's only one; nothing was discarded",
           context: .init(file: path), suggestion: "delete the slot to remove it")
       }
       // The file goes first, flushed; only then its kept entry: a crash between the two leaves
@@ -253,7 +253,7 @@ extension SaveStore {
       name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
     else {
       throw SaveFileError(
-        .invalidSlotName, "'\(name)' is not a record name: 1-32 lowercase letters, digits and dashes")
+        .invalidRecordName, "'\(name)' is not a record name: 1-32 lowercase letters, digits and dashes")
     }
   }
 }

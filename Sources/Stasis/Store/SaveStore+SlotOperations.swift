@@ -104,7 +104,7 @@ extension SaveStore {
     try slot.validated()
     guard fileSystem.kind(of: folder(of: slot)) == .missing else {
       throw SaveFileError(
-        .invalidSlotName, "slot '\(slot)' already exists", context: .init(file: folder(of: slot)),
+        .slotExists, "slot '\(slot)' already exists", context: .init(file: folder(of: slot)),
         suggestion: "delete it first, or choose another name")
     }
   }

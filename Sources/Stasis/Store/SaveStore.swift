@@ -137,7 +137,7 @@ public final class SaveStore: Sendable {
   /// The slot's newest generation, nil when it has none or cannot be listed.
   package func newestGeneration(of slot: SaveSlot) -> Int? { (try? generations(of: slot))?.first }
 
-  public static func generationNumber(fileName name: String) -> Int? {
+  @_spi(Plumbing) public static func generationNumber(fileName name: String) -> Int? {
     // On the UTF-8 bytes: every save lists its folder, and counting characters and asking
     // Unicode whether each is a number cost a microsecond a name.
     let utf8 = name.utf8
@@ -420,7 +420,7 @@ public final class SaveStore: Sendable {
       return try codec.load(from: document, path: path)
     } catch {
       switch error.kind {
-      case .typeMismatch where error.context.part != "header", .droppedField, .migrationFailed, .invalidState:
+      case .typeMismatch, .missingField, .droppedField, .migrationFailed, .invalidState:
         if case .file(let size) = fileSystem.kind(of: path) {
           undecodable.withLock { $0[path] = (size, error) }
         }

@@ -10,10 +10,26 @@ public struct ConflictReport: Sendable, Equatable {
   public var ours: Int
   /// The server's revision.
   public var theirs: Int
-  /// The policy that decided (`merge`, `recent`, …, or `take ours` from the CLI).
-  public var policy: String
-  /// What it came to: `merged`, `ours`, `theirs`, `base`, or `pending` (left for the game).
-  public var result: String
+  /// What a conflict came to.
+  public enum Outcome: String, Sendable, Equatable {
+    /// A three-way merge of the two against the base.
+    case merged
+    /// This device's save won.
+    case ours
+    /// The server's save won.
+    case theirs
+    /// The base won over both (``ConflictPolicy/lastKnownGood``).
+    case base
+    /// The game's own save (``ConflictDecision/document(_:)``).
+    case game = "game's"
+    /// Not settled: left for the game or the player (`stasis cloud resolve`).
+    case pending
+  }
+
+  /// The policy that decided: ``ConflictPolicy/Kind/manual`` when the game or the player did.
+  public var decidedBy: ConflictPolicy.Kind
+  /// What it came to.
+  public var outcome: Outcome
   /// The revision the result was uploaded as, once it was.
   public var revision: Int?
   /// The local generation kept out of pruning because it lost, if one did.
@@ -29,19 +45,26 @@ public struct ConflictReport: Sendable, Equatable {
   /// A fallback the policy took, and why ("base revision 1 is no longer on the server").
   public var note: String?
 
+  /// The policy's name, as a string.
+  @available(*, deprecated, renamed: "decidedBy", message: "an enum now: compare with .merge, .mostRecent, …")
+  public var policy: String { decidedBy.rawValue }
+  /// The outcome, as a string.
+  @available(*, deprecated, renamed: "outcome", message: "an enum now: compare with .merged, .ours, …")
+  public var result: String { outcome.rawValue }
+
   /// One line: `conflict: base r1, ours generation 4, theirs r2: merge → merged (score merged,
   /// camera theirs, physics theirs; 3 both changed, 1 from ours only, 0 from theirs only), uploaded as r3; …`.
   public var summary: String {
     var line =
-      "conflict: base \(base.map { "r\($0)" } ?? "none"), ours generation \(ours), theirs r\(theirs): \(policy) → \(result)"
-    if result == "merged" {
+      "conflict: base \(base.map { "r\($0)" } ?? "none"), ours generation \(ours), theirs r\(theirs): \(decidedBy.rawValue) → \(outcome.rawValue)"
+    if outcome == .merged {
       let parts = sections.filter { $0.source != .unchanged }.map { "\($0.name) \($0.source.rawValue)" }
       line +=
         " (\(parts.isEmpty ? "" : parts.joined(separator: ", ") + "; ")\(fields.count) both changed, \(takenFromOurs) from ours only, \(takenFromTheirs) from theirs only)"
     }
     if let revision { line += ", uploaded as r\(revision)" }
     if let keptGeneration { line += "; kept generation \(keptGeneration)" }
-    if result != "theirs" && result != "pending" { line += "; r\(theirs) stays in the server's history" }
+    if outcome != .theirs && outcome != .pending { line += "; r\(theirs) stays in the server's history" }
     if let note { line += "; \(note)" }
     return line
   }
@@ -95,24 +118,14 @@ public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
 /// The cloud side of a slot at a glance: what a HUD shows and a run's summary prints. Read it
 /// from any thread (``CloudSync/status``).
 public struct CloudStatus: Sendable, Equatable {
-  /// What the slot is doing or waiting for.
-  public enum Phase: String, Sendable, Equatable {
-    /// Not synced yet in this run.
-    case idle
-    /// In step with the server.
-    case synced
-    /// Talking to the server.
-    case syncing
-    /// The server is unreachable; uploads wait.
-    case offline
-    /// A conflict waits for the game or the player.
-    case conflict
-    /// The server refused the token.
-    case unauthorized
-  }
+  /// The status vocabulary, which is ``SyncState`` now.
+  @available(*, deprecated, renamed: "SyncState")
+  public typealias Phase = SyncState
 
-  /// The phase.
-  public var phase: Phase = .idle
+  /// What the slot is doing or waiting for: ``SyncState/idle``, ``SyncState/syncing``,
+  /// ``SyncState/synced``, ``SyncState/offline``, ``SyncState/conflict`` or
+  /// ``SyncState/unauthorized``.
+  public var phase: SyncState = .idle
   /// The revision last agreed with the server.
   public var base: Int?
   /// Revisions this run uploaded, in order (the newest ``historyLimit``).
@@ -138,6 +151,9 @@ public struct CloudStatus: Sendable, Equatable {
     case .offline: return "offline, \(pending) waiting"
     case .conflict: return "conflict"
     case .unauthorized: return "token refused"
+    case .ahead: return "\(pending) waiting"
+    case .behind: return "behind r\(base ?? 0)"
+    case .remoteOnly: return "on the server only"
     }
   }
 }

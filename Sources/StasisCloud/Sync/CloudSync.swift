@@ -11,9 +11,9 @@ public struct CloudSyncConfiguration: Sendable {
   public var policy: ConflictPolicy
   /// The game's decision for ``ConflictPolicy/manual`` (and for a merge whose fallback is
   /// manual); nil, or a nil answer, leaves the slot in conflict.
-  public var onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)?
+  public var onConflict: (@Sendable (Conflict) async -> ConflictDecision?)?
   /// Checks that a document is a state the game loads (its codec, migrations, validation);
-  /// a download or a merge that fails it is refused. ``CloudSync/init(coordinator:server:configuration:clock:transport:logger:)`` sets it from the codec.
+  /// a download or a merge that fails it is refused. ``CloudSync/init(coordinator:credentials:configuration:clock:transport:logger:)`` sets it from the codec.
   public var validate: (@Sendable (SaveDocument) throws -> Void)?
   /// The game's summary of a merged document's state, as its `summary(of:)` makes it: a merge
   /// that combined the two sides gets the summary of what it made, never one side's. It runs
@@ -40,7 +40,7 @@ public struct CloudSyncConfiguration: Sendable {
 
   /// Creates a configuration.
   public init(
-    policy: ConflictPolicy = .mostRecent, onConflict: (@Sendable (SyncConflict) async -> ConflictDecision?)? = nil,
+    policy: ConflictPolicy = .mostRecent, onConflict: (@Sendable (Conflict) async -> ConflictDecision?)? = nil,
     validate: (@Sendable (SaveDocument) throws -> Void)? = nil,
     summarize: (@Sendable (SaveDocument) async throws -> SaveSummary)? = nil,
     autosaveUploadInterval: Duration = .seconds(60),
@@ -72,7 +72,7 @@ public struct SyncReport: Sendable, Equatable {
 /// conflict resolution) and the retries. All its work runs in order on its own task, never on
 /// the main thread; the main thread only hands it commands and reads ``status``.
 ///
-/// A game syncs through its ``SaveCoordinator``: made with ``init(coordinator:server:configuration:clock:transport:logger:)``,
+/// A game syncs through its ``SaveCoordinator``: made with ``init(coordinator:credentials:configuration:clock:transport:logger:)``,
 /// the sync becomes the coordinator's ``SaveCoordinator/sync``. Every durable save of the slot
 /// then goes up (an autosave at most once per interval), in the background as a background
 /// task of its own that starts after the save and is cancelled when the budget runs out; on
@@ -82,7 +82,7 @@ public struct SyncReport: Sendable, Equatable {
 /// ```swift
 /// let coordinator = SaveCoordinator(game: tanks, store: store, codec: tanksCodec, slot: "slot-1")
 /// let cloud = CloudSync(
-///   coordinator: coordinator, server: CloudServer(url: "http://127.0.0.1:8080", token: token, device: "deck"),
+///   coordinator: coordinator, credentials: CloudCredentials(url: "http://127.0.0.1:8080", token: token, device: "deck"),
 ///   configuration: CloudSyncConfiguration(policy: .merge(rules: ["highScore": .max], fallback: .mostRecent)))
 /// cloud.onEvent { print($0) }
 /// ```
@@ -90,7 +90,7 @@ public struct SyncReport: Sendable, Equatable {
 /// Its main-thread part is a clock reading and a hand-over. A tool syncs a slot directly:
 ///
 /// ```swift
-/// let sync = CloudSync(client: CloudClient(server: server), store: store, slot: "autosave")
+/// let sync = CloudSync(client: CloudClient(credentials: credentials), store: store, slot: "autosave")
 /// let report = await sync.synchronize()   // fetch, fast-forward or resolve, upload
 /// ```
 public final class CloudSync: Sendable {
@@ -130,13 +130,13 @@ public final class CloudSync: Sendable {
     }
   }
 
-  /// Syncs `coordinator`'s slot with `server`, and makes itself the coordinator's
+  /// Syncs `coordinator`'s slot with the server `credentials` name, and makes itself the coordinator's
   /// ``SaveCoordinator/sync``. Downloads and merges are checked with the coordinator's codec
   /// (migrations and validation included) before anything local changes. Requests go over
   /// HTTP unless `transport` says otherwise (the simulation's in-process server, for one).
   @MainActor
   public convenience init<Game: SaveableGame>(
-    coordinator: SaveCoordinator<Game>, server: CloudServer, configuration: CloudSyncConfiguration = .init(),
+    coordinator: SaveCoordinator<Game>, credentials: CloudCredentials, configuration: CloudSyncConfiguration = .init(),
     clock: any MonotonicClock = SystemClock(), transport: any CloudTransport = HTTPCloudTransport(),
     logger: Logger = Logger(label: "stasis.cloud")
   ) {
@@ -148,7 +148,7 @@ public final class CloudSync: Sendable {
       try validate?(document)
     }
     self.init(
-      client: CloudClient(server: server, transport: transport), store: coordinator.store, slot: coordinator.slot,
+      client: CloudClient(credentials: credentials, transport: transport), store: coordinator.store, slot: coordinator.slot,
       configuration: configuration, clock: clock, logger: logger)
     coordinator.sync = self
   }
@@ -223,8 +223,8 @@ public final class CloudSync: Sendable {
   }
 
   /// How the slot stands with the server, from one request (`stasis cloud status`).
-  public func state() async throws(CloudError) -> (state: SyncState, record: SyncRecord, head: RemoteRevision?) {
-    let record = SyncRecord.load(store: store, slot: slot, server: client.server)
+  @_spi(Plumbing) public func state() async throws(CloudError) -> (state: SyncState, record: SyncRecord, head: RemoteRevision?) {
+    let record = SyncRecord.load(store: store, slot: slot, server: client.credentials)
     let heads = try await client.slots()
     let head = heads.first { $0.slot == slot.name }
     let local = store.newestGeneration(of: slot)

@@ -28,7 +28,7 @@ struct WriteGate: Sendable {
 extension SyncEngine {
   /// The device a save this engine makes (a merge, a game's resolution) is from: the store's,
   /// as in every other save it writes, else the name the cloud login gives this device.
-  var uploadingDevice: String { store.device.isEmpty ? client.server.device : store.device }
+  var uploadingDevice: String { store.device.isEmpty ? client.credentials.device : store.device }
 
   /// Fetch the head; fast-forward, resolve or upload; repeat while the server moved meanwhile.
   func synchronize(gate: WriteGate, uploading: Bool = true) async -> SyncReport {
@@ -155,7 +155,7 @@ extension SyncEngine {
     case .success(.none(let why)): (shared, unshared) = (nil, why)
     }
     var report = ConflictReport(
-      base: shared, ours: ours.generation, theirs: theirs.revision, policy: policyName, result: "pending",
+      base: shared, ours: ours.generation, theirs: theirs.revision, decidedBy: policy.kind, outcome: .pending,
       fields: [], takenFromOurs: 0, takenFromTheirs: 0)
     if let unshared {
       report.note = unshared
@@ -199,19 +199,19 @@ extension SyncEngine {
     let upload: [UInt8]?
     switch decision {
     case .ours:
-      (report.result, local, upload) = ("ours", nil, ours.bytes)
+      (report.outcome, local, upload) = (.ours, nil, ours.bytes)
       report.sections = Self.whole(ours.document, .ours, policyName)
     case .theirs:
-      (report.result, local, upload) = ("theirs", theirs.bytes, nil)
+      (report.outcome, local, upload) = (.theirs, theirs.bytes, nil)
       report.sections = Self.whole(theirsDocument, .theirs, policyName)
     case .base(let bytes):
-      (report.result, local, upload) = ("base", bytes, bytes)
+      (report.outcome, local, upload) = (.base, bytes, bytes)
       report.sections = base.map { Self.whole($0.document, .base, policyName) } ?? []
-    case .document(var document, let result):
+    case .document(var document, let outcome):
       // Made here, whichever side its summary came from: the revision names this device.
       document.summary.device = uploadingDevice
       let bytes = SaveFileFormat.encode(document, signingKey: store.signing.current)
-      (report.result, local, upload) = (result, bytes, bytes)
+      (report.outcome, local, upload) = (outcome, bytes, bytes)
     }
     var written: Int?
     if let local {
@@ -222,7 +222,7 @@ extension SyncEngine {
         try store.keep(
           generation: ours.generation, slot: slot,
           reason:
-            "lost a cloud conflict to r\(theirs.revision) (\(policyName) → \(report.result)); discard to let it go")
+            "lost a cloud conflict to r\(theirs.revision) (\(policyName) → \(report.outcome.rawValue)); discard to let it go")
       } catch {
         emit(.refused("generation \(ours.generation) could not be kept, so nothing was written: \(error)"))
         return .stopped(.conflict, nil)
@@ -234,7 +234,7 @@ extension SyncEngine {
         return .stopped(.conflict, nil)
       case .success(let generation):
         written = generation
-        gate.wrote(generation, "resolved a cloud conflict (\(report.result))")
+        gate.wrote(generation, "resolved a cloud conflict (\(report.outcome.rawValue))")
       }
     }
     record = load()
@@ -326,7 +326,7 @@ extension SyncEngine {
     case ours
     case theirs
     case base([UInt8])
-    case document(SaveDocument, result: String)
+    case document(SaveDocument, outcome: ConflictReport.Outcome)
   }
 
   /// The policy's decision; nil leaves the conflict for the game or the player.
@@ -338,7 +338,7 @@ extension SyncEngine {
     switch policy {
     case .manual:
       guard let onConflict = configuration.onConflict else { return nil }
-      let conflict = SyncConflict(
+      let conflict = Conflict(
         slot: slot, base: base?.document, baseRevision: report.base, ours: ours.document,
         oursGeneration: ours.generation, theirs: theirs, theirsRevision: theirsRevision)
       switch await onConflict(conflict) {
@@ -346,7 +346,7 @@ extension SyncEngine {
       case .ours?: return .ours
       case .theirs?: return .theirs
       case .base?: return base.map { .base($0.bytes) }
-      case .document(let document)?: return .document(document, result: "game's")
+      case .document(let document)?: return .document(document, outcome: .game)
       }
     case .merge(let rules, let fallback):
       guard let base else {
@@ -383,7 +383,7 @@ extension SyncEngine {
           // A merge that is one side whole is that side: no new state, no new revision.
           if document.sections == theirs.sections { return .theirs }
           if document.sections == ours.document.sections { return .ours }
-          return .document(document, result: "merged")
+          return .document(document, outcome: .merged)
         } catch {
           report.note = "the merged state does not load (\(error)): fell back to \(fallback.name)"
         }

@@ -57,7 +57,7 @@ final class SyncEngine: Sendable {
     self.configuration = configuration
     self.logger = logger
     self.commands = commands
-    let record = SyncRecord.load(store: store, slot: slot, server: client.server)
+    let record = SyncRecord.load(store: store, slot: slot, server: client.credentials)
     self.record = Mutex(record)
     durableRecord = Mutex(record)
     status.withLock {
@@ -218,7 +218,7 @@ final class SyncEngine: Sendable {
         status.phase = .synced
       case .conflict(let report):
         status.conflicts.append(report, keepingNewest: CloudStatus.historyLimit)
-        status.phase = report.result == "pending" ? .conflict : .synced
+        status.phase = report.outcome == .pending ? .conflict : .synced
       case .offline: status.phase = .offline
       case .unauthorized: status.phase = .unauthorized
       case .uploadCancelled:

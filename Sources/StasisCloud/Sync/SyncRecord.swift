@@ -6,7 +6,7 @@ import Foundation
 /// and the local generation it agreed with, the local saves waiting to go up, and a conflict
 /// left for the game or the player. Kept as the slot's `.cloud` record, written atomically
 /// like a save (``SaveStore/writeRecord(_:named:slot:)``).
-public struct SyncRecord: Codable, Sendable, Equatable {
+@_spi(Plumbing) public struct SyncRecord: Codable, Sendable, Equatable {
   /// The server the base belongs to: a record made against another server starts afresh.
   public var server: String?
   /// Whose it is: the first 16 hex digits of the SHA-256 of the player's token. Another
@@ -154,7 +154,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
   /// the flushed one without a flush (``save(store:slot:durable:)``) is read when it is whole
   /// and newer; a crash of the machine may have left it empty or torn, and then the flushed
   /// one stands.
-  public static func load(store: SaveStore, slot: SaveSlot, server: CloudServer) -> SyncRecord {
+  public static func load(store: SaveStore, slot: SaveSlot, server: CloudCredentials) -> SyncRecord {
     let player = playerTag(server.token)
     func read(_ name: String) -> SyncRecord? {
       guard let bytes = try? store.readRecord(named: name, slot: slot),
@@ -198,7 +198,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
 /// An upload this device sent: which generation, its file's SHA-256, and the base it went up
 /// on (`If-Match`; nil for `If-None-Match: *`). A revision with the same SHA-256 and base is
 /// this device's own.
-public struct SentUpload: Codable, Sendable, Equatable {
+@_spi(Plumbing) public struct SentUpload: Codable, Sendable, Equatable {
   /// The local generation.
   public var generation: Int
   /// The file's SHA-256, lowercase hex.
@@ -208,7 +208,7 @@ public struct SentUpload: Codable, Sendable, Equatable {
 }
 
 /// A conflict left unsettled: both sides moved past `base`.
-public struct PendingConflict: Codable, Sendable, Equatable {
+@_spi(Plumbing) public struct PendingConflict: Codable, Sendable, Equatable {
   /// The common base revision, nil when the two never agreed.
   public var base: Int?
   /// The local generation.
@@ -219,8 +219,18 @@ public struct PendingConflict: Codable, Sendable, Equatable {
   public var policy: String
 }
 
-/// How a slot stands with the server, as `stasis cloud status` prints it.
+/// How a slot stands with the server: the one status vocabulary of the cloud side, in
+/// ``CloudStatus/phase`` (what a HUD shows), ``SyncReport/state`` (what a sync came to) and
+/// `stasis cloud status`.
 public enum SyncState: String, Sendable, Equatable {
+  /// Not synced yet in this run.
+  case idle
+  /// Talking to the server.
+  case syncing
+  /// The server is unreachable; uploads wait.
+  case offline
+  /// The server refused the token: nothing syncs until it is fixed.
+  case unauthorized
   /// Both sides hold the base.
   case synced
   /// Local saves the server does not have yet.
@@ -233,7 +243,7 @@ public enum SyncState: String, Sendable, Equatable {
   case remoteOnly = "remote only"
 
   /// How a slot stands, from its record, its newest local generation and the server's head.
-  public static func classify(record: SyncRecord, newestLocal: Int?, head: Int?) -> SyncState {
+  package static func classify(record: SyncRecord, newestLocal: Int?, head: Int?) -> SyncState {
     let ahead = record.isUnsynced(newestLocal)
     let moved = head != record.base
     if record.conflict != nil || (ahead && moved && head != nil) { return .conflict }

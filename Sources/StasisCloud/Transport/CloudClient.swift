@@ -5,8 +5,8 @@ import StasisDelta
 /// The v1 API of `stasis-server`, over a ``CloudTransport`` (HTTP by default): one method per
 /// route, each with its preconditions, each failure a ``CloudError``. It keeps no state of its own.
 public struct CloudClient: Sendable {
-  /// The server, the token and the device.
-  public let server: CloudServer
+  /// The server's URL, the player's token and this device's name.
+  public let credentials: CloudCredentials
   /// How requests reach the server.
   public let transport: any CloudTransport
   /// What the server said it speaks, and the uploads in progress: shared by every copy.
@@ -14,14 +14,15 @@ public struct CloudClient: Sendable {
   /// How uploads and downloads are sent (deltas, parts): what this build does by default.
   public var transfer = TransferOptions()
 
-  /// A client of `server` over HTTP (``HTTPCloudTransport``).
-  public init(server: CloudServer) {
-    self.init(server: server, transport: HTTPCloudTransport())
+  /// A client of the server `credentials` name, over HTTP (``HTTPCloudTransport``).
+  public init(credentials: CloudCredentials) {
+    self.init(credentials: credentials, transport: HTTPCloudTransport())
   }
 
-  /// A client of `server` over `transport` (the simulation's in-process server, for one).
-  public init(server: CloudServer, transport: any CloudTransport) {
-    self.server = server
+  /// A client of the server `credentials` name, over `transport` (the simulation's in-process
+  /// server, for one).
+  public init(credentials: CloudCredentials, transport: any CloudTransport) {
+    self.credentials = credentials
     self.transport = transport
   }
 

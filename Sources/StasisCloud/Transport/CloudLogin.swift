@@ -9,16 +9,16 @@ import Foundation
 /// The server and token `stasis cloud login` stores for the CLI: a JSON file readable by its
 /// owner only (mode 0600), at `$XDG_CONFIG_HOME/stasis/cloud.json`, else
 /// `~/.config/stasis/cloud.json`.
-public struct CloudLogin: Codable, Sendable, Equatable {
+package struct CloudLogin: Codable, Sendable, Equatable {
   /// The server's base URL.
-  public var server: String
+  package var server: String
   /// The bearer token.
-  public var token: String
+  package var token: String
   /// The device name uploads carry.
-  public var device: String
+  package var device: String
 
   /// Creates a login.
-  public init(server: String, token: String, device: String) {
+  package init(server: String, token: String, device: String) {
     self.server = server
     self.token = token
     self.device = device
@@ -27,7 +27,7 @@ public struct CloudLogin: Codable, Sendable, Equatable {
   /// The bearer token in the file at `path`: the line `stasis-server players add` printed,
   /// surrounding white space (a trailing newline) removed. Refuses a file it cannot read and
   /// one that holds no token; never says what the file holds.
-  public static func token(fromFile path: String) throws(LoginError) -> String {
+  package static func token(fromFile path: String) throws(LoginError) -> String {
     guard let data = FileManager.default.contents(atPath: path) else {
       throw LoginError("\(path): the token file could not be read", unreadable: true)
     }
@@ -39,13 +39,13 @@ public struct CloudLogin: Codable, Sendable, Equatable {
   }
 
   /// Where the login lives for `environment`.
-  public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+  package static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
     if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return "\(config)/stasis/cloud.json" }
     return "\(environment["HOME"] ?? NSHomeDirectory())/.config/stasis/cloud.json"
   }
 
   /// Reads the login at `path`; refuses a file others may read (a token must not leak).
-  public static func load(from path: String) throws -> CloudLogin {
+  package static func load(from path: String) throws -> CloudLogin {
     var info = stat()
     guard stat(path, &info) == 0 else {
       throw LoginError("no cloud login at \(path): run `stasis cloud login --server URL --token-file FILE`")
@@ -59,7 +59,7 @@ public struct CloudLogin: Codable, Sendable, Equatable {
 
   /// Writes the login to `path` with mode 0600 (a new file renamed into place, so the token
   /// is never in a file others may read), making its folder (0700) when missing.
-  public func save(to path: String) throws {
+  package func save(to path: String) throws {
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
     try FileManager.default.createDirectory(
       atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -81,11 +81,11 @@ public struct CloudLogin: Codable, Sendable, Equatable {
 }
 
 /// A login that cannot be read or written; one line, never the token.
-public struct LoginError: Error, CustomStringConvertible {
+package struct LoginError: Error, CustomStringConvertible {
   /// What went wrong.
-  public var description: String
+  package var description: String
   /// True when a file could not be read at all (rather than read and found wrong).
-  public var isUnreadable: Bool
+  package var isUnreadable: Bool
   init(_ description: String, unreadable: Bool = false) {
     self.description = description
     isUnreadable = unreadable

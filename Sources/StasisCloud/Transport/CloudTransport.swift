@@ -55,5 +55,5 @@ public struct CloudResponse: Sendable {
 /// request was cancelled throws ``CloudError/Kind/cancelled``.
 public protocol CloudTransport: Sendable {
   /// Sends `request` to `server` and returns its answer, whatever the status.
-  func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse
+  func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse
 }

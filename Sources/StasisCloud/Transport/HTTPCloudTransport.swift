@@ -32,7 +32,7 @@ public struct HTTPCloudTransport: CloudTransport {
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }()
 
-  public func send(_ request: CloudRequest, to server: CloudServer) async throws(CloudError) -> CloudResponse {
+  public func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
     let method = request.method
     let path = request.path
     guard let base = URL(string: server.url), let scheme = base.scheme?.lowercased(),

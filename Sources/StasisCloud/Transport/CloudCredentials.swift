@@ -1,9 +1,9 @@
 import Foundation
 import Stasis
 
-/// Where a player's cloud saves live: a `stasis-server`, the player's bearer token, and the
-/// name this device gives its uploads.
-public struct CloudServer: Sendable, Equatable {
+/// A player's account on a save server, as this device signs in to it: the `stasis-server`'s
+/// URL, the player's bearer token, and the name this device gives its uploads.
+public struct CloudCredentials: Sendable, Equatable {
   /// The server's base URL, such as `http://127.0.0.1:8080`.
   public var url: String
   /// The bearer token `stasis-server players add` printed. Never logged, never in an error.
@@ -13,7 +13,7 @@ public struct CloudServer: Sendable, Equatable {
   /// How long one request may take, connecting included.
   public var timeout: Duration
 
-  /// Creates a server description.
+  /// The credentials of the player whose token is `token` on the server at `url`.
   public init(url: String, token: String, device: String = "", timeout: Duration = .seconds(30)) {
     self.url = url.hasSuffix("/") ? String(url.dropLast()) : url
     self.token = token
@@ -21,8 +21,13 @@ public struct CloudServer: Sendable, Equatable {
     self.timeout = timeout
   }
 
-  /// Equal when the URL and the token are: two servers whose revisions can be compared.
-  public static func == (lhs: CloudServer, rhs: CloudServer) -> Bool {
+  /// Equal when the URL and the token are: one player on one server, whose revisions can be
+  /// compared.
+  public static func == (lhs: CloudCredentials, rhs: CloudCredentials) -> Bool {
     lhs.url == rhs.url && lhs.token == rhs.token
   }
 }
+
+/// The credentials' old name: it named a server, but holds a player's account on one.
+@available(*, deprecated, renamed: "CloudCredentials")
+public typealias CloudServer = CloudCredentials

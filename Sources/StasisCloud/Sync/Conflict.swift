@@ -3,7 +3,7 @@ import StasisMerge
 
 /// A conflict as the game's ``CloudSyncConfiguration/onConflict`` sees it: the three saves,
 /// whole and verified, and the merge the rules would make.
-public struct SyncConflict: Sendable {
+public struct Conflict: Sendable {
   /// The slot.
   public var slot: SaveSlot
   /// The base revision, when the server still has it.
@@ -20,7 +20,7 @@ public struct SyncConflict: Sendable {
   public var theirsRevision: Int
 }
 
-/// What the game decided for a ``SyncConflict``.
+/// What the game decided for a ``Conflict``.
 public enum ConflictDecision: Sendable {
   /// Keep this device's save; it is uploaded on top of theirs.
   case ours
