@@ -18,7 +18,7 @@ func cloudSaves(coordinator: SaveCoordinator<SnippetGame>, token: String) -> Clo
     server: CloudCredentials(url: "https://saves.example.com", token: token, device: "steam-deck"),
     configuration: CloudSyncConfiguration(
       policy: .merge(rules: mergeRules(), fallback: .longestPlayTime)))
-  cloud.onEvent { event in print(event) }  // "cloud: uploaded generation 3 as r12 (base r11)"
+  cloud.onEvent { event in print("cloud: \(event)") }  // "cloud: uploaded generation 3 as r12 (base r11)"
   let hud = cloud.status.hud  // "synced r12", "offline, 2 waiting", "conflict"
   print(hud)
   return cloud

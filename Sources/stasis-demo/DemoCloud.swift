@@ -25,8 +25,8 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
     var hud: (text: String, color: HUDColor) {
       let status = sync.status
       let color: HUDColor =
-        switch status.phase {
-        case .synced, .idle: (140, 230, 150)
+        switch status.state {
+        case .synced, .idle, .ahead, .behind, .remoteOnly: (140, 230, 150)
         case .syncing: (200, 200, 200)
         case .offline: (255, 220, 120)
         case .conflict, .unauthorized: (255, 120, 100)
@@ -69,7 +69,7 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
         coordinator: game.coordinator, credentials: CloudCredentials(url: url, token: token, device: device),
         configuration: configuration, transport: transport)
       game.coordinator.syncPatience = .milliseconds(Int64((options.syncPatience * 1000).rounded()))
-      if let onEvent { cloud.onEvent { onEvent($0.description) } }
+      if let onEvent { cloud.onEvent { onEvent("cloud: \($0)") } }
       return DemoCloud(sync: cloud)
     }
 
@@ -87,7 +87,7 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
             "note": conflict.note ?? NSNull(),
           ] as [String: Any]
         },
-        "events": status.events.map(\.description),
+        "events": status.events.map { "cloud: \($0)" },
       ]
     }
 

@@ -102,7 +102,7 @@ struct RunReport {
     for event in LifecycleEvent.allCases {
       app.addObserver(for: event) { _ in traceLine("lifecycle: \(event.rawValue)") }
     }
-    app.addBackgroundTaskObserver { event in traceLine(event.description) }
+    app.addBackgroundTaskObserver { event in traceLine("task: \(event)") }
     app.addEnvironmentObserver { _, change in traceLine("environment: \(change.kind) \(change.value)") }
     app.addEpisodeObserver { episode in traceLine("episode: \(episode.description)") }
     game.coordinator.onEvent = { event in traceLine(event.description) }

@@ -261,7 +261,8 @@ final class WindowRunner {
       status = "restored from generation \(generation)" + (skipped.isEmpty ? "" : " (newer ones failed)")
       statusColor = (140, 200, 255)
     case .keptMemory: status = "resumed from memory"
-    case .loadFailed(let error), .held(let error):
+    case .held(.catchingUp, _): status = "catching up with the server"
+    case .loadFailed(let error), .held(.restoreFailure(let error), _):
       status = "\(event.isHold ? "held" : "load failed"): \(error.kindDescription)"
       if let failure = game.coordinator.restoreFailure {
         status +=

@@ -1,6 +1,6 @@
 import DemoGame
 import Foundation
-import Stasis
+@_spi(Plumbing) import Stasis
 import TestSupport
 import Testing
 

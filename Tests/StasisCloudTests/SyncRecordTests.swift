@@ -1,6 +1,6 @@
 import Foundation
 import Stasis
-import StasisCloud
+@_spi(Plumbing) import StasisCloud
 import Testing
 
 private struct Counter: Codable, Sendable {

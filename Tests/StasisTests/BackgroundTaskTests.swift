@@ -69,8 +69,7 @@ struct BackgroundTaskTests {
     #expect(app.backgroundEpisodes.last?.watchdogViolations == [])
     #expect(
       events == [
-        "task: begin #1 save", "task: begin #2 upload", "task: expire #1 save", "task: expire #2 upload",
-        "task: end #1 save", "task: end #2 upload",
+        "begin #1 save", "begin #2 upload", "expire #1 save", "expire #2 upload", "end #1 save", "end #2 upload",
       ])
     #expect(app.backgroundEpisodes.last!.description.contains("expired after 10000.0 ms"))
     #expect(app.backgroundEpisodes.last!.description.contains("cut tasks: save, upload"))

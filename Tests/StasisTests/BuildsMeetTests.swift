@@ -153,4 +153,59 @@ struct BuildsMeetTests {
     play(game, coordinator, saves: 2)
     #expect(failures(coordinator).count == 1)
   }
+
+  @Test("a held game says so when the hold begins and again every holdNoticeInterval, never silently, until answered")
+  func heldGameIsLoud() throws {
+    let folder = makeTemporaryDirectory()
+    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: newer, slot: "autosave").wait().get()
+    let lines = RecordingLogHandler.Lines()
+    let clock = ManualClock()
+    let game = CountingGame()
+    let coordinator = SaveCoordinator(
+      game: game, store: SaveStore(directory: folder), codec: testCodec, slot: "autosave",
+      logger: Logger(label: "test") { _ in
+        var handler = RecordingLogHandler(lines)
+        handler.logLevel = .notice
+        return handler
+      })
+    let app = Application(delegate: coordinator, configuration: .init(clock: clock))
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    let holds = { coordinator.events.compactMap { if case .held(let reason, let duration) = $0 { (reason, duration) } else { nil } } }
+
+    // A newer build's save: the restore fails, the game is held, and it says so at once.
+    #expect(coordinator.isHeld && game.isPaused)
+    guard case .restoreFailure(let error)? = coordinator.heldReason else {
+      Issue.record("held for \(String(describing: coordinator.heldReason))")
+      return
+    }
+    #expect(error.kind == .newerSchema)
+    #expect(holds().map(\.1) == [.zero])
+    #expect(lines.messages.filter { $0.hasPrefix("hold: the game is held until resolveRestoreFailure(_:)") }.count == 1)
+
+    // A loop that plays on regardless hears it again every 10 s of the application's clock.
+    for _ in 0..<90 {
+      clock.advance(by: .milliseconds(100))
+      app.update()
+    }
+    #expect(holds().count == 1, "9 s: not yet")
+    clock.advance(by: .seconds(1))
+    app.update()
+    #expect(holds().map(\.1) == [.zero, .seconds(10)])
+    clock.advance(by: .seconds(10))
+    app.update()
+    #expect(holds().map(\.1) == [.zero, .seconds(10), .seconds(20)])
+    #expect(lines.messages.filter { $0.contains("(for 20 s)") }.count == 1)
+    guard case .failure(let refused) = coordinator.saveNow().wait() else {
+      Issue.record("a save was made while held")
+      return
+    }
+    #expect(refused.kind == .held, "nothing saved while held, and the error says why")
+
+    // Answered: the hold ends, and nothing more is said.
+    try coordinator.resolveRestoreFailure(.startOver)
+    #expect(!coordinator.isHeld && coordinator.heldReason == nil)
+    clock.advance(by: .seconds(30))
+    app.update()
+    #expect(holds().count == 3)
+  }
 }

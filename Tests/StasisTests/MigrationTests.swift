@@ -137,7 +137,7 @@ struct MigrationTests {
     struct Renamed: Codable { var health: Int }
     let value = SaveValue.object(SaveObject([("hp", .int64(3))]))
     let error = #expect(throws: SaveFileError.self) { try SaveValueDecoder().decode(Renamed.self, from: value) }
-    #expect(error?.kind == .typeMismatch)
+    #expect(error?.kind == .missingField)
     #expect(error?.context.field == "health")
     guard case .keyNotFound(let key, _)? = error?.underlyingError as? DecodingError else {
       Issue.record("not the DecodingError: \(String(describing: error?.underlyingError))")

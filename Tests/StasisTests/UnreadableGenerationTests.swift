@@ -63,7 +63,7 @@ struct UnreadableGenerationTests {
     _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait().get()
 
     let error = try #require(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
-    #expect(error.kind == .typeMismatch)
+    #expect(error.kind == .missingField)
     #expect(error.isUnreadableByThisBuild)
     #expect(error.message.hasPrefix("generation 2:"))
     #expect(error.suggestion?.contains("stasis recover autosave --generation 1") == true)
@@ -89,7 +89,7 @@ struct UnreadableGenerationTests {
     // A run that ignores the failure plays nothing and saves nothing.
     let (ignored, held) = run(folder: folder, choice: nil)
     #expect(ignored.isPaused && ignored.state.level.progress == TestGameState.sample().level.progress)
-    #expect(held.restoreFailure?.error.kind == .typeMismatch)
+    #expect(held.restoreFailure?.error.kind == .missingField)
     #expect(held.restoreFailure?.olderGeneration == nil)
     #expect(try store.generations(of: "autosave") == [1])
 

@@ -470,7 +470,7 @@ public final class Simulation {
   /// seed replays the same interleaving.
   private func interleave(_ device: SimulatedDevice) async {
     guard let process = device.process, !process.isPaused, device.network.isOnline, server.isUp,
-      process.cloud.status.phase != .conflict
+      process.cloud.status.state != .conflict
     else { return play(device, frames: 1 + random.below(60)) }
     play(device, frames: 1 + random.below(60))
     let reached = DispatchSemaphore(value: 0)
@@ -580,7 +580,7 @@ public final class Simulation {
   /// in the sync record for the next launch: never be dropped.
   private func quitWithUploadInFlight(_ device: SimulatedDevice) async {
     guard let process = device.process, !process.isPaused, device.network.isOnline, server.isUp,
-      process.cloud.status.phase != .conflict
+      process.cloud.status.state != .conflict
     else { return await quit(device) }
     play(device, frames: 1 + random.below(60))
     let reached = DispatchSemaphore(value: 0)
@@ -616,13 +616,13 @@ public final class Simulation {
     if let quitSave {
       checker.checks += 1
       let arrived = device.network.committed.contains { $0.sha256 == quitSave.sha }
-      let waits = process.cloud.status.pending > 0 || process.cloud.status.phase == .conflict
+      let waits = process.cloud.status.pending > 0 || process.cloud.status.state == .conflict
       if !arrived && !waits {
         fail(
           "quit upload lost: \(device.name)'s quit save, generation \(quitSave.generation), neither reached the "
             + "server nor waits in the sync record")
       }
-      if !expires, !arrived, process.cloud.status.phase != .conflict, server.isUp {
+      if !expires, !arrived, process.cloud.status.state != .conflict, server.isUp {
         fail("quit upload: \(device.name)'s quit save did not go up although the line let it go and nothing conflicted")
       }
     }
@@ -803,8 +803,10 @@ public final class Simulation {
         )
       case .keptMemory(let reason):
         note("\(device.name): \(after): kept the in-memory state (\(reason))")
-      case .held(let error):
+      case .held(.restoreFailure(let error), _):
         note("\(device.name): \(after): held (\(error.kind))")
+      case .held(.catchingUp, _):
+        continue
       case .saved, .saveFailed:
         continue
       }

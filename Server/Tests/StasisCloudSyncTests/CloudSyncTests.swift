@@ -178,7 +178,7 @@ struct CloudSyncTests {
     let (world, ours, _, report) = try await conflict(.manual)
     defer { world.server.stop() }
     #expect(report.state == .conflict)
-    #expect(world.b.sync.status.phase == .conflict)
+    #expect(world.b.sync.status.state == .conflict)
     #expect(world.b.sync.status.hud == "conflict")
     #expect(try world.b.newest() == ours, "nothing local changed")
     #expect(try await world.b.sync.state().state == .conflict)
@@ -478,7 +478,7 @@ struct CloudSyncTests {
       handle.wait()
     }
     await device.sync.settle()
-    #expect(device.sync.status.phase == .offline)
+    #expect(device.sync.status.state == .offline)
     #expect(device.sync.status.hud == "offline, 3 waiting")
     #expect(device.sync.status.events.contains { if case .offline = $0 { true } else { false } })
     let server = try ServerProcess(database, ["--port", "\(port)"])
@@ -521,7 +521,7 @@ struct CloudSyncTests {
     #expect(
       waits.withLock { $0 } == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(4), .seconds(4)])
     #expect(sync.status.pending == 1, "still queued: nothing dropped")
-    #expect(sync.status.phase == .offline)
+    #expect(sync.status.state == .offline)
   }
 
   @Test("the server is killed mid-upload: the client retries; no partial and no duplicate revision")
@@ -543,7 +543,7 @@ struct CloudSyncTests {
     proxy.setRule(.cutUploadMidway(fraction: 0.5) { kill(victim, SIGKILL) })
     _ = await device.sync.push()
     server.process.waitUntilExit()
-    #expect(device.sync.status.phase == .offline)
+    #expect(device.sync.status.state == .offline)
     server = try ServerProcess(database)
     proxy.setUpstream(server.port)
     proxy.setRule(.pass)
@@ -670,7 +670,7 @@ struct CloudSyncTests {
     let saved = try store.load(codec: counterCodec, slot: "autosave")
     #expect(saved.state.count == 2, "the local save is whole")
     #expect(cloud.status.pending == 1)
-    #expect(cloud.status.phase == .synced, "not talking to the server any more")
+    #expect(cloud.status.state == .synced, "not talking to the server any more")
     #expect(cloud.status.hud == "r1, 1 waiting")
     #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [1])
 
@@ -747,7 +747,7 @@ struct CloudSyncTests {
     await cloud.settle()
     #expect(game.count == 30, "the game played on")
     #expect(coordinator.events.filter { if case .saved = $0 { true } else { false } }.count == 3, "it saved locally")
-    #expect(cloud.status.phase == .unauthorized)
+    #expect(cloud.status.state == .unauthorized)
     let message = cloud.status.events.compactMap { if case .unauthorized(let text) = $0 { text } else { nil } }
     #expect(message.first?.contains("the server refused the token") == true)
     #expect(!cloud.status.events.description.contains("not-a-token"), "the token never appears")

@@ -28,13 +28,14 @@ public enum BackgroundTaskEvent: Sendable, Equatable, CustomStringConvertible {
   /// The task was still running after its expiration handler returned: a watchdog violation.
   case watchdogViolation(BackgroundTaskID, name: String)
 
-  /// One line for the trace: `began #3 save autosave`, `ended …`, `expired …`.
+  /// What happened, without a category prefix (a trace adds its own, as the demo's `task: `):
+  /// `begin #3 save autosave`, `end …`, `expire …`, `watchdog …`.
   public var description: String {
     switch self {
-    case .began(let id, let name): return "task: begin \(id) \(name)"
-    case .ended(let id, let name): return "task: end \(id) \(name)"
-    case .expired(let id, let name): return "task: expire \(id) \(name)"
-    case .watchdogViolation(let id, let name): return "task: watchdog \(id) \(name)"
+    case .began(let id, let name): return "begin \(id) \(name)"
+    case .ended(let id, let name): return "end \(id) \(name)"
+    case .expired(let id, let name): return "expire \(id) \(name)"
+    case .watchdogViolation(let id, let name): return "watchdog \(id) \(name)"
     }
   }
 }

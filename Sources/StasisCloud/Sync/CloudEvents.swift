@@ -92,7 +92,8 @@ public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
   /// comes near, and again only after one has gone below.
   case nearUploadLimit(bytes: Int, limit: Int)
 
-  /// What happened, in one line without the `cloud: ` prefix (the CLI prints it as is).
+  /// What happened, in one line without a category prefix (a trace adds its own, as the
+  /// demo's `cloud: `); the same as ``description``.
   public var message: String {
     switch self {
     case .uploaded(let generation, let revision, let base):
@@ -111,21 +112,49 @@ public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
-  /// The log line: `cloud: ` and ``message``.
-  public var description: String { "cloud: " + message }
+  /// What happened, in one line without a category prefix: `print("cloud: \(event)")` says
+  /// `cloud: ` once.
+  public var description: String { message }
 }
 
 /// The cloud side of a slot at a glance: what a HUD shows and a run's summary prints. Read it
 /// from any thread (``CloudSync/status``).
 public struct CloudStatus: Sendable, Equatable {
-  /// The status vocabulary, which is ``SyncState`` now.
-  @available(*, deprecated, renamed: "SyncState")
-  public typealias Phase = SyncState
-
   /// What the slot is doing or waiting for: ``SyncState/idle``, ``SyncState/syncing``,
   /// ``SyncState/synced``, ``SyncState/offline``, ``SyncState/conflict`` or
-  /// ``SyncState/unauthorized``.
-  public var phase: SyncState = .idle
+  /// ``SyncState/unauthorized``, in the vocabulary of ``SyncReport/state`` and
+  /// `stasis cloud status`.
+  public var state: SyncState = .idle
+
+  /// 0.9.0's status vocabulary, one of three: ``SyncState`` is the one now.
+  @available(*, deprecated, message: "use CloudStatus.state, a SyncState")
+  public enum Phase: String, Sendable, Equatable {
+    /// Not synced yet in this run.
+    case idle
+    /// In step with the server.
+    case synced
+    /// Talking to the server.
+    case syncing
+    /// The server is unreachable; uploads wait.
+    case offline
+    /// A conflict waits for the game or the player.
+    case conflict
+    /// The server refused the token.
+    case unauthorized
+  }
+
+  /// 0.9.0's ``state``, in its own vocabulary.
+  @available(*, deprecated, renamed: "state")
+  public var phase: Phase {
+    switch state {
+    case .idle: .idle
+    case .syncing: .syncing
+    case .offline: .offline
+    case .conflict: .conflict
+    case .unauthorized: .unauthorized
+    case .synced, .ahead, .behind, .remoteOnly: .synced
+    }
+  }
   /// The revision last agreed with the server.
   public var base: Int?
   /// Revisions this run uploaded, in order (the newest ``historyLimit``).
@@ -144,7 +173,7 @@ public struct CloudStatus: Sendable, Equatable {
 
   /// What the HUD shows: `synced r12`, `offline, 2 waiting`, `conflict`.
   public var hud: String {
-    switch phase {
+    switch state {
     case .idle: return pending > 0 ? "\(pending) waiting" : base.map { "r\($0)" } ?? "cloud"
     case .synced: return pending > 0 ? "r\(base ?? 0), \(pending) waiting" : "synced r\(base ?? 0)"
     case .syncing: return "syncing"

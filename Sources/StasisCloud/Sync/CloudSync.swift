@@ -153,12 +153,23 @@ public final class CloudSync: Sendable {
     coordinator.sync = self
   }
 
-  deinit { commands.finish() }
+  deinit {
+    commands.finish()
+    // A sync let go (a session that ended) says nothing more, even while what it began still
+    // finishes on its task: its events never print in the next session's output.
+    engine.eventHandlers.withLock { $0.removeAll() }
+  }
 
   /// The slot's cloud state now: phase, base, what went up and down, conflicts, pending.
   public var status: CloudStatus { engine.currentStatus }
 
-  /// Called with each event as it happens, on the sync's task (never the main thread).
+  /// Adds a handler called with each event as it happens, on the sync's task (never the main
+  /// thread), until this sync is released. A method that adds, unlike the coordinator's
+  /// ``SaveCoordinator/onEvent`` property: any number of handlers, on any thread.
+  ///
+  /// ```swift
+  /// cloud.onEvent { event in print("cloud: \(event)") }  // "cloud: uploaded generation 3 as r12 (base r11)"
+  /// ```
   public func onEvent(_ body: @escaping @Sendable (CloudEvent) -> Void) {
     engine.addEventHandler(body)
   }

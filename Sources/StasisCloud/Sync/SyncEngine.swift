@@ -63,7 +63,7 @@ final class SyncEngine: Sendable {
     status.withLock {
       $0.base = record.base
       $0.pending = record.queued.count
-      if record.conflict != nil { $0.phase = .conflict }
+      if record.conflict != nil { $0.state = .conflict }
     }
   }
 
@@ -212,18 +212,18 @@ final class SyncEngine: Sendable {
       switch event {
       case .uploaded(_, let revision, _):
         status.uploaded.append(revision, keepingNewest: CloudStatus.historyLimit)
-        status.phase = .synced
+        status.state = .synced
       case .fastForwarded(let revision, _):
         status.downloaded.append(revision, keepingNewest: CloudStatus.historyLimit)
-        status.phase = .synced
+        status.state = .synced
       case .conflict(let report):
         status.conflicts.append(report, keepingNewest: CloudStatus.historyLimit)
-        status.phase = report.outcome == .pending ? .conflict : .synced
-      case .offline: status.phase = .offline
-      case .unauthorized: status.phase = .unauthorized
+        status.state = report.outcome == .pending ? .conflict : .synced
+      case .offline: status.state = .offline
+      case .unauthorized: status.state = .unauthorized
       case .uploadCancelled:
         // Back to where it was before it talked to the server: the save waits (`pending`).
-        if status.phase == .syncing { status.phase = status.base == nil ? .idle : .synced }
+        if status.state == .syncing { status.state = status.base == nil ? .idle : .synced }
       case .refused, .nearUploadLimit: break
       }
     }
@@ -235,7 +235,7 @@ final class SyncEngine: Sendable {
     for handler in eventHandlers.withLock({ $0 }) { handler(event) }
   }
 
-  func phase(_ phase: CloudStatus.Phase) { status.withLock { $0.phase = phase } }
+  func phase(_ state: SyncState) { status.withLock { $0.state = state } }
 
   // MARK: Local saves
 
