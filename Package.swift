@@ -14,7 +14,6 @@ let package = Package(
     .library(name: "StasisDelta", targets: ["StasisDelta"]),
     .library(name: "StasisInspect", targets: ["StasisInspect"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
-    .library(name: "DemoGame", targets: ["DemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
@@ -127,6 +126,9 @@ let package = Package(
     ),
     // Examples/: a second game adopting Stasis through the save coordinator (the README's guide).
     .executableTarget(name: "stasis-example-tanks", dependencies: ["Stasis"], path: "Examples/Tanks"),
+    // A small roguelike written against 0.9.0's API, unchanged: it must build with deprecation
+    // warnings only (scripts/compat.sh) and run (CompatGameTests). Not a product.
+    .executableTarget(name: "stasis-compat", dependencies: ["Stasis", "StasisCloud"], path: "Examples/Compat"),
     // The README's and the DocC articles' Swift blocks, compiled (ReadmeTests and GuideTests check every block is here).
     .target(
       name: "ReadmeSnippets",

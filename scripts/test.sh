@@ -65,6 +65,8 @@ swift build --build-tests
 cp Package.resolved .build/Package.resolved.tested
 swift build -c release --product stasis-demo --disable-default-traits
 cp .build/Package.resolved.tested Package.resolved
+stage "a game written against 0.9.0 builds with deprecation warnings only (Examples/Compat)"
+scripts/compat.sh | tail -1
 stage "documentation (DocC, warnings are errors)"
 scripts/docs.sh 2>&1 | tail -25   # ends with the public surface count; a DocC warning fails the run
 stage "swift test"

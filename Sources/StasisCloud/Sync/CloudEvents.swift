@@ -46,10 +46,10 @@ public struct ConflictReport: Sendable, Equatable {
   public var note: String?
 
   /// The policy's name, as a string.
-  @available(*, deprecated, renamed: "decidedBy", message: "an enum now: compare with .merge, .mostRecent, …")
+  @available(*, deprecated, message: "use decidedBy, an enum: compare with .merge, .mostRecent, …")
   public var policy: String { decidedBy.rawValue }
   /// The outcome, as a string.
-  @available(*, deprecated, renamed: "outcome", message: "an enum now: compare with .merged, .ours, …")
+  @available(*, deprecated, message: "use outcome, an enum: compare with .merged, .ours, …")
   public var result: String { outcome.rawValue }
 
   /// One line: `conflict: base r1, ours generation 4, theirs r2: merge → merged (score merged,
