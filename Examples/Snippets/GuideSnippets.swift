@@ -152,7 +152,8 @@ func cloudForThisDevice(game: SnippetGame, conflictPolicy: String) throws -> Clo
 // MARK: - CloudSaves: deltas, parts, and what went over the wire
 
 @MainActor
-func deltasAndParts(coordinator: SaveCoordinator<SnippetGame>, server: CloudCredentials, wholeFiles: Bool) -> CloudSync {
+func deltasAndParts(coordinator: SaveCoordinator<SnippetGame>, server: CloudCredentials, wholeFiles: Bool) -> CloudSync
+{
   var configuration = CloudSyncConfiguration(policy: .mostRecent)
   configuration.transfer = TransferOptions(partSize: 512 * 1024)  // a cut upload sends at most one part again
   if wholeFiles { configuration.transfer.deltas = false }  // whole files up and down, as before

@@ -80,7 +80,8 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
         "conflicts": status.conflicts.map { conflict in
           [
             "base": conflict.base ?? NSNull(), "ours": conflict.ours, "theirs": conflict.theirs,
-            "policy": conflict.decidedBy.rawValue, "result": conflict.outcome.rawValue, "revision": conflict.revision ?? NSNull(),
+            "policy": conflict.decidedBy.rawValue, "result": conflict.outcome.rawValue,
+            "revision": conflict.revision ?? NSNull(),
             "keptGeneration": conflict.keptGeneration ?? NSNull(), "fields": Array(conflict.fields.prefix(20)),
             "fieldCount": conflict.fields.count, "sections": conflict.sections.map(\.description),
             "fromOurs": conflict.takenFromOurs, "fromTheirs": conflict.takenFromTheirs,

@@ -260,7 +260,8 @@ extension Cloud {
 
     func validate() throws {
       guard (generation == nil) != (revision == nil) else {
-        throw ValidationError("give --revision N for a revision on the server (a kept generation: stasis cloud release)")
+        throw ValidationError(
+          "give --revision N for a revision on the server (a kept generation: stasis cloud release)")
       }
       if let revision, revision < 1 { throw ValidationError("--revision is a positive whole number") }
     }

@@ -6,7 +6,9 @@ import Testing
 /// package (with deprecation warnings only: `scripts/compat.sh`), and run.
 @Suite("A game written against 0.9.0 builds and runs on this release")
 struct CompatGameTests {
-  @Test("0.9.0's calls (CloudSaveSync, cloud.sync.onEvent, CloudServer, phase, result) run: play, background, return, quit, and again")
+  @Test(
+    "0.9.0's calls (CloudSaveSync, cloud.sync.onEvent, CloudServer, phase, result) run: play, background, return, quit, and again"
+  )
   func runsTwice() throws {
     let saves = try temporaryFolder().path
     // Port 9 refuses: the game plays offline, as a player on a train does.

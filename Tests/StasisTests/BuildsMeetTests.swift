@@ -170,7 +170,9 @@ struct BuildsMeetTests {
       })
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
-    let holds = { coordinator.events.compactMap { if case .held(let reason, let duration) = $0 { (reason, duration) } else { nil } } }
+    let holds = {
+      coordinator.events.compactMap { if case .held(let reason, let duration) = $0 { (reason, duration) } else { nil } }
+    }
 
     // A newer build's save: the restore fails, the game is held, and it says so at once.
     #expect(coordinator.isHeld && game.isPaused)

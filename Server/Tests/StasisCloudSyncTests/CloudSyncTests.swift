@@ -1,5 +1,5 @@
-import DemoGame
 import Foundation
+import ServerDemoGame
 import Stasis
 @_spi(Plumbing) import StasisCloud
 import StasisTesting
@@ -589,7 +589,8 @@ struct CloudSyncTests {
       let game = Counter()
       let store = SaveStore(directory: folder)
       let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
-      let cloud = CloudSync(coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "A"))
+      let cloud = CloudSync(
+        coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "A"))
       let app = Application(delegate: coordinator)
       app.launch(options: LaunchOptions(restoreSlot: "autosave"))
       coordinator.waitForCatchUp()
@@ -618,7 +619,8 @@ struct CloudSyncTests {
     let game = Counter()
     let coordinator = SaveCoordinator(
       game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
-    let cloud = CloudSync(coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "B"))
+    let cloud = CloudSync(
+      coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "B"))
     let app = Application(delegate: coordinator)
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()
@@ -646,7 +648,8 @@ struct CloudSyncTests {
     let game = Counter()
     let store = SaveStore(directory: folder)
     let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
-    let cloud = CloudSync(coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "A"))
+    let cloud = CloudSync(
+      coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "A"))
     coordinator.syncPatience = .seconds(3600)  // on the manual clock, which only the test moves
     let clock = ManualClock()
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))

@@ -47,7 +47,8 @@ final class Device: Sendable {
       sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
     configuration.plantedBugs = plantedBugs  // this device's sync only
     sync = CloudSync(
-      client: CloudClient(credentials: CloudCredentials(url: url, token: token, device: name)), store: store, slot: "autosave",
+      client: CloudClient(credentials: CloudCredentials(url: url, token: token, device: name)), store: store,
+      slot: "autosave",
       configuration: configuration)
   }
 

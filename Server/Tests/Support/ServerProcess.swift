@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Crypto
-import DemoGame
 import Foundation
 import NIOCore
 import NIOHTTP1
+import ServerDemoGame
 import Stasis
 import Testing
 

@@ -148,7 +148,8 @@ public final class CloudSync: Sendable {
       try validate?(document)
     }
     self.init(
-      client: CloudClient(credentials: credentials, transport: transport), store: coordinator.store, slot: coordinator.slot,
+      client: CloudClient(credentials: credentials, transport: transport), store: coordinator.store,
+      slot: coordinator.slot,
       configuration: configuration, clock: clock, logger: logger)
     coordinator.sync = self
   }
@@ -234,7 +235,9 @@ public final class CloudSync: Sendable {
   }
 
   /// How the slot stands with the server, from one request (`stasis cloud status`).
-  @_spi(Plumbing) public func state() async throws(CloudError) -> (state: SyncState, record: SyncRecord, head: RemoteRevision?) {
+  @_spi(Plumbing) public func state() async throws(CloudError) -> (
+    state: SyncState, record: SyncRecord, head: RemoteRevision?
+  ) {
     let record = SyncRecord.load(store: store, slot: slot, server: client.credentials)
     let heads = try await client.slots()
     let head = heads.first { $0.slot == slot.name }

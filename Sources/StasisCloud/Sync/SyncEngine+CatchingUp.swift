@@ -222,7 +222,8 @@ extension SyncEngine {
         try store.keep(
           generation: ours.generation, slot: slot,
           reason:
-            "lost a cloud conflict to r\(theirs.revision) (\(policyName) → \(report.outcome.rawValue)); discard to let it go")
+            "lost a cloud conflict to r\(theirs.revision) (\(policyName) → \(report.outcome.rawValue)); discard to let it go"
+        )
       } catch {
         emit(.refused("generation \(ours.generation) could not be kept, so nothing was written: \(error)"))
         return .stopped(.conflict, nil)

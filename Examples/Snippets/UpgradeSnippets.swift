@@ -1,0 +1,47 @@
+// The upgrading guide's Swift (Stasis.docc/Upgrading.md), compiled (GuideTests checks every block is here).
+import Stasis
+import StasisCloud
+
+/// A loop that handles a hold: it steps only while the game plays, draws meanwhile, and answers
+/// a failed restore (here at once; a real game asks the player).
+@MainActor
+func heldLoop(app: Application, game: SnippetGame, coordinator: SaveCoordinator<SnippetGame>, frames: Int64) {
+  coordinator.onEvent = { event in
+    switch event {
+    case .held(let reason, let duration):  // when the hold begins, then every 10 s
+      print("held for \(duration): \(reason)")
+    case .loadFailed(let error):
+      print("nothing restored: \(error)")
+    default:
+      break
+    }
+  }
+  var frame: Int64 = 0
+  while frame < frames {
+    if app.state == .active, !game.isPaused {
+      frame += 1
+      coordinator.didStep(frame: frame)
+    } else if case .restoreFailure? = coordinator.heldReason, let failure = coordinator.restoreFailure {
+      let choice: RestoreChoice = failure.olderGeneration.map { .loadGeneration($0) } ?? .startOver
+      try? coordinator.resolveRestoreFailure(choice)  // the generations that failed stay kept
+    }
+    app.update()  // draw here: a held game is paused, not frozen
+  }
+}
+
+/// 0.10's names for 0.9's: the sync is the coordinator's, its status one vocabulary, its
+/// outcomes enums.
+@MainActor
+func upgradedCloud(coordinator: SaveCoordinator<SnippetGame>, token: String) -> CloudSync {
+  let cloud = CloudSync(
+    coordinator: coordinator,
+    credentials: CloudCredentials(url: "https://saves.example.com", token: token, device: "steam-deck"))
+  cloud.onEvent { event in print("cloud: \(event)") }
+  switch cloud.status.state {
+  case .offline, .unauthorized: print("playing offline")
+  default: print(cloud.status.hud)
+  }
+  let merged = cloud.status.conflicts.filter { $0.outcome == .merged && $0.decidedBy == .merge }
+  print("\(merged.count) conflicts merged")
+  return cloud
+}
