@@ -78,6 +78,8 @@ func settled(_ values: [MergeConflict]) -> [String] { values.map(\.path) }
 
 func migrations(_ report: LoadReport) -> [LoadReport.Migration] { report.migrations }
 
+func token(_ path: String) -> String? { try? CloudLogin.token(fromFile: path) }
+
 func client(_ url: String) -> CloudClient {
   CloudClient(server: CloudServer(url: url, token: "compat-token"))
 }
@@ -122,6 +124,7 @@ func run(saves: String, cloudURL: String) -> Int32 {
   print("client: \(client(cloudURL).server.url)")
   print("turn \(game.state.turn), gold \(game.state.hero.gold), depth \(game.state.hero.depth)")
   _ = settled([])
+  _ = token("/nonexistent/alice.token")
   _ = migrations(LoadReport(storedSchema: 1, currentSchema: 1))
   app.terminate()
   app.waitForBackgroundWork()

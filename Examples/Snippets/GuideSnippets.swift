@@ -132,7 +132,7 @@ func signingWithTheGamesKey() throws -> SaveStore {
 
 @MainActor
 func cloudForThisDevice(game: SnippetGame, conflictPolicy: String) throws -> CloudSync {
-  let token = try CloudLogin.token(fromFile: "alice.token")  // the line `stasis-server players add alice` printed
+  let token = try CloudCredentials.token(fromFile: "alice.token")  // the line `stasis-server players add alice` printed
   let store = SaveStore(directory: "Saves", device: "steam-deck")  // every save says where it was made
   let coordinator = SaveCoordinator(game: game, store: store, codec: snippetCodec, slot: "autosave")
   let rules: MergeRules = [

@@ -46,3 +46,11 @@ extension CloudClient {
     self.init(credentials: server, transport: transport)
   }
 }
+
+/// 0.9.0's login file type, the `stasis` CLI's own now; only its token reader was for games.
+@available(*, deprecated, message: "use CloudCredentials.token(fromFile:)")
+public enum CloudLogin {
+  /// 0.9.0's token reader.
+  @available(*, deprecated, renamed: "CloudCredentials.token(fromFile:)")
+  public static func token(fromFile path: String) throws -> String { try CloudCredentials.token(fromFile: path) }
+}

@@ -51,7 +51,7 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
       let token: String
       if let file = options.tokenFile {
         do {
-          token = try CloudLogin.token(fromFile: file)
+          token = try LoginFile.token(fromFile: file)
         } catch {
           FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
           return nil

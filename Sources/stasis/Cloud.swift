@@ -33,10 +33,10 @@ struct CloudOptions: ParsableArguments {
   func open(_ slot: SaveSlot?, configuration: CloudSyncConfiguration = .init()) throws -> (
     store: SaveStore, client: CloudClient, sync: CloudSync?
   ) {
-    let path = login ?? CloudLogin.path()
-    let credentials: CloudLogin
+    let path = login ?? LoginFile.path()
+    let credentials: LoginFile
     do {
-      credentials = try CloudLogin.load(from: path)
+      credentials = try LoginFile.load(from: path)
     } catch {
       Terminal.standardError.line(Terminal.standardError.paint("error: ", .red) + "\(error)")
       throw Exit.invalid
@@ -92,7 +92,7 @@ extension Cloud {
     func run() async throws {
       let token: String
       do {
-        token = try CloudLogin.token(fromFile: tokenFile)
+        token = try LoginFile.token(fromFile: tokenFile)
       } catch {
         Terminal.standardError.line(Terminal.standardError.paint("error: ", .red) + error.description)
         throw error.isUnreadable ? Exit.io : Exit.invalid
@@ -104,9 +104,9 @@ extension Cloud {
       } catch {
         throw fail(error)
       }
-      let path = login ?? CloudLogin.path()
+      let path = login ?? LoginFile.path()
       do {
-        try CloudLogin(server: client.credentials.url, token: token, device: device).save(to: path)
+        try LoginFile(server: client.credentials.url, token: token, device: device).save(to: path)
       } catch {
         Terminal.standardError.line(Terminal.standardError.paint("error: ", .red) + "\(error)")
         throw Exit.io

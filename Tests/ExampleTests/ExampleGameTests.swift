@@ -245,7 +245,7 @@ struct GuideTests {
     for needed in [
       "Application.Configuration(backgroundBudget:", "closeGate()", "reachedGate.wait()", "openGate()",
       "fields[\"x\"] = .int64(", "SigningKey(bytes:", "waitForCatchUp()", "isCatchingUp",
-      "CloudLogin.token(fromFile:", ".custom {", "ConflictPolicy(name:", "SaveStore(directory: \"Saves\", device:",
+      "LoginFile.token(fromFile:", ".custom {", "ConflictPolicy(name:", "SaveStore(directory: \"Saves\", device:",
       "rules.group([", ".byKey(\"id\")", "failure.alongside", ".held", "app.quit()",
     ] {
       #expect(blocks.contains(needed), "no compiled snippet shows \(needed)")

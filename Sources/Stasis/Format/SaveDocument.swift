@@ -163,17 +163,17 @@ public struct SaveDocument: Sendable, Equatable {
 }
 
 /// A section's entry in the header's table: where it is and its checksum.
-package struct SectionEntry: Sendable, Equatable {
+public struct SectionEntry: Sendable, Equatable {
   /// The section's name.
-  package var name: String
+  public var name: String
   /// How its bytes are encoded.
-  package var encoding: SectionEncoding
+  public var encoding: SectionEncoding
   /// Its first byte in the file.
-  package var offset: Int
+  public var offset: Int
   /// Its length in bytes.
-  package var length: Int
+  public var length: Int
   /// The CRC32C of its bytes.
-  package var checksum: UInt32
+  public var checksum: UInt32
 }
 
 extension SectionEntry {
@@ -201,7 +201,7 @@ public struct SaveHeader: Sendable, Equatable {
   /// True when the trailer carries an HMAC-SHA256 signature.
   public var isSigned: Bool
   /// The section table.
-  package var sections: [SectionEntry]
+  public var sections: [SectionEntry]
   /// The header's length in bytes, its checksum included.
   public var length: Int
 }

@@ -313,26 +313,26 @@ public enum SaveFileFormat {
 
   /// The result of checking a whole file: the header when it could be read, each section's
   /// checksum verdict, the signature's, and the first failure.
-  package struct Verification: Sendable {
+  public struct Verification: Sendable {
     /// The header, when it passed its own checks.
-    package var header: SaveHeader?
+    public var header: SaveHeader?
     /// Each section of the table with whether its checksum matched.
-    package var sections: [(entry: SectionEntry, checksumOK: Bool)]
+    public var sections: [(entry: SectionEntry, checksumOK: Bool)]
     /// What became of the signature under the policy; nil when the file failed before its
     /// signature was reached (a bad header, a section's checksum, a broken trailer).
-    package var signature: SignatureStatus?
+    public var signature: SignatureStatus?
     /// The first failure, or nil when the file is whole.
-    package var error: SaveFileError?
+    public var error: SaveFileError?
     /// True when every check passed. A signed file verified under a policy without keys is
     /// valid with `signature == .notChecked`: its signature was not checked.
-    package var isValid: Bool { error == nil }
+    public var isValid: Bool { error == nil }
   }
 
   /// Checks every byte: header, each section's checksum, the trailer, and the signature as
   /// `signing` says (see ``SigningPolicy``; with ``SigningPolicy/none`` signatures are not
   /// checked). Never throws; reports every section's verdict, the signature's and the first
   /// failure.
-  package static func verify(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signing: SigningPolicy = .none)
+  public static func verify(_ bytes: UnsafeRawBufferPointer, path: String? = nil, signing: SigningPolicy = .none)
     -> Verification
   {
     let header: SaveHeader

@@ -21,6 +21,17 @@ public struct CloudCredentials: Sendable, Equatable {
     self.timeout = timeout
   }
 
+  /// The bearer token in the file at `path`: the line `stasis-server players add` printed,
+  /// surrounding white space (a trailing newline) removed. Refuses a file it cannot read and one
+  /// that holds no token (``CloudError/Kind/unauthorized``); never says what the file holds.
+  public static func token(fromFile path: String) throws(CloudError) -> String {
+    do {
+      return try LoginFile.token(fromFile: path)
+    } catch {
+      throw CloudError(.unauthorized, error.description)
+    }
+  }
+
   /// Equal when the URL and the token are: one player on one server, whose revisions can be
   /// compared.
   public static func == (lhs: CloudCredentials, rhs: CloudCredentials) -> Bool {

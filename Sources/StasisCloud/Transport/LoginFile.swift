@@ -9,7 +9,7 @@ import Foundation
 /// The server and token `stasis cloud login` stores for the CLI: a JSON file readable by its
 /// owner only (mode 0600), at `$XDG_CONFIG_HOME/stasis/cloud.json`, else
 /// `~/.config/stasis/cloud.json`.
-package struct CloudLogin: Codable, Sendable, Equatable {
+package struct LoginFile: Codable, Sendable, Equatable {
   /// The server's base URL.
   package var server: String
   /// The bearer token.
@@ -45,7 +45,7 @@ package struct CloudLogin: Codable, Sendable, Equatable {
   }
 
   /// Reads the login at `path`; refuses a file others may read (a token must not leak).
-  package static func load(from path: String) throws -> CloudLogin {
+  package static func load(from path: String) throws -> LoginFile {
     var info = stat()
     guard stat(path, &info) == 0 else {
       throw LoginError("no cloud login at \(path): run `stasis cloud login --server URL --token-file FILE`")
@@ -54,7 +54,7 @@ package struct CloudLogin: Codable, Sendable, Equatable {
       throw LoginError("\(path) may be read by others (mode \(String(info.st_mode & 0o777, radix: 8))): chmod 600 it")
     }
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    return try JSONDecoder().decode(CloudLogin.self, from: data)
+    return try JSONDecoder().decode(LoginFile.self, from: data)
   }
 
   /// Writes the login to `path` with mode 0600 (a new file renamed into place, so the token
