@@ -66,7 +66,7 @@ cp Package.resolved .build/Package.resolved.tested
 swift build -c release --product stasis-demo --disable-default-traits
 cp .build/Package.resolved.tested Package.resolved
 stage "documentation (DocC, warnings are errors)"
-scripts/docs.sh 2>&1 | tail -25   # ends with the public surface count; a DocC warning fails the run
+scripts/docs.sh 2>&1 | tail -40   # public symbols per library, the names and links checked, each failure (file:line); a failure or a DocC warning fails the run
 stage "swift test"
 STASIS_USE_RELEASE=1 swift test --skip-build
 stage "build Server/"
