@@ -1,39 +1,44 @@
 #!/usr/bin/env bash
-# The DocC catalog of Stasis, with the toolchain's own docc (no plugin package to resolve):
-#   scripts/docs.sh            → .build/Stasis.doccarchive; any warning fails (CI runs this)
+# The DocC catalog of Stasis, with the toolchain's own docc (no plugin package to resolve), and
+# the docs' checks (scripts/check-docs.py):
+#   scripts/docs.sh            → .build/Stasis.doccarchive; any DocC warning or failed check fails (CI runs this)
 #   scripts/docs.sh preview    → browse it at http://localhost:8080
+# The checks: the public-symbol count of each library module; the landing page lists every
+# public type of Stasis; every name in code font in README.md and the articles resolves (to a
+# public, not deprecated, symbol of the libraries, a tool's command or flag, or an entry of
+# scripts/docs-allowlist.txt); every relative link and #anchor in the Markdown reaches its target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Stasis's symbol graph from the debug build's modules (swift package dump-symbol-graph would
-# rebuild the whole package in a configuration of its own, and read every module).
-swift build --target Stasis >/dev/null
+# The library modules' symbol graphs from the debug build's modules (swift package
+# dump-symbol-graph would rebuild the whole package in a configuration of its own, and read
+# every module). DemoGame's names resolve too (its article documents the demo); it is not counted.
+libraries=(Stasis StasisCloud StasisMerge StasisTesting StasisDelta StasisInspect StasisSDL)
+for target in DemoGame StasisCloud StasisInspect StasisTesting StasisSDL; do # and what they depend on
+  swift build --target "$target" >/dev/null
+done
 triple=$(swift -print-target-info | python3 -c "import json, sys; print(json.load(sys.stdin)['target']['unversionedTriple'])")
 build=.build/$triple/debug
 graphs=.build/docc-symbol-graphs
 rm -rf "$graphs" && mkdir -p "$graphs"
 clang_modules=()
-for map in .build/checkouts/*/Sources/*/include/module.modulemap "$build"/*.build/module.modulemap; do
+for map in .build/checkouts/*/Sources/*/include/module.modulemap "$build"/*.build/module.modulemap \
+  Sources/*/module.modulemap; do
   [ -f "$map" ] && clang_modules+=(-Xcc "-fmodule-map-file=$PWD/$map" -Xcc -I -Xcc "$PWD/$(dirname "$map")")
 done
 clang_modules+=(-Xcc -I -Xcc "$PWD/Sources/CStasisChecksum/include")
-# Stasis's own graph and its extensions of other modules (Stasis@Swift), nothing else.
-swift-symbolgraph-extract -module-name Stasis -target "$triple" -module-cache-path "$build/ModuleCache" \
-  "${clang_modules[@]}" -I "$build/Modules" -minimum-access-level public -emit-extension-block-symbols \
-  -output-dir "$graphs"
-options=(--additional-symbol-graph-dir "$graphs" --fallback-display-name Stasis --fallback-bundle-identifier Stasis)
+# Each module's own graph and its extensions of other modules (Stasis@Swift), one folder each:
+# DocC reads only Stasis's.
+for module in "${libraries[@]}" DemoGame; do
+  mkdir -p "$graphs/$module"
+  swift-symbolgraph-extract -module-name "$module" -target "$triple" -module-cache-path "$build/ModuleCache" \
+    "${clang_modules[@]}" -I "$build/Modules" -minimum-access-level public -emit-extension-block-symbols \
+    -output-dir "$graphs/$module"
+done
+options=(--additional-symbol-graph-dir "$graphs/Stasis" --fallback-display-name Stasis --fallback-bundle-identifier Stasis)
 if [ "${1:-}" = preview ]; then
   exec docc preview Sources/Stasis/Stasis.docc "${options[@]}"
 fi
+checks=0
+python3 scripts/check-docs.py "$graphs" || checks=$?
 docc convert Sources/Stasis/Stasis.docc "${options[@]}" --output-path .build/Stasis.doccarchive --warnings-as-errors
-# The landing page lists the whole public surface by topic: a public type it does not name fails.
-python3 - "$graphs/Stasis.symbols.json" Sources/Stasis/Stasis.docc/Stasis.md <<'PY'
-import json, sys
-symbols = json.load(open(sys.argv[1]))["symbols"]
-page = open(sys.argv[2]).read()
-kinds = ("swift.struct", "swift.enum", "swift.class", "swift.protocol", "swift.typealias")
-types = sorted({s["pathComponents"][0] for s in symbols if len(s["pathComponents"]) == 1 and s["kind"]["identifier"] in kinds})
-missing = [t for t in types if "``" + t + "``" not in page]
-if missing:
-    sys.exit("Stasis.md does not list: " + ", ".join(missing))
-print(f"Stasis's public surface: {len(symbols)} symbols, {len(types)} top-level types, every one on the landing page")
-PY
+exit "$checks"

@@ -1,4 +1,4 @@
-// The README's cloud-save Swift, compiled (ReadmeTests checks every block is here).
+// The cloud-save articles' Swift, compiled (GuideTests checks every block is here).
 import Stasis
 import StasisCloud
 

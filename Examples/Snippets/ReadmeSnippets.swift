@@ -1,5 +1,6 @@
-// The README's Swift, compiled: every ```swift block of README.md appears in this folder
-// (ReadmeTests checks it), in a context that makes it build.
+// The Swift that was the README's guide before it moved to the DocC articles, compiled: every
+// ```swift block of README.md and of the articles appears in this folder (ReadmeTests and
+// GuideTests check it), in a context that makes it build.
 import Logging
 import Stasis
 import StasisCloud

@@ -19,7 +19,7 @@ public enum LifecycleTransition: Sendable, Equatable {
   case environment(EnvironmentChange)
 }
 
-/// Maps one SDL event to the lifecycle transition it stands for, as the README's window section
+/// Maps one SDL event to the lifecycle transition it stands for, as the demo game's window section
 /// lays out: the mobile `SDL_APP_*` events, and on the desktop focus, minimise/restore, hide/show,
 /// size and display changes, and `SDL_QUIT`. Events with no lifecycle meaning give `nil`.
 public func lifecycleTransition(for event: SDL_Event) -> LifecycleTransition? {

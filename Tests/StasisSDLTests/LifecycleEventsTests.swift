@@ -43,7 +43,7 @@ struct LifecycleEventsTests {
     return out
   }
 
-  @Test("desktop window events map as the README's window section lays out")
+  @Test("desktop window events map as the demo game article's window section lays out")
   func desktopMapping() {
     let transitions = roundTrip([
       windowEvent(SDL_WINDOWEVENT_FOCUS_LOST),
