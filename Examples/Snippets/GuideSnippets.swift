@@ -168,7 +168,7 @@ func deltasAndParts(coordinator: SaveCoordinator<SnippetGame>, server: CloudCred
 @MainActor
 func answeringTheHold(coordinator: SaveCoordinator<SnippetGame>, pickNewer: Bool) {
   coordinator.onEvent = { event in
-    if case .held(let error) = event { print("held: \(error)") }  // saves would fail: the game waits
+    if case .held(let reason, _) = event { print("held \(reason)") }  // saves would fail: the game waits
   }
   if let failure = coordinator.restoreFailure, let mine = failure.alongside, let older = failure.olderGeneration {
     // An older build saved beside this build's save: both are kept; the player picks one.

@@ -45,3 +45,31 @@ func upgradedCloud(coordinator: SaveCoordinator<SnippetGame>, token: String) -> 
   print("\(merged.count) conflicts merged")
   return cloud
 }
+
+// MARK: - GettingStarted: the main actor, and what a bulk array's element requires
+
+@MainActor  // the game, its loop and its coordinator: the lifecycle's thread
+final class Arena: SaveableGame {
+  var state = ArenaState()
+  var isPaused = false
+  func snapshot() -> ArenaState { state }  // a value copy: the only work on the main thread
+  func restore(_ saved: ArenaState) throws { state = saved }
+}
+
+func newestFrame(in folder: String) async throws -> Int64 {  // any thread: the store is Sendable
+  try SaveStore(directory: folder).load(codec: arenaCodec, slot: "autosave").document.summary.frame
+}
+
+struct Agent: BulkStorable {
+  var x: Float = 0, y: Float = 0
+  var home: UInt32 = 0, mood: UInt8 = 0
+  static let bulkLayout = BulkLayout(
+    of: Agent.self, [.field("x", \.x), .field("y", \.y), .field("home", \.home), .field("mood", \.mood)])
+}
+
+struct ArenaState: Codable, Sendable {
+  var agents: [Agent] = []  // raw bytes: one copy out, one back in when the layout matches
+  var tick: Int64 = 0
+}
+
+let arenaCodec = SaveCodec<ArenaState>(game: GameIdentity(name: "arena", schemaVersion: 1))

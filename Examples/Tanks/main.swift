@@ -38,7 +38,11 @@ MainActor.assumeIsolated {
   }
 
   while game.state.frame < frames {
-    if game.state.frame == backgroundAt, app.state == .active { app.roundTripToBackground() }
+    if game.state.frame == backgroundAt, app.state == .active {  // headless: the game sends itself away and back
+      app.enterBackground()
+      while app.hasBackgroundEpisode { app.waitForBackgroundWork() }  // the save there is durable
+      app.enterForeground()
+    }
     if !game.isPaused {  // paused whenever the app is not active
       game.step()
       coordinator.didStep(frame: game.state.frame)

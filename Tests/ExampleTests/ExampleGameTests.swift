@@ -248,7 +248,8 @@ struct GuideTests {
     for needed in [
       "Application.Configuration(backgroundBudget:", "closeGate()", "reachedGate.wait()", "openGate()",
       "fields[\"x\"] = .int64(", "SigningKey(bytes:", "waitForCatchUp()", "isCatchingUp",
-      "LoginFile.token(fromFile:", ".custom {", "ConflictPolicy(name:", "SaveStore(directory: \"Saves\", device:",
+      "CloudCredentials.token(fromFile:", ".custom {", "ConflictPolicy(name:",
+      "SaveStore(directory: \"Saves\", device:",
       "rules.group([", ".byKey(\"id\")", "failure.alongside", ".held", "app.quit()",
     ] {
       #expect(blocks.contains(needed), "no compiled snippet shows \(needed)")
