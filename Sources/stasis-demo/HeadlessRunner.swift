@@ -1,5 +1,6 @@
 import DemoGame
 import Foundation
+import Logging
 import Stasis
 
 /// The headless session: a scripted platform that launches, sends the game away and brings
@@ -26,7 +27,11 @@ struct HeadlessRunner {
     } catch {
       return fail("\(error)")
     }
-    let game = Game(engine: engine, store: store, slot: options.saveSlot)
+    // Headless, the run's own lines are its output: a hold is one of --trace's events, and a
+    // failed --resume is the one line below, so the coordinator logs only warnings here.
+    var logger = Logger(label: "stasis.demo")
+    logger.logLevel = options.trace ? .info : .warning
+    let game = Game(engine: engine, store: store, slot: options.saveSlot, logger: logger)
     game.coordinator.autosaveInterval = Int64((options.autosave * 60).rounded())
     game.autopilot = options.autopilot  // --no-autopilot: the player stands still
     let app = Application(
