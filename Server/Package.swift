@@ -127,13 +127,19 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
-    // What the server's test targets share: the built server on a loopback port, databases on
-    // both backends, raw HTTP, a fault-injecting proxy, devices that sync (`@testable import`).
+    // What the server's test targets share: the built server on a loopback port, its router
+    // in-process (HummingbirdTesting's router mode), databases on both backends, raw HTTP, a
+    // fault-injecting proxy, devices that sync (`@testable import`).
     .target(
       name: "ServerTestSupport",
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), "ServerDemoGame",
         .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
+        "StasisServer",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -142,11 +148,12 @@ let package = Package(
       ],
       path: "Tests/Support"
     ),
-    // The server end to end: the built stasis-server on a loopback port, on both backends.
+    // The server on both backends: its API through its router in-process (HummingbirdTesting),
+    // and the built stasis-server on a loopback port where the socket or the process is the point.
     .testTarget(
       name: "StasisServerTests",
       dependencies: [
-        "ServerTestSupport", .product(name: "Stasis", package: "Stasis"),
+        "ServerTestSupport", "StasisServer", .product(name: "Stasis", package: "Stasis"),
         "ServerDemoGame", .product(name: "StasisDelta", package: "Stasis"),
         .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -4,7 +4,8 @@ import Testing
 @testable import ServerTestSupport
 
 /// The API against its description: schemathesis (PyPI, installed by scripts/test.sh) sends
-/// generated requests, valid and not, with a real token and a real slot.
+/// generated requests, valid and not, with a real token and a real slot. Live: schemathesis
+/// is another process and speaks HTTP to a running `stasis-server`.
 @Suite("stasis-server: docs/openapi.yaml, checked by schemathesis", .serialized)
 struct OpenAPITests {
   /// Where schemathesis is: on PATH, or in the virtual environment scripts/test.sh makes.
@@ -50,13 +51,15 @@ struct OpenAPITests {
   func adminConformance(backend: Backend) async throws {
     let tool = try #require(
       Self.schemathesis, "schemathesis is not installed: scripts/test.sh installs it in .venv-schemathesis/")
-    let studio = try await StudioFixture(backend)
-    defer { studio.server.stop() }
+    let database = try Database(backend)
+    let server = try ServerProcess(database)
+    defer { server.stop() }
+    let studio = try await StudioFixture(database) { Client(base: server.base, token: $0) }
     let key = studio.staff["admin"]!.key
     let result = try run(
       tool,
       [
-        "run", repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, "--url", studio.server.base,
+        "run", repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, "--url", server.base,
         "-H", "Authorization: Bearer \(key)", "--include-tag", "admin",
         "--checks",
         "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance",

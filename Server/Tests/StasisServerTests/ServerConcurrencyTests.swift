@@ -11,7 +11,8 @@ import Testing
   import Glibc
 #endif
 
-/// Uploads that race, servers that share a database, and servers that are killed mid-upload.
+/// Uploads that race (through the server's router in this process), servers that share a
+/// database, and servers that are killed mid-upload.
 @Suite("stasis-server: concurrency and durability", .serialized)
 struct ServerConcurrencyTests {
   /// `count` uploads on the same base at once, spread over `clients`; the statuses.
@@ -29,22 +30,21 @@ struct ServerConcurrencyTests {
     "32 uploads on the same base at once: exactly one 201, every other 412, round after round",
     arguments: Backend.allCases)
   func sameBase(backend: Backend) async throws {
-    let database = try Database(backend)
-    let player = try database.addPlayer()
-    let server = try ServerProcess(database)
-    defer { server.stop() }
-    let client = Client(base: server.base, token: player.token)
-    #expect(try await client.put("race", DemoSaves.small[0], create: true).status == 201)
-    for round in 1...5 {
-      let statuses = try await race([client], slot: "race", base: Int64(round), count: 32)
-      #expect(statuses.filter { $0 == 201 }.count == 1, "round \(round): \(statuses)")
-      #expect(statuses.filter { $0 == 412 }.count == 31, "round \(round)")
+    try await RouterServer.test(try Database(backend)) { server in
+      let client = server.client(token: try await server.addPlayer().token)
+      #expect(try await client.put("race", DemoSaves.small[0], create: true).status == 201)
+      for round in 1...5 {
+        let statuses = try await race([client], slot: "race", base: Int64(round), count: 32)
+        #expect(statuses.filter { $0 == 201 }.count == 1, "round \(round): \(statuses)")
+        #expect(statuses.filter { $0 == 412 }.count == 31, "round \(round)")
+      }
+      let list = try await client.send(.GET, "/v1/slots/race/revisions").json["revisions"] as? [[String: Any]]
+      #expect(list?.map { $0["revision"] as? Int } == [6, 5, 4, 3, 2, 1])
+      #expect(list?.dropLast().map { $0["baseRevision"] as? Int } == [5, 4, 3, 2, 1], "a chain, no fork")
     }
-    let list = try await client.send(.GET, "/v1/slots/race/revisions").json["revisions"] as? [[String: Any]]
-    #expect(list?.map { $0["revision"] as? Int } == [6, 5, 4, 3, 2, 1])
-    #expect(list?.dropLast().map { $0["baseRevision"] as? Int } == [5, 4, 3, 2, 1], "a chain, no fork")
   }
 
+  // Live: two server processes.
   @Test("two server processes on one PostgreSQL: of two uploads on one base exactly one wins")
   func twoServers() async throws {
     let database = try Database(.postgres)
@@ -73,6 +73,7 @@ struct ServerConcurrencyTests {
     #expect(creations.filter { $0 == 201 }.count == 1, "\(creations)")
   }
 
+  // Live: a process killed with SIGKILL and restarted.
   @Test(
     "SIGKILL in the middle of uploads: every acknowledged revision is there after a restart, nothing partial",
     arguments: Backend.allCases)

@@ -11,9 +11,12 @@ import Testing
 #endif
 
 /// The server against clients that mean it harm: descriptor floods, requests that trickle in
-/// a byte at a time, saves with impossible headers, and requests the contract does not allow.
+/// a byte at a time (against a running `stasis-server`), saves with impossible headers, and
+/// requests the contract does not allow (through its router in this process, where no socket
+/// is needed).
 @Suite("stasis-server: hostile clients", .serialized)
 struct ServerHostileClientTests {
+  // Live: a flood of sockets against a process's descriptor limit.
   @Test(
     "2,000 connections against ulimit -n 1024: accepted ones are served, the rest shed with 503, no crash",
     arguments: Backend.allCases)
@@ -86,6 +89,7 @@ struct ServerHostileClientTests {
         + "the 4 keepers answered 200; /metrics shed \(shedMetric)")
   }
 
+  // Live: deadlines on one kept-alive connection.
   @Test("a kept-alive connection: each request gets its own deadline, counted from the end of the last exchange")
   func keptAlive() throws {
     let database = try Database(.sqlite)
@@ -103,6 +107,7 @@ struct ServerHostileClientTests {
     }
   }
 
+  // Live: the request deadline, in the HTTP/1 channel's pipeline, under the router.
   @Test("a slow database: the request's deadline runs until its answer, and the statement is cancelled behind it")
   func slowDatabase() async throws {
     let database = try Database(.postgres)
@@ -165,6 +170,7 @@ struct ServerHostileClientTests {
     #expect(!slots.text.contains("waits"), "\(slots.text)")
   }
 
+  // Live: bytes that trickle in over sockets, and the deadlines that close them.
   @Test(
     "a request that trickles in is closed at its deadline, on every route and after a 413",
     arguments: Backend.allCases)
@@ -231,84 +237,90 @@ struct ServerHostileClientTests {
     "a save whose header is impossible (NaN play time, …) is refused with 400, nothing stored",
     arguments: Backend.allCases)
   func impossibleHeader(backend: Backend) async throws {
-    let database = try Database(backend)
-    let player = try database.addPlayer()
-    let server = try ServerProcess(database)
-    defer { server.stop() }
-    let client = Client(base: server.base, token: player.token)
-    let good = try SaveFileFormat.decode(DemoSaves.small[0])
-    let edits: [(String, String, (inout SaveDocument) -> Void)] = [
-      ("NaN play time", "play time", { $0.summary.playTime = .nan }),
-      ("infinite play time", "play time", { $0.summary.playTime = .infinity }),
-      ("negative play time", "play time", { $0.summary.playTime = -1 }),
-      ("negative frame", "frame", { $0.summary.frame = -1 }),
-      ("created before 1970", "creation time", { $0.createdAt = -1 }),
-      ("created after 9999", "creation time", { $0.createdAt = .max }),
-    ]
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-hostile-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    for (index, (name, field, edit)) in edits.enumerated() {
-      var document = good
-      edit(&document)
-      let bytes = SaveFileFormat.encode(document)
-      let reply = try await client.put("bad-\(index)", bytes, create: true)
-      #expect(reply.status == 400, "\(name)")
-      #expect((reply.json["error"] as? String)?.contains(field) == true, "\(name): \(reply.text)")
-      // The same reader refuses it everywhere: the CLI too.
-      let file = folder.appendingPathComponent("bad-\(index).stasis")
-      try Data(bytes).write(to: file)
-      let verify = try run(product("stasis"), ["verify", file.path])
-      #expect(verify.status == 1, "stasis verify refuses \(name): \(verify.out)\(verify.err)")
+    try await RouterServer.test(try Database(backend)) { server in
+      let client = server.client(token: try await server.addPlayer().token)
+      let good = try SaveFileFormat.decode(DemoSaves.small[0])
+      let edits: [(String, String, (inout SaveDocument) -> Void)] = [
+        ("NaN play time", "play time", { $0.summary.playTime = .nan }),
+        ("infinite play time", "play time", { $0.summary.playTime = .infinity }),
+        ("negative play time", "play time", { $0.summary.playTime = -1 }),
+        ("negative frame", "frame", { $0.summary.frame = -1 }),
+        ("created before 1970", "creation time", { $0.createdAt = -1 }),
+        ("created after 9999", "creation time", { $0.createdAt = .max }),
+      ]
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-hostile-\(UUID().uuidString)")
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      for (index, (name, field, edit)) in edits.enumerated() {
+        var document = good
+        edit(&document)
+        let bytes = SaveFileFormat.encode(document)
+        let reply = try await client.put("bad-\(index)", bytes, create: true)
+        #expect(reply.status == 400, "\(name)")
+        #expect((reply.json["error"] as? String)?.contains(field) == true, "\(name): \(reply.text)")
+        // The same reader refuses it everywhere: the CLI too.
+        let file = folder.appendingPathComponent("bad-\(index).stasis")
+        try Data(bytes).write(to: file)
+        let verify = try run(product("stasis"), ["verify", file.path])
+        #expect(verify.status == 1, "stasis verify refuses \(name): \(verify.out)\(verify.err)")
+      }
+      let slots = try await client.send(.GET, "/v1/slots")
+      #expect((slots.json["slots"] as? [Any])?.isEmpty == true, "nothing stored")
+      #expect(try await client.send(.GET, "/v1/slots/bad-0").status == 404)
+      #expect(
+        try await client.put("good", DemoSaves.small[0], create: true).status == 201, "a sane header still passes")
     }
-    let slots = try await client.send(.GET, "/v1/slots")
-    #expect((slots.json["slots"] as? [Any])?.isEmpty == true, "nothing stored")
-    #expect(try await client.send(.GET, "/v1/slots/bad-0").status == 404)
-    #expect(try await client.put("good", DemoSaves.small[0], create: true).status == 201, "a sane header still passes")
   }
 
   @Test(
     "every error is the contract's: JSON bodies, 400 for bad slot paths, strict If-Match, any-case Bearer",
     arguments: Backend.allCases)
   func contractStatuses(backend: Backend) async throws {
-    let database = try Database(backend)
-    let player = try database.addPlayer()
-    let server = try ServerProcess(database)
+    try await RouterServer.test(try Database(backend)) { server in
+      let player = try await server.addPlayer()
+      let client = server.client(token: player.token)
+      let save = DemoSaves.small[0]
+      #expect(try await client.put("one", save, create: true).status == 201)
+
+      for path in ["/v1/slots/a/b", "/v1/slots/", "/v1/slots/a/revisions/1/x"] {
+        let reply = try await client.send(.PUT, path, headers: [("If-None-Match", "*")], body: save)
+        #expect(reply.status == 400, "PUT \(path)")
+        #expect((reply.json["error"] as? String)?.contains("slot name") == true, "PUT \(path): \(reply.text)")
+      }
+      #expect(try await client.send(.GET, "/v1/slots/a/b").status == 400)
+      let unknown = try await client.send(.GET, "/nowhere")
+      #expect(unknown.status == 404)
+      #expect(unknown.header("Content-Type") == "application/json")
+      #expect(unknown.json["error"] is String, "\(unknown.text)")
+
+      for tag in [
+        "\"+1\"", "\"01\"", "\"0\"", "\"1 \"", "\" 1\"", "\"1\", \"2\"", "W/\"1\"", "\"1234567890123456789\"",
+      ] {
+        let put = try await client.send(.PUT, "/v1/slots/one", headers: [("If-Match", tag)], body: save)
+        #expect(put.status == 400, "PUT If-Match: \(tag)")
+        #expect(put.json["error"] is String)
+        let delete = try await client.send(.DELETE, "/v1/slots/one", headers: [("If-Match", tag)])
+        #expect(delete.status == 400, "DELETE If-Match: \(tag)")
+      }
+      #expect(try await client.put("one", save, ifMatch: 1).status == 201, "\"1\" itself is fine")
+
+      for scheme in ["bearer", "BEARER", "bEaReR"] {
+        let reply = try await server.client().send(
+          .GET, "/v1/slots", headers: [("Authorization", "\(scheme) \(player.token)")])
+        #expect(reply.status == 200, "Authorization: \(scheme) …")
+      }
+      let basic = try await server.client().send(
+        .GET, "/v1/slots", headers: [("Authorization", "Basic \(player.token)")])
+      #expect(basic.status == 401)
+      #expect(basic.json["error"] is String)
+    }
+  }
+
+  // Live: the HTTP parser, under the router, reads bytes from a socket.
+  @Test(
+    "what the HTTP parser refuses is the API's JSON 400 too, and the connection closes", arguments: Backend.allCases)
+  func parserErrors(backend: Backend) async throws {
+    let server = try ServerProcess(try Database(backend))
     defer { server.stop() }
-    let client = Client(base: server.base, token: player.token)
-    let save = DemoSaves.small[0]
-    #expect(try await client.put("one", save, create: true).status == 201)
-
-    for path in ["/v1/slots/a/b", "/v1/slots/", "/v1/slots/a/revisions/1/x"] {
-      let reply = try await client.send(.PUT, path, headers: [("If-None-Match", "*")], body: save)
-      #expect(reply.status == 400, "PUT \(path)")
-      #expect((reply.json["error"] as? String)?.contains("slot name") == true, "PUT \(path): \(reply.text)")
-    }
-    #expect(try await client.send(.GET, "/v1/slots/a/b").status == 400)
-    let unknown = try await client.send(.GET, "/nowhere")
-    #expect(unknown.status == 404)
-    #expect(unknown.header("Content-Type") == "application/json")
-    #expect(unknown.json["error"] is String, "\(unknown.text)")
-
-    for tag in ["\"+1\"", "\"01\"", "\"0\"", "\"1 \"", "\" 1\"", "\"1\", \"2\"", "W/\"1\"", "\"1234567890123456789\""] {
-      let put = try await client.send(.PUT, "/v1/slots/one", headers: [("If-Match", tag)], body: save)
-      #expect(put.status == 400, "PUT If-Match: \(tag)")
-      #expect(put.json["error"] is String)
-      let delete = try await client.send(.DELETE, "/v1/slots/one", headers: [("If-Match", tag)])
-      #expect(delete.status == 400, "DELETE If-Match: \(tag)")
-    }
-    #expect(try await client.put("one", save, ifMatch: 1).status == 201, "\"1\" itself is fine")
-
-    for scheme in ["bearer", "BEARER", "bEaReR"] {
-      let reply = try await Client(base: server.base).send(
-        .GET, "/v1/slots", headers: [("Authorization", "\(scheme) \(player.token)")])
-      #expect(reply.status == 200, "Authorization: \(scheme) …")
-    }
-    let basic = try await Client(base: server.base).send(
-      .GET, "/v1/slots", headers: [("Authorization", "Basic \(player.token)")])
-    #expect(basic.status == 401)
-    #expect(basic.json["error"] is String)
-
-    // The HTTP parser's own 400s are the API's JSON too.
     for garbage in [
       "GET /health HTTP/1.1\r\nHost: x\r\nNot a header line\r\n\r\n",
       "\u{1}\u{2}\u{3} nonsense\r\n\r\n",
@@ -324,6 +336,7 @@ struct ServerHostileClientTests {
     #expect(server.process.isRunning)
   }
 
+  // Live: a process's descriptor limits and the connection cap.
   @Test(
     "descriptor limits: the soft one is raised to the hard one; a cap that does not fit is refused; past the cap, 503")
   func descriptorLimits() async throws {

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
 import ServerDemoGame
@@ -44,20 +46,27 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
 /// database (tests keep apart by their players, each with a new name).
 struct Database: Sendable {
   let backend: Backend
-  let arguments: [String]
+  /// The SQLite file (SQLite), or nil.
+  let sqlitePath: String?
+  /// The PostgreSQL URL (PostgreSQL), or nil.
+  let postgresURL: String?
+  /// What `stasis-server` is given to open it.
+  var arguments: [String] { sqlitePath.map { ["--database", $0] } ?? ["--postgres", postgresURL ?? ""] }
 
   init(_ backend: Backend) throws {
     self.backend = backend
     switch backend {
     case .sqlite:
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-server-\(UUID().uuidString)")
-      arguments = ["--database", folder.appendingPathComponent("server.sqlite").path]
+      sqlitePath = folder.appendingPathComponent("server.sqlite").path
+      postgresURL = nil
     case .postgres:
       guard let url = Backend.postgresURL else {
         // Never a skip: without PostgreSQL the PostgreSQL half of the suite fails, loudly.
         throw ServerTestError("STASIS_TEST_POSTGRES_URL is not set: run scripts/test.sh, which starts PostgreSQL")
       }
-      arguments = ["--postgres", url]
+      sqlitePath = nil
+      postgresURL = url
     }
   }
 
@@ -214,25 +223,66 @@ struct Reply: Sendable {
   var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-/// A client that speaks to the server as any HTTP client would.
+/// A client that speaks to the server as any HTTP client would: over a socket to a running
+/// `stasis-server` (``init(base:token:)``), or straight to its router in this process
+/// (``RouterServer/client(token:)``), with the same replies.
 struct Client: Sendable {
-  let base: String
+  private enum Transport: Sendable {
+    case http(base: String)
+    case router(any TestClientProtocol, ServerThreads)
+  }
+  private let transport: Transport
   var token: String?
+
+  /// A client of the server at `base` (`http://127.0.0.1:PORT`).
+  init(base: String, token: String? = nil) {
+    transport = .http(base: base)
+    self.token = token
+  }
+
+  /// A client of a router under HummingbirdTesting's `.router` mode, whose requests the
+  /// router answers on `threads`.
+  init(router: any TestClientProtocol, threads: ServerThreads, token: String? = nil) {
+    transport = .router(router, threads)
+    self.token = token
+  }
 
   /// Sends a request; `body` goes as a save (`Content-Type: application/vnd.stasis`), `raw`
   /// as it is, with the headers given.
   func send(
     _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil, raw: [UInt8]? = nil
   ) async throws -> Reply {
-    var request = HTTPClientRequest(url: base + path)
-    request.method = method
-    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-    for (name, value) in headers { request.headers.add(name: name, value: value) }
-    if let body {
-      request.headers.add(name: "Content-Type", value: "application/vnd.stasis")
-      request.body = .bytes(ByteBuffer(bytes: body))
+    var fields: [(String, String)] = []
+    if let token { fields.append(("Authorization", "Bearer \(token)")) }
+    fields += headers
+    if body != nil { fields.append(("Content-Type", "application/vnd.stasis")) }
+    let bytes = raw ?? body
+    switch transport {
+    case .http(let base): return try await Self.send(method, base + path, fields, bytes)
+    case .router(let router, let threads):
+      var request = HTTPFields()
+      for (name, value) in fields {
+        guard let field = HTTPField.Name(name) else { throw ServerTestError("not a header name: \(name)") }
+        request.append(HTTPField(name: field, value: value))
+      }
+      let response = try await withTaskExecutorPreference(threads) {
+        try await router.execute(
+          uri: path, method: HTTPRequest.Method(method.rawValue)!, headers: request,
+          body: bytes.map { ByteBuffer(bytes: $0) })
+      }
+      return Reply(
+        status: Int(response.status.code), headers: response.headers.map { ($0.name.rawName, $0.value) },
+        body: [UInt8](buffer: response.body))
     }
-    if let raw { request.body = .bytes(ByteBuffer(bytes: raw)) }
+  }
+
+  private static func send(_ method: HTTPMethod, _ url: String, _ headers: [(String, String)], _ body: [UInt8]?)
+    async throws -> Reply
+  {
+    var request = HTTPClientRequest(url: url)
+    request.method = method
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
+    if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
     let response: HTTPClientResponse
     do {
       response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))

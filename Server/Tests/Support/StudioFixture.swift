@@ -9,7 +9,6 @@ import Stasis
 /// r3 and r4 are r5's inputs).
 struct StudioFixture: Sendable {
   let database: Database
-  let server: ServerProcess
   let player: (name: String, token: String)
   let playerId: Int
   /// By role: name, password, API key.
@@ -18,8 +17,10 @@ struct StudioFixture: Sendable {
   /// Each revision's bytes, by revision.
   let files: [Int: [UInt8]]
 
-  init(_ backend: Backend) async throws {
-    database = try Database(backend)
+  /// Adds the staff and the player to `database` (`stasis-server staff add`, `players add`) and
+  /// uploads the revisions through `client`: a client, for a token, of a server on `database`.
+  init(_ database: Database, client: (String) -> Client) async throws {
+    self.database = database
     var staff: [String: (String, String, String)] = [:]
     for role in ["support", "viewer", "admin"] {
       let name = "\(role)-\(UUID().uuidString.prefix(6))"
@@ -33,8 +34,7 @@ struct StudioFixture: Sendable {
     }
     self.staff = staff
     player = try database.addPlayer("player-\(UUID().uuidString.prefix(6))")
-    server = try ServerProcess(database)
-    let client = Client(base: server.base, token: player.token)
+    let playerClient = client(player.token)
     var files: [Int: [UInt8]] = [:]
     let devices = ["phone", "phone", "tablet", "phone", "tablet"]
     for (index, device) in devices.enumerated() {
@@ -47,12 +47,12 @@ struct StudioFixture: Sendable {
         headers.append(("If-Match", "\"\(revision - 1)\""))
       }
       if revision == 5 { headers.append(("X-Stasis-Conflict-Loser", "\"3\"")) }
-      let reply = try await client.send(.PUT, "/v1/slots/autosave", headers: headers, body: bytes)
+      let reply = try await playerClient.send(.PUT, "/v1/slots/autosave", headers: headers, body: bytes)
       guard reply.status == 201 else { throw ServerTestError("upload r\(revision): \(reply.status) \(reply.text)") }
       files[revision] = bytes
     }
     self.files = files
-    let admin = Client(base: server.base, token: staff["admin"]!.2)
+    let admin = client(staff["admin"]!.2)
     let found = try await admin.send(.GET, "/v1/admin/players?query=\(player.name)").json["players"] as? [[String: Any]]
     guard let id = found?.first?["id"] as? Int else { throw ServerTestError("the admin API did not find the player") }
     playerId = id
