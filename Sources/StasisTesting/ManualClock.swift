@@ -1,3 +1,4 @@
+import Foundation
 import Stasis
 import Synchronization
 
@@ -24,5 +25,43 @@ public final class ManualClock: MonotonicClock {
   public func advance(by amount: Duration) {
     guard amount > .zero else { return }
     current.withLock { $0 += amount }
+  }
+}
+
+/// A wall clock that moves only when told to, and may be set back or jumped forward as a
+/// player's device clock can: tests of timers and settings inject it beside a `ManualClock`.
+///
+/// ```swift
+/// let wall = ManualWallClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+/// let store = SaveStore(directory: dir, wallClock: wall.milliseconds)
+/// wall.advance(by: .seconds(60))     // a minute of real time
+/// wall.set(to: wall.now() - 3600)    // the player moved the clock back an hour
+/// ```
+public final class ManualWallClock: WallClock {
+  private let current: Mutex<Date>
+
+  /// Creates a clock that reads `start` (default: 2027-01-15 08:00 UTC, a fixed date).
+  public init(start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+    current = Mutex(start)
+  }
+
+  /// The date the clock was last set to.
+  public func now() -> Date {
+    current.withLock { $0 }
+  }
+
+  /// Moves the clock by `amount`, forward or (a negative amount) back.
+  public func advance(by amount: Duration) {
+    current.withLock { $0 = $0.addingTimeInterval(amount.inSeconds) }
+  }
+
+  /// Sets the clock to `date`: a jump either way.
+  public func set(to date: Date) {
+    current.withLock { $0 = date }
+  }
+
+  /// The clock as milliseconds since the Unix epoch: `SaveStore`'s `wallClock`.
+  public var milliseconds: @Sendable () -> Int64 {
+    { [self] in Int64((self.now().timeIntervalSince1970 * 1000).rounded(.down)) }
   }
 }

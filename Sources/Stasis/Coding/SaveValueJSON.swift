@@ -32,3 +32,15 @@ extension SaveValue {
     return NSNumber(value: number)
   }
 }
+
+extension SaveValue {
+  /// The value in one line, as JSON (keys sorted): for logs, changes and `stasis settings`.
+  package var inlineText: String {
+    let object = jsonObject
+    guard
+      let data = try? JSONSerialization.data(
+        withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+    else { return "\(object)" }
+    return String(decoding: data, as: UTF8.self)
+  }
+}

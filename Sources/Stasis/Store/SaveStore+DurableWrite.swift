@@ -240,7 +240,7 @@ extension SaveStore {
 
   /// Creates the save folder and any missing parents (`mkdir -p`), flushing each parent that
   /// gained an entry, so a first save into `~/.local/share/<game>/saves` just works.
-  private func makeSaveFolder() throws(FileSystemError) {
+  func makeSaveFolder() throws(FileSystemError) {
     guard fileSystem.kind(of: directory) != .directory else { return }
     var missing: [String] = []
     var path = directory

@@ -48,17 +48,7 @@ extension SaveStore {
   package func readRecord(named name: String, slot: SaveSlot) throws(SaveFileError) -> [UInt8]? {
     try slot.validated()
     try checkRecordName(name)
-    let path = "\(folder(of: slot))/.\(name)"
-    switch fileSystem.kind(of: path) {
-    case .missing: return nil
-    case .file: break
-    default: throw SaveFileError(.io, "is not a regular file (a link?); refused", context: .init(file: path))
-    }
-    do {
-      return try fileSystem.read(path, limit: Self.maxRecordBytes)
-    } catch {
-      throw SaveFileError("the record could not be read", cause: error)
-    }
+    return try readHiddenFile("\(folder(of: slot))/.\(name)")
   }
 
   // MARK: Kept generations
@@ -234,18 +224,7 @@ extension SaveStore {
   func writeRecordLocked(_ bytes: [UInt8], named name: String, slot: SaveSlot, durable: Bool = true)
     throws(SaveFileError)
   {
-    let folder = folder(of: slot)
-    let final = "\(folder)/.\(name)"
-    let temporary = "\(folder)/.\(name).tmp-\(getpid())-record"
-    try? fileSystem.unlink(temporary)
-    try writeFile(bytes, to: temporary, handle: nil, flush: durable)
-    do throws(FileSystemError) {
-      try fileSystem.rename(temporary, final)
-      if durable { try fileSystem.fsyncDirectory(folder) }
-    } catch {
-      try? fileSystem.unlink(temporary)
-      throw SaveFileError("record '\(name)' could not be put in place", cause: error)
-    }
+    try replaceHiddenFile(bytes, named: name, in: folder(of: slot), durable: durable)
   }
 
   private func checkRecordName(_ name: String) throws(SaveFileError) {

@@ -1,0 +1,184 @@
+import Foundation
+import Stasis
+import StasisTesting
+import Synchronization
+import Testing
+
+/// Records the desktop notifications a timer center posts.
+final class RecordingNotifier: TimerNotifier {
+  let posted = Mutex<[TimerNotification]>([])
+  func post(_ notification: TimerNotification) throws { posted.withLock { $0.append(notification) } }
+  var identifiers: [String] { posted.withLock { $0.map(\.identifier) } }
+}
+
+/// What an observer heard, in order.
+@MainActor
+final class Recorded<Item> {
+  var items: [Item] = []
+}
+
+@MainActor
+@Suite("Timers (15.4): wall-clock dates, across the background, kills and clock jumps")
+struct TimerCenterTests {
+  let directory = makeTemporaryDirectory()
+  let wall = ManualWallClock()
+
+  func open(_ app: Application, notifier: RecordingNotifier? = nil) throws -> (TimerCenter, Recorded<TimerFiring>) {
+    let store = SaveStore(directory: directory, wallClock: wall.milliseconds)
+    let timers = try TimerCenter(store: store, application: app, wallClock: wall, notifier: notifier)
+    let fired = Recorded<TimerFiring>()
+    timers.addObserver { firing in fired.items.append(firing) }
+    return (timers, fired)
+  }
+
+  @Test("while the game is active a timer fires at its date, once, and is gone from the file")
+  func firesOnTime() throws {
+    let (app, recorder, _) = makeApplication()
+    app.launch()
+    let (timers, fired) = try open(app)
+    try timers.schedule("energy", after: .seconds(30), message: "Energy is full")
+    wall.advance(by: .seconds(29))
+    app.update()
+    #expect(fired.items.isEmpty)
+    #expect(timers.timeUntilNextTimer == .seconds(1))
+    wall.advance(by: .seconds(1))
+    app.update()
+    app.update()
+    let firings = fired.items
+    #expect(firings.map(\.description) == ["energy (onTime)"])
+    #expect(firings.first?.message == "Energy is full")
+    #expect(timers.scheduled.isEmpty)
+    let (reopened, _) = try open(app)
+    #expect(reopened.scheduled.isEmpty, "the firing was written before it was delivered")
+    _ = recorder
+  }
+
+  @Test("due in the background: one desktop notification each; on return, once, in date order, coalesced")
+  func background() throws {
+    let (app, recorder, _) = makeApplication()
+    let notifier = RecordingNotifier()
+    app.launch()
+    let (timers, fired) = try open(app, notifier: notifier)
+    try timers.schedule("crops", after: .seconds(10), message: "Your crops are ready")
+    try timers.schedule("mail", after: .seconds(5))
+    try timers.schedule("energy", after: .seconds(60), repeatingEvery: .seconds(60))
+    app.enterBackground()
+    app.update()
+    #expect(app.state == .suspended)
+    wall.advance(by: .seconds(600))
+    app.update()
+    app.update()
+    #expect(fired.items.isEmpty, "nothing is delivered while in the background")
+    #expect(notifier.identifiers == ["mail", "crops", "energy"])
+    #expect(notifier.posted.withLock { $0 }.first { $0.identifier == "crops" }?.body == "Your crops are ready")
+    app.enterForeground()
+    app.update()
+    app.update()
+    #expect(
+      fired.items.map(\.description) == ["mail (inBackground)", "crops (inBackground)", "energy ×10 (inBackground)"])
+    #expect(timers.scheduled.map(\.identifier) == ["energy"])
+    #expect(timers.scheduled.first?.date == wall.now().addingTimeInterval(60), "the next occurrence after now")
+    #expect(notifier.identifiers.count == 3, "no notification posted twice")
+    _ = recorder
+  }
+
+  @Test("killed while suspended: the timers are read again, and what fell due is delivered at launch")
+  func acrossAKill() throws {
+    do {
+      let (app, recorder, _) = makeApplication()
+      app.launch()
+      let (timers, _) = try open(app)
+      try timers.schedule("chest", at: wall.now().addingTimeInterval(120), message: "A chest opened")
+      try timers.schedule("later", at: wall.now().addingTimeInterval(3600))
+      app.enterBackground()
+      app.update()
+      _ = recorder
+    }
+    wall.advance(by: .seconds(300))
+    let (app, recorder, _) = makeApplication()
+    let (timers, fired) = try open(app)
+    #expect(timers.scheduled.map(\.identifier) == ["chest", "later"])
+    app.launch()
+    app.update()
+    #expect(fired.items.map(\.description) == ["chest (notRunning)"])
+    #expect(timers.scheduled.map(\.identifier) == ["later"])
+    _ = recorder
+  }
+
+  @Test("the wall clock moves back: no timer fires twice; it jumps forward: every timer then due fires once")
+  func clockJumps() throws {
+    let (app, recorder, _) = makeApplication()
+    app.launch()
+    let (timers, fired) = try open(app)
+    let start = wall.now()
+    try timers.schedule("once", after: .seconds(10))
+    try timers.schedule("tick", after: .seconds(60), repeatingEvery: .seconds(60))
+    wall.advance(by: .seconds(60))
+    app.update()
+    #expect(fired.items.map(\.description) == ["once (onTime)", "tick (onTime)"])
+    wall.set(to: start.addingTimeInterval(-3600))
+    for _ in 0..<240 {
+      wall.advance(by: .seconds(30))
+      app.update()
+    }
+    // Back to start+3600: "once" is gone; "tick" fell due at +120, +180, ... up to +3600, one
+    // by one as the clock passed them, never again at +60.
+    let afterBack = fired.items.map(\.identifier)
+    #expect(afterBack.filter { $0 == "once" }.count == 1)
+    #expect(afterBack.filter { $0 == "tick" }.count == 1 + 59)
+    fired.items.removeAll()
+    try timers.schedule("harvest", at: wall.now().addingTimeInterval(7200))
+    wall.advance(by: .seconds(86_400))
+    app.update()
+    app.update()
+    #expect(fired.items.map(\.description) == ["tick ×1440 (onTime)", "harvest (onTime)"])
+    _ = recorder
+  }
+
+  @Test("a notification posted before a kill is not posted again by the next process")
+  func notifiedOnce() throws {
+    let notifier = RecordingNotifier()
+    do {
+      let (app, recorder, _) = makeApplication()
+      app.launch()
+      let (timers, _) = try open(app, notifier: notifier)
+      try timers.schedule("raid", after: .seconds(10))
+      app.enterBackground()
+      wall.advance(by: .seconds(20))
+      app.update()
+      _ = recorder
+    }
+    #expect(notifier.identifiers == ["raid"])
+    let (app, recorder, _) = makeApplication()
+    app.launch()
+    app.enterBackground()
+    let (timers, fired) = try open(app, notifier: notifier)
+    app.update()
+    #expect(notifier.identifiers == ["raid"], "posted once across the restart")
+    app.enterForeground()
+    app.update()
+    #expect(fired.items.map(\.description) == ["raid (notRunning)"])
+    #expect(timers.scheduled.isEmpty)
+    _ = recorder
+  }
+
+  @Test("an unreadable timers file is set aside, kept, and the timers start again")
+  func unreadableFile() throws {
+    let (app, recorder, _) = makeApplication()
+    app.launch()
+    try Array("not a save file".utf8).write(to: "\(directory)/.timers")
+    let (timers, _) = try open(app)
+    let aside = try #require(timers.setAside)
+    #expect(try [UInt8](contentsOf: aside) == Array("not a save file".utf8))
+    #expect(timers.scheduled.isEmpty)
+    try timers.schedule("x", after: .seconds(1))
+    let (reopened, _) = try open(app)
+    #expect(reopened.scheduled.map(\.identifier) == ["x"])
+    _ = recorder
+  }
+}
+
+extension Array where Element == UInt8 {
+  func write(to path: String) throws { try Data(self).write(to: URL(fileURLWithPath: path)) }
+  init(contentsOf path: String) throws { self = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
+}
