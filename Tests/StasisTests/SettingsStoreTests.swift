@@ -54,7 +54,8 @@ struct SettingsStoreTests {
     #expect(reopened.value.bindings.jump == "w")
     let file = try store().readSettings()
     #expect(file["volume"]?.stamp.device == "deck")
-    #expect(file["palette"] == nil, "a default never set is not written")
+    #expect(file["palette"]?.stamp == .origin, "a default is written under the origin stamp, which any change beats")
+    #expect(file["palette"]?.value == .string("standard"))
   }
 
   @Test("another process's change: taken while active at the next check, and no process's change is lost")

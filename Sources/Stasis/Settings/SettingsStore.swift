@@ -102,6 +102,17 @@ public final class SettingsStore<Settings: Codable & Sendable> {
     } catch  where error.kind != .io && error.kind != .locked {
       setAside = try store.setAsideFolderFile(named: Self.name, because: error, logger: logger)
     }
+    // Every key is in the file, a default under the origin stamp (which any change beats),
+    // so `stasis settings` knows each key and its type without the game.
+    if object.fields.contains(where: { file[$0.name] == nil }) {
+      do {
+        file = try store.updateSettings { (file) throws(SaveFileError) in
+          for field in object.fields { file.merge(.init(key: field.name, value: field.value, stamp: .origin)) }
+        }
+      } catch {
+        logger.error("settings: the defaults could not be written: \(error)")
+      }
+    }
     fileBytes = try? store.readFolderFile(named: Self.name)
     value = decoded(file)
     if let application { attach(to: application) }
