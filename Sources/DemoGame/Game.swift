@@ -76,6 +76,9 @@ public final class Game {
   /// Pauses or resumes the engine (the pause overlay).
   public func setPaused(_ paused: Bool) { host.engine.isPaused = paused }
 
+  /// The regenerating power-up (a wall-clock timer fired): see ``Engine/applyPowerUp()``.
+  public func applyPowerUp() { host.engine.applyPowerUp() }
+
   /// The sync test of rollback netcode: restores `snapshot`, replays `steps` steps with the
   /// autopilot, and compares the digest with the state the game reached the first time.
   /// Returns a description of the difference, or nil when they match. The game ends where

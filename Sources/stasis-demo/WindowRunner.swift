@@ -28,6 +28,12 @@ final class WindowRunner {
   private var fps = 0
   private var secondStarted: UInt64 = 0
   private var windowReady = false
+  /// The settings (15.6), apart from the saves; the screen F2 opens.
+  private var settings: SettingsStore<DemoSettings>!
+  private var settingsScreen: SettingsScreen?
+  /// The power-up's wall-clock timer (15.4).
+  private var timers: TimerCenter!
+  private static let powerUp = "power-up"
 
   init(options: StasisDemo) { self.options = options }
 
@@ -87,6 +93,12 @@ final class WindowRunner {
         self.statusColor = (255, 120, 100)
       }
     }
+    do {
+      try openSettingsAndTimers(store: game.coordinator.store)
+    } catch {
+      FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
+      return 1
+    }
     app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
 
     // ---- The loop: events, fixed steps, a frame ----
@@ -131,7 +143,7 @@ final class WindowRunner {
         SDL_WaitEventTimeout(nil, 20)
         continue
       }
-      if !paused && picker == nil {
+      if !paused && picker == nil && settingsScreen == nil {
         accumulator += elapsed
         let input = currentInput()
         while accumulator >= step {
@@ -170,15 +182,25 @@ final class WindowRunner {
     var count: Int32 = 0
     guard let keys = SDL_GetKeyboardState(&count) else { return Input() }
     func down(_ code: SDL_Scancode) -> Bool { Int32(code.rawValue) < count && keys[Int(code.rawValue)] != 0 }
+    // The arrows always; the bound keys (settings) beside them.
+    func bound(_ name: String) -> Bool {
+      let code = SDL_GetScancodeFromName(name)
+      return code != SDL_SCANCODE_UNKNOWN && down(code)
+    }
+    let bindings = settings.value.bindings
     return Input(
-      left: down(SDL_SCANCODE_LEFT) || down(SDL_SCANCODE_A), right: down(SDL_SCANCODE_RIGHT) || down(SDL_SCANCODE_D),
-      jump: down(SDL_SCANCODE_SPACE) || down(SDL_SCANCODE_UP) || down(SDL_SCANCODE_W))
+      left: down(SDL_SCANCODE_LEFT) || bound(bindings.left), right: down(SDL_SCANCODE_RIGHT) || bound(bindings.right),
+      jump: down(SDL_SCANCODE_UP) || bound(bindings.jump))
   }
 
   /// The demo's keys; true when the event was one of them.
   private func handleKey(_ event: SDL_Event) -> Bool {
     guard event.type == SDL_KEYDOWN.rawValue, event.key.repeat == 0 else { return false }
     let key = SDL_KeyCode(UInt32(event.key.keysym.sym))
+    if let settingsScreen {
+      if !settingsScreen.handle(key) { self.settingsScreen = nil }
+      return true
+    }
     if let picker {
       switch key {
       case SDLK_UP: picker.move(-1)
@@ -226,6 +248,8 @@ final class WindowRunner {
     case SDLK_ESCAPE:
       status = "saving before quitting..."  // ASCII: the bitmap font has no "…"
       app.terminate()
+    case SDLK_F2:
+      settingsScreen = SettingsScreen(settings: settings)
     case SDLK_b:
       app.enterBackground()
       awayUntil = SDL_GetPerformanceCounter() + 2 * SDL_GetPerformanceFrequency()
@@ -297,13 +321,14 @@ final class WindowRunner {
     var width: Int32 = 0
     var height: Int32 = 0
     SDL_GetRendererOutputSize(renderer, &width, &height)
-    var canvas = SDLCanvas(renderer: renderer)
+    var canvas = PaletteCanvas(SDLCanvas(renderer: renderer), palette: settings.value.palette)
     let view = viewState(alpha: alpha)
     SceneDrawing(width: Int(width), height: Int(height)).draw(
       view, level: game.engine.level, camera: view.camera, on: &canvas)
     drawHUD(width: Float(width), height: Float(height))
     if paused { drawOverlay("PAUSED", width: Float(width), height: Float(height)) }
     picker?.draw(font: font, width: Float(width), height: Float(height))
+    settingsScreen?.draw(font: font, renderer: renderer, width: Float(width), height: Float(height))
     SDL_RenderPresent(renderer)
     countFrame()
   }
@@ -334,8 +359,49 @@ final class WindowRunner {
       let text = "CLOUD " + hud
       font.draw(text, x: width - font.width(of: text) - 10, y: height - 24, on: renderer, color: color)
     }
-    let help = "arrows/WASD move  space jump  P pause  F5 save  F9 load  F10 slots  B background  Esc quit"
+    let help = "arrows/WASD move  space jump  P pause  F5 save  F9 load  F10 slots  F2 settings  B background  Esc quit"
     font.draw(help, x: 10, y: height - 24, on: renderer, color: (150, 150, 170))
+    // The power-up's timer, on the wall clock: it regenerates while the game is closed too.
+    if let timer = timers.scheduled.first(where: { $0.identifier == Self.powerUp }) {
+      let seconds = max(0, Int(timer.date.timeIntervalSince(timers.wallClock.now()).rounded(.up)))
+      let text = String(format: "POWER-UP IN %d:%02d", seconds / 60, seconds % 60)
+      font.draw(text, x: 10, y: 34, on: renderer, color: (250, 210, 60))
+    }
+  }
+
+  // MARK: Settings and timers
+
+  /// Opens the settings and the timers beside the saves; the power-up regenerates every
+  /// `powerUpMinutes` of real time, and a changed setting takes effect at once.
+  private func openSettingsAndTimers(store: SaveStore) throws(SaveFileError) {
+    settings = try SettingsStore(store: store, defaults: DemoSettings(), application: app)
+    timers = try TimerCenter(
+      store: store, application: app, notifier: DemoNotifier.make(), notificationTitle: "Stasis demo")
+    settings.addObserver { [unowned self] change in
+      self.status =
+        "setting \(change.key) = \(change.newValue.inlineText)"
+        + (change.source == .game ? "" : " (\(change.source.rawValue))")
+      self.statusColor = (200, 200, 255)
+      if change.key == "powerUpMinutes" { self.schedulePowerUp(replacing: true) }
+    }
+    timers.addObserver { [unowned self] firing in
+      guard firing.identifier == Self.powerUp else { return }
+      self.game.applyPowerUp()
+      self.status =
+        "POWER-UP: x\(ScoreState.maxMultiplier)" + (firing.circumstance == .onTime ? "" : " (while you were away)")
+      self.statusColor = (250, 210, 60)
+    }
+    schedulePowerUp(replacing: false)
+  }
+
+  private func schedulePowerUp(replacing: Bool) {
+    guard replacing || !timers.scheduled.contains(where: { $0.identifier == Self.powerUp }) else { return }
+    let every = Duration.seconds(settings.value.powerUpMinutes * 60)
+    do {
+      try timers.schedule(Self.powerUp, after: every, repeatingEvery: every, message: "Your power-up is ready")
+    } catch {
+      status = "timer not saved: \(error.kindDescription)"
+    }
   }
 
   private func drawOverlay(_ text: String, width: Float, height: Float) {
