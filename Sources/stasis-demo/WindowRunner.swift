@@ -359,7 +359,7 @@ final class WindowRunner {
       let text = "CLOUD " + hud
       font.draw(text, x: width - font.width(of: text) - 10, y: height - 24, on: renderer, color: color)
     }
-    let help = "arrows/WASD move  space jump  P pause  F5 save  F9 load  F10 slots  F2 settings  B background  Esc quit"
+    let help = "arrows/A D move  Space jump  P pause  F5 save  F9 load  F10 slots  F2 settings  B background  Esc quit"
     font.draw(help, x: 10, y: height - 24, on: renderer, color: (150, 150, 170))
     // The power-up's timer, on the wall clock: it regenerates while the game is closed too.
     if let timer = timers.scheduled.first(where: { $0.identifier == Self.powerUp }) {

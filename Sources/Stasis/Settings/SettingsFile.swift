@@ -108,7 +108,7 @@ public struct SettingsFile: Sendable, Equatable {
     return true
   }
 
-  /// Merges every entry of `other`, key by key (``merge(_:)-(Entry)``): settings never conflict.
+  /// Merges every entry of `other`, key by key (``merge(_:)->Bool``): settings never conflict.
   /// Returns the keys whose value changed, in key order.
   @discardableResult
   public mutating func merge(_ other: SettingsFile) -> [String] {
