@@ -38,6 +38,12 @@ final class SimulatedDevice {
   let cloudEvents = EventLog()
   /// The bug planted in this run's instances: its store and its sync.
   let plantedBugs: PlantedBugs
+  /// Its settings and timers, and what was acknowledged of them.
+  let recipes = DeviceRecipes()
+  /// The wall clock the timers are due by (the run's).
+  var timerClock: (any Stasis.WallClock)?
+  /// Why the settings or timers could not be opened at the last start, if they could not.
+  var recipesFailure: String?
 
   init(name: String, server: InProcessServer, wallClock: @escaping @Sendable () -> Int64, plantedBugs: PlantedBugs) {
     self.plantedBugs = plantedBugs
@@ -81,6 +87,9 @@ final class SimulatedDevice {
     self.process = process
     self.line = line
     unreadableNewest = .refuse
+    if let timerClock {
+      recipesFailure = recipes.open(store: store, application: process.application, wallClock: timerClock)
+    }
     return process
   }
 
@@ -90,6 +99,7 @@ final class SimulatedDevice {
     disk = crashed.disk
     line?.cut()
     line = nil
+    recipes.close()
     process = nil
     return crashed.lost
   }
@@ -98,6 +108,7 @@ final class SimulatedDevice {
   func quit() {
     line?.cut()
     line = nil
+    recipes.close()
     process = nil
   }
 

@@ -29,6 +29,8 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   /// Issue 28: the server's collection keeps the pieces revisions name, not the pieces their
   /// deltas are built on.
   case collectionIgnoresChains = "collection-ignores-chains"
+  /// Issue 31: settings and timers are written without a flush, so a crash takes one back.
+  case unflushedSettingsAndTimers = "unflushed-settings-and-timers"
 
   /// The bug as the libraries plant it, in the instances of one run only.
   var planted: PlantedBugs {
@@ -42,6 +44,7 @@ public enum PlantedBug: String, Sendable, CaseIterable {
     case .mergeSectionBySection: .sectionBySection
     case .mergeAcrossUnrelatedHistories: .mergeAcrossUnrelatedHistories
     case .collectionIgnoresChains: .collectionIgnoresChains
+    case .unflushedSettingsAndTimers: .unflushedFolderFiles
     }
   }
 }
@@ -103,6 +106,8 @@ public final class Simulation {
   /// In part of the runs, an upload stays in flight while the game saves, another device
   /// uploads and a catch-up begins; the seed decides the order (``interleave(_:)``).
   private var interleaves = false
+  /// The settings' and timers' operations (``settingsOrTimers(_:)``).
+  private var recipeRandom: SeededGenerator
 
   /// The declared merge: the level goes with its creatures, from one side; the ledger is a
   /// union; the rest by play time.
@@ -115,6 +120,7 @@ public final class Simulation {
     self.wallClock = wallClock
     self.plantedBugs = plantedBugs
     random = SeededGenerator(seed: seed)
+    recipeRandom = SeededGenerator(seed: seed ^ 0x7E_C1_9E)
     self.server = server
     devices = []
     result = SimulationResult(seed: seed, trace: [])
@@ -168,6 +174,7 @@ public final class Simulation {
     if signs { note("every device signs its saves (accepting unsigned ones, as the rotation recipe does)") }
     for index in 0..<count {
       let device = SimulatedDevice(name: "device-\(index)", server: server, wallClock: now, plantedBugs: plantedBugs)
+      device.timerClock = wallClock
       devices.append(device)
       if signs { device.signing = .signed(with: Self.signingKey, acceptingUnsigned: true) }
       // Most devices merge from the start, with declarations or without; the others keep the
@@ -189,6 +196,12 @@ public final class Simulation {
     }
     for _ in 0..<operations {
       wallClock.advance(by: 1000)
+      // Settings and timers draw from their own generator, so adding them moved no seed's
+      // other operations.
+      if recipeRandom.chance(6) {
+        let device = devices[recipeRandom.below(devices.count)]
+        if device.isRunning { settingsOrTimers(device) }
+      }
       await step()
       result.operations += 1
       if result.failure == nil { await checkAll() }
@@ -198,6 +211,7 @@ public final class Simulation {
       await converge()
       result.operations += 1
       if result.failure == nil { await checkAll() }
+      if result.failure == nil { fireEveryTimer() }
     }
     for device in devices where device.isRunning { await device.sync?.settle() }
     result.checks = checker.checks
@@ -213,6 +227,45 @@ public final class Simulation {
     }
   }
 
+  /// A setting changed, a timer scheduled, or another device's settings merged (15.4, 15.6).
+  private func settingsOrTimers(_ device: SimulatedDevice) {
+    let recipes = device.recipes
+    var random = recipeRandom
+    defer { recipeRandom = random }
+    switch random.below(10) {
+    case 0..<4:
+      let volume: Int64? = random.chance(60) ? Int64(random.below(11)) : nil
+      let palettes = ["standard", "deuteranopia", "protanopia", "tritanopia"]
+      let palette: String? = volume == nil || random.chance(40) ? palettes[random.below(palettes.count)] : nil
+      let outcome = recipes.change(volume: volume, palette: palette)
+      note("\(device.name): settings volume=\(volume.map(String.init) ?? "-") palette=\(palette ?? "-"): \(outcome)")
+    case 4..<8:
+      let after = Duration.seconds(random.below(900))
+      note("\(device.name): timer after \(after): \(recipes.schedule(after: after, now: now()))")
+    default:
+      let others = devices.filter { $0 !== device && $0.isRunning }
+      guard !others.isEmpty else { return note("\(device.name): no other device runs to merge settings from") }
+      let other = others[random.below(others.count)]
+      note("\(device.name): settings merged from \(other.name): \(recipes.merge(from: other.recipes))")
+    }
+  }
+
+  /// The end: every device in the foreground, the clock past every timer's date, one check
+  /// each; then every acknowledged timer has fired exactly once.
+  private func fireEveryTimer() {
+    let latest = devices.compactMap(\.recipes.latestDue).max() ?? 0
+    if latest >= now() { wallClock.advance(by: latest - now() + 1000) }
+    for device in devices {
+      guard let process = device.process else { continue }
+      if process.application.state.isInBackground { process.application.enterForeground() }
+      process.application.update()
+      if let broken = device.recipes.checkAllFired(device: device.name) { return fail(broken) }
+    }
+    let fired = devices.reduce(0) { $0 + $1.recipes.timersFired }
+    let settings = devices.reduce(0) { $0 + $1.recipes.acknowledgedSettings.count }
+    note("timers: \(fired) fired, each once; settings: \(settings) keys acknowledged, none lost")
+  }
+
   private func fail(_ message: String) {
     if result.failure == nil { result.failure = message }
   }
@@ -220,6 +273,7 @@ public final class Simulation {
   private func checkAll() async {
     for device in devices {
       if let broken = checker.checkDevice(device) { return fail(broken) }
+      if let broken = device.recipesFailure ?? device.recipes.check(device: device.name) { return fail(broken) }
     }
     let acknowledged = devices.flatMap { $0.network.acknowledged }
     let committed = devices.flatMap { $0.network.committed }

@@ -38,4 +38,7 @@
   /// Issue 28: collecting the server's pieces keeps those revisions and uploads name, but not
   /// the pieces their deltas are built on. Planted in the server's SQLite backend.
   public static let collectionIgnoresChains = PlantedBugs(rawValue: 1 << 8)
+  /// Issue 31: settings and timers are replaced atomically but never flushed, so a crash may
+  /// take back an acknowledged setting or timer. Planted in a ``SaveStore``.
+  public static let unflushedFolderFiles = PlantedBugs(rawValue: 1 << 9)
 }

@@ -1,0 +1,149 @@
+import Foundation
+import Stasis
+
+/// The settings a simulated device keeps (15.6): two keys, so that devices, `update`s and
+/// merges meet on the same key.
+struct SimulatedSettings: Codable, Sendable {
+  var volume: Int64 = 8
+  var palette = "standard"
+}
+
+/// A device's settings and timers while its process runs, and what the simulation knows was
+/// acknowledged: every `update` or `merge` that returned, every `schedule` that returned.
+///
+/// The invariants (``check()`` and ``checkAllFired()``): **no setting change lost** — every key's
+/// stamp on the device is at least the stamp of its last acknowledged change, across kills;
+/// **no timer fired twice or never** — an acknowledged timer has fired once or is still
+/// scheduled, across kills and clock jumps, and once the clock is past every date, it has fired
+/// once.
+@MainActor
+final class DeviceRecipes {
+  private(set) var settings: SettingsStore<SimulatedSettings>?
+  private(set) var timers: TimerCenter?
+  /// The newest acknowledged change of each key, in the order keys were first changed.
+  private(set) var acknowledgedSettings: [(key: String, stamp: SettingsStamp)] = []
+  /// Timers whose `schedule` returned, and their dates (milliseconds).
+  private(set) var acknowledgedTimers: [(identifier: String, due: Int64)] = []
+  /// How often each timer fired, over every process of the device.
+  private var fired: [(identifier: String, count: Int)] = []
+  private var nextTimer = 1
+
+  /// Opens the settings and the timers over the process's store (on the device's disk).
+  func open(store: SaveStore, application: Application, wallClock: any Stasis.WallClock) -> String? {
+    do {
+      settings = try SettingsStore(store: store, defaults: SimulatedSettings(), application: application)
+      let timers = try TimerCenter(store: store, application: application, wallClock: wallClock)
+      timers.addObserver { [unowned self] firing in
+        if let index = fired.firstIndex(where: { $0.identifier == firing.identifier }) {
+          fired[index].count += 1
+        } else {
+          fired.append((firing.identifier, 1))
+        }
+      }
+      self.timers = timers
+      return nil
+    } catch {
+      settings = nil
+      timers = nil
+      return "settings or timers could not be opened: \(error.kind)"
+    }
+  }
+
+  /// The process ended (killed or quit).
+  func close() {
+    settings = nil
+    timers = nil
+  }
+
+  /// Changes a key; remembered when the call returned.
+  func change(volume: Int64?, palette: String?) -> String {
+    guard let settings else { return "not running" }
+    do {
+      try settings.update {
+        if let volume { $0.volume = volume }
+        if let palette { $0.palette = palette }
+      }
+    } catch {
+      return "refused: \(error.kind)"
+    }
+    for key in [volume.map { _ in "volume" }, palette.map { _ in "palette" }].compactMap({ $0 }) {
+      acknowledge(key)
+    }
+    return "acknowledged"
+  }
+
+  /// Takes another device's settings (the cloud's merge); every key the merge returned with is
+  /// acknowledged at its new stamp.
+  func merge(from other: DeviceRecipes) -> String {
+    guard let settings, let theirs = other.settings?.entries else { return "not running" }
+    do {
+      try settings.merge(theirs)
+    } catch {
+      return "refused: \(error.kind)"
+    }
+    for entry in theirs.entries { acknowledge(entry.key) }
+    return "acknowledged"
+  }
+
+  /// Schedules a one-shot timer `after` from now; remembered when the call returned.
+  func schedule(after: Duration, now: Int64) -> String {
+    guard let timers else { return "not running" }
+    let identifier = "timer-\(nextTimer)"
+    nextTimer += 1
+    do {
+      try timers.schedule(identifier, after: after)
+    } catch {
+      return "\(identifier) refused: \(error.kind)"
+    }
+    acknowledgedTimers.append((identifier, now + Int64(after.inMilliseconds)))
+    return "\(identifier) acknowledged"
+  }
+
+  private func acknowledge(_ key: String) {
+    guard let stamp = settings?.entries[key]?.stamp else { return }
+    if let index = acknowledgedSettings.firstIndex(where: { $0.key == key }) {
+      acknowledgedSettings[index].stamp = max(acknowledgedSettings[index].stamp, stamp)
+    } else {
+      acknowledgedSettings.append((key, stamp))
+    }
+  }
+
+  private func count(_ identifier: String) -> Int { fired.first { $0.identifier == identifier }?.count ?? 0 }
+
+  /// The invariants while the device runs; nil when they hold.
+  func check(device: String) -> String? {
+    if let twice = fired.first(where: { $0.count > 1 }) {
+      return "\(device): timer \(twice.identifier) fired \(twice.count) times"
+    }
+    guard let settings, let timers else { return nil }
+    for (key, stamp) in acknowledgedSettings {
+      let now = settings.entries[key]?.stamp ?? .origin
+      if now < stamp { return "\(device): setting '\(key)' lost: acknowledged at \(stamp), the device has \(now)" }
+    }
+    for (identifier, _) in acknowledgedTimers
+    where count(identifier) == 0 && !timers.scheduled.contains(where: { $0.identifier == identifier }) {
+      return "\(device): timer \(identifier) lost: it never fired and is no longer scheduled"
+    }
+    return nil
+  }
+
+  /// The latest date of an acknowledged timer not yet fired.
+  var latestDue: Int64? {
+    acknowledgedTimers.filter { count($0.identifier) == 0 }.map(\.due).max()
+  }
+
+  /// Once the clock is past every date and the game has checked: each acknowledged timer fired once.
+  func checkAllFired(device: String) -> String? {
+    for (identifier, _) in acknowledgedTimers where count(identifier) != 1 {
+      return "\(device): timer \(identifier) fired \(count(identifier)) times, not once"
+    }
+    return nil
+  }
+
+  var timersFired: Int { fired.reduce(0) { $0 + $1.count } }
+}
+
+extension WallClock: Stasis.WallClock {
+  /// The simulation's wall clock as a date, for the timers.
+  func now() -> Date { Date(timeIntervalSince1970: Double(read()) / 1000) }
+}
