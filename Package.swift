@@ -14,6 +14,7 @@ let package = Package(
     .library(name: "StasisDelta", targets: ["StasisDelta"]),
     .library(name: "StasisInspect", targets: ["StasisInspect"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
+    .library(name: "StasisNotify", targets: ["StasisNotify"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
@@ -93,6 +94,11 @@ let package = Package(
       name: "StasisSDL",
       dependencies: ["CSDL2", "CSDL2Image", "Stasis", .product(name: "Logging", package: "swift-log")]
     ),
+    // libnotify from the system (freedesktop notifications over D-Bus), found through pkg-config.
+    .systemLibrary(name: "CLibNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+    // Timers' desktop notifications (15.4): a `TimerNotifier` over libnotify. Its own product, so a
+    // game on Stasis alone builds without libnotify-dev.
+    .target(name: "StasisNotify", dependencies: ["Stasis", "CLibNotify"]),
     // The tiny deterministic game.
     .target(
       name: "DemoGame",
@@ -164,6 +170,9 @@ let package = Package(
     .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "TestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.
     .testTarget(name: "ExampleTests", dependencies: ["Stasis", "TestSupport"]),
+    // DesktopNotifier against a real session bus (its own dbus-daemon) and a notification server
+    // that records what it receives (Python, with Debian's python3-dbus).
+    .testTarget(name: "StasisNotifyTests", dependencies: ["Stasis", "StasisNotify", "TestSupport"], exclude: ["Fixtures"]),
     .testTarget(
       name: "StasisSDLTests",
       dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]
