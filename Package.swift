@@ -138,7 +138,9 @@ let package = Package(
     // The README's and the DocC articles' Swift blocks, compiled (ReadmeTests and GuideTests check every block is here).
     .target(
       name: "ReadmeSnippets",
-      dependencies: ["Stasis", "StasisCloud", "StasisTesting", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", .product(name: "Logging", package: "swift-log"),
+      ],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
     .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis", "FuzzDriver"]),
@@ -172,7 +174,8 @@ let package = Package(
     .testTarget(name: "ExampleTests", dependencies: ["Stasis", "TestSupport"]),
     // DesktopNotifier against a real session bus (its own dbus-daemon) and a notification server
     // that records what it receives (Python, with Debian's python3-dbus).
-    .testTarget(name: "StasisNotifyTests", dependencies: ["Stasis", "StasisNotify", "TestSupport"], exclude: ["Fixtures"]),
+    .testTarget(
+      name: "StasisNotifyTests", dependencies: ["Stasis", "StasisNotify", "TestSupport"], exclude: ["Fixtures"]),
     .testTarget(
       name: "StasisSDLTests",
       dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]
