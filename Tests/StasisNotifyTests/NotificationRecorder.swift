@@ -41,7 +41,7 @@ final class NotificationRecorder {
     let folder = try temporaryFolder()
     record = folder.appendingPathComponent("record.jsonl")
     log = folder.appendingPathComponent("recorder.log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     let script = packageRoot.appendingPathComponent("Tests/StasisNotifyTests/Fixtures/notification-recorder.py")
     process.executableURL = URL(fileURLWithPath: bus.python)
     process.arguments = [script.path, bus.address, record.path] + (refuse ? ["--refuse"] : [])
@@ -83,16 +83,21 @@ final class NotificationRecorder {
     stopped = true
     thaw()
     process.terminate()
-    process.waitUntilExit()
+    do {
+      _ = try waitFor("the notification server to exit on SIGTERM", within: .seconds(10)) {
+        process.isRunning ? nil : true
+      }
+    } catch {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      throw error
+    }
     _ = try waitFor("the bus to release the notification server's name", within: .seconds(10)) {
       isReleased() ? true : nil
     }
   }
 
   deinit {
-    if !stopped {
-      thaw()
-      process.terminate()
-    }
+    if !stopped { kill(process.processIdentifier, SIGKILL) }
   }
 }

@@ -7,7 +7,8 @@ import TestSupport
 ///
 /// Its configuration lists no service folders, so nothing on it is started on demand: a
 /// notification server exists only while a test runs one. The daemon runs under a shell that
-/// stops it when this process's end of a pipe closes, so it never outlives the tests.
+/// kills it when this process's end of a pipe closes, so it never outlives the tests (SIGKILL:
+/// children inherit the test thread's blocked signals, SIGTERM among them).
 final class TestSessionBus: @unchecked Sendable {  // immutable after init
   /// The bus, or why the tests cannot have one: a missing tool fails the tests, never skips them.
   static let shared: Result<TestSessionBus, any Error> = Result { try TestSessionBus() }
@@ -40,12 +41,12 @@ final class TestSessionBus: @unchecked Sendable {  // immutable after init
     """.write(to: config, atomically: true, encoding: .utf8)
     let addressFile = folder.appendingPathComponent("address")
     let log = folder.appendingPathComponent("dbus-daemon.log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     let shell = Process()
     shell.executableURL = URL(fileURLWithPath: "/bin/sh")
     shell.arguments = [
       "-c",
-      #""$1" --config-file="$2" --nofork --print-address=1 >"$3" </dev/null & daemon=$!; cat >/dev/null; kill "$daemon""#,
+      #""$1" --config-file="$2" --nofork --print-address=1 >"$3" </dev/null & daemon=$!; cat >/dev/null; kill -KILL "$daemon""#,
       "sh", daemon, config.path, addressFile.path,
     ]
     lifeline = Pipe()

@@ -88,6 +88,9 @@ class Recorder(dbus.service.Object):
 
 
 def main():
+    # A process inherits its parent thread's blocked signals, and the test runner's threads block
+    # nearly all of them: without this, SIGTERM would stay pending for ever.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
     address, record = sys.argv[1], sys.argv[2]
     refuse = "--refuse" in sys.argv[3:]
     loop = GLib.MainLoop()
