@@ -26,6 +26,8 @@ for map in .build/checkouts/*/Sources/*/include/module.modulemap "$build"/*.buil
   [ -f "$map" ] && clang_modules+=(-Xcc "-fmodule-map-file=$PWD/$map" -Xcc -I -Xcc "$PWD/$(dirname "$map")")
 done
 clang_modules+=(-Xcc -I -Xcc "$PWD/Sources/CStasisChecksum/include")
+# CLibNotify's header includes GLib's, which live in folders only pkg-config knows.
+for flag in $(pkg-config --cflags-only-I libnotify); do clang_modules+=(-Xcc "$flag"); done
 # Each module's own graph and its extensions of other modules (Stasis@Swift), one folder each:
 # DocC reads only Stasis's.
 for module in "${libraries[@]}" DemoGame; do
