@@ -11,7 +11,6 @@ func snippetNotifier() -> (any TimerNotifier)? {
 
 /// The second harvest's notification replaces the first's on the desktop.
 func snippetHarvests(notifier: any TimerNotifier) throws {
-  try notifier.post(TimerNotification(identifier: "harvest", title: "Tanks", body: "The harvest is in.", date: .now))
-  try notifier.post(
-    TimerNotification(identifier: "harvest", title: "Tanks", body: "The second harvest is in.", date: .now))
+  try notifier.post(TimerNotification(identifier: "harvest", title: "Tanks", body: "Harvest is in.", date: .now))
+  try notifier.post(TimerNotification(identifier: "harvest", title: "Tanks", body: "Harvest 2 is in.", date: .now))
 }
