@@ -14,6 +14,7 @@ let package = Package(
     .library(name: "StasisDelta", targets: ["StasisDelta"]),
     .library(name: "StasisInspect", targets: ["StasisInspect"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
+    .library(name: "StasisNotify", targets: ["StasisNotify"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
@@ -93,6 +94,11 @@ let package = Package(
       name: "StasisSDL",
       dependencies: ["CSDL2", "CSDL2Image", "Stasis", .product(name: "Logging", package: "swift-log")]
     ),
+    // libnotify from the system (freedesktop notifications over D-Bus), found through pkg-config.
+    .systemLibrary(name: "CLibNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+    // Timers' desktop notifications (15.4): a `TimerNotifier` over libnotify. Its own product, so a
+    // game on Stasis alone builds without libnotify-dev.
+    .target(name: "StasisNotify", dependencies: ["Stasis", "CLibNotify"]),
     // The tiny deterministic game.
     .target(
       name: "DemoGame",
@@ -101,7 +107,7 @@ let package = Package(
     .executableTarget(
       name: "stasis-demo",
       dependencies: [
-        "Stasis", "StasisSDL", "DemoGame", "StasisMerge", "CSDL2", "CSDL2Image",
+        "Stasis", "StasisSDL", "DemoGame", "StasisMerge", "StasisNotify", "CSDL2", "CSDL2Image",
         // `--cloud`: without the `Cloud` trait the demo builds, and plays, without it.
         .target(name: "StasisCloud", condition: .when(traits: ["Cloud"])),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -132,7 +138,9 @@ let package = Package(
     // The README's and the DocC articles' Swift blocks, compiled (ReadmeTests and GuideTests check every block is here).
     .target(
       name: "ReadmeSnippets",
-      dependencies: ["Stasis", "StasisCloud", "StasisTesting", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", .product(name: "Logging", package: "swift-log"),
+      ],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
     .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis", "FuzzDriver"]),
@@ -164,6 +172,10 @@ let package = Package(
     .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "TestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.
     .testTarget(name: "ExampleTests", dependencies: ["Stasis", "TestSupport"]),
+    // DesktopNotifier against a real session bus (its own dbus-daemon) and a notification server
+    // that records what it receives (Python, with Debian's python3-dbus).
+    .testTarget(
+      name: "StasisNotifyTests", dependencies: ["Stasis", "StasisNotify", "TestSupport"], exclude: ["Fixtures"]),
     .testTarget(
       name: "StasisSDLTests",
       dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]

@@ -12,8 +12,8 @@ cd "$(dirname "$0")/.."
 # The library modules' symbol graphs from the debug build's modules (swift package
 # dump-symbol-graph would rebuild the whole package in a configuration of its own, and read
 # every module). DemoGame's names resolve too (its article documents the demo); it is not counted.
-libraries=(Stasis StasisCloud StasisMerge StasisTesting StasisDelta StasisInspect StasisSDL)
-for target in DemoGame StasisCloud StasisInspect StasisTesting StasisSDL; do # and what they depend on
+libraries=(Stasis StasisCloud StasisMerge StasisTesting StasisDelta StasisInspect StasisSDL StasisNotify)
+for target in DemoGame StasisCloud StasisInspect StasisTesting StasisSDL StasisNotify; do # and what they depend on
   swift build --target "$target" >/dev/null
 done
 triple=$(swift -print-target-info | python3 -c "import json, sys; print(json.load(sys.stdin)['target']['unversionedTriple'])")
@@ -26,6 +26,8 @@ for map in .build/checkouts/*/Sources/*/include/module.modulemap "$build"/*.buil
   [ -f "$map" ] && clang_modules+=(-Xcc "-fmodule-map-file=$PWD/$map" -Xcc -I -Xcc "$PWD/$(dirname "$map")")
 done
 clang_modules+=(-Xcc -I -Xcc "$PWD/Sources/CStasisChecksum/include")
+# CLibNotify's header includes GLib's, which live in folders only pkg-config knows.
+for flag in $(pkg-config --cflags-only-I libnotify); do clang_modules+=(-Xcc "$flag"); done
 # Each module's own graph and its extensions of other modules (Stasis@Swift), one folder each:
 # DocC reads only Stasis's.
 for module in "${libraries[@]}" DemoGame; do
