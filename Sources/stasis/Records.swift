@@ -31,7 +31,9 @@ struct Records: ParsableCommand {
     #if Records
       let path = (saves as NSString).appendingPathComponent(RecordStore.fileName)
       guard FileManager.default.fileExists(atPath: path) else {
-        throw fail(SaveFileError(.notFound, "no structured store (\(RecordStore.fileName)) in the save folder", context: .init(file: saves)))
+        throw fail(
+          SaveFileError(
+            .notFound, "no structured store (\(RecordStore.fileName)) in the save folder", context: .init(file: saves)))
       }
       let tables: [RecordTable]
       let migrations: [String]
@@ -51,7 +53,9 @@ struct Records: ParsableCommand {
         return
       }
       let out = Terminal.standardOutput
-      out.line("\(path): \(tables.count) table\(tables.count == 1 ? "" : "s"), migrations: \(migrations.isEmpty ? "none" : migrations.joined(separator: ", "))")
+      out.line(
+        "\(path): \(tables.count) table\(tables.count == 1 ? "" : "s"), migrations: \(migrations.isEmpty ? "none" : migrations.joined(separator: ", "))"
+      )
       for table in tables {
         out.line("")
         out.line(out.paint(table.name, .bold) + " (\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"))")
@@ -65,7 +69,8 @@ struct Records: ParsableCommand {
     #else
       Terminal.standardError.line(
         Terminal.standardError.paint("error: ", .red)
-          + "this stasis was built without the Records trait: rebuild with it (it is on by default) to read records.sqlite")
+          + "this stasis was built without the Records trait: rebuild with it (it is on by default) to read records.sqlite"
+      )
       throw Exit.invalid
     #endif
   }
@@ -99,7 +104,9 @@ struct Records: ParsableCommand {
           let columns = try db.columns(in: name).map(\.name)
           let key = try db.primaryKey(name).columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
           let rows = try Row.fetchAll(
-            db, sql: "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(name.quotedDatabaseIdentifier) ORDER BY \(key)"
+            db,
+            sql:
+              "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(name.quotedDatabaseIdentifier) ORDER BY \(key)"
           ).map { Array($0.databaseValues) }
           return RecordTable(name: name, columns: columns, rows: rows)
         }

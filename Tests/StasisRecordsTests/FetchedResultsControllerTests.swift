@@ -17,7 +17,9 @@ struct FetchedResultsControllerTests {
     controller.sections.map { section in "\(section.name): " + section.records.map(\.player).joined(separator: " ") }
   }
 
-  @Test("a scripted series of writes: insert, update, a move by sort key, a move across sections, delete, sections come and go")
+  @Test(
+    "a scripted series of writes: insert, update, a move by sort key, a move across sections, delete, sections come and go"
+  )
   func scriptedWrites() async throws {
     let store = try RecordStore(directory: try temporarySaves(), migrations: [scoresV1])
     try await store.write { db in

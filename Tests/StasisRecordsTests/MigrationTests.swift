@@ -67,6 +67,7 @@ struct MigrationTests {
     }
     let store = try RecordStore(directory: saves, migrations: [scoresV1])
     #expect(try store.appliedMigrations() == ["v1: scores"])
-    #expect(try store.reader.read { db in try db.columns(in: "score").map(\.name) } == ["id", "player", "level", "points"])
+    #expect(
+      try store.reader.read { db in try db.columns(in: "score").map(\.name) } == ["id", "player", "level", "points"])
   }
 }
