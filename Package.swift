@@ -25,8 +25,8 @@ let package = Package(
   // SwiftPM does not fetch a dependency that only a disabled trait uses.
   // `Records` (on by default) is StasisRecords's SQLite store, GRDB. A game that wants sync but
   // no structured store says `traits: ["Cloud"]`; one that wants the store but no sync says
-  // `traits: ["Records"]`. Without `Records`, StasisRecords builds empty and `stasis records`
-  // says it was built without it.
+  // `traits: ["Records"]`. Without `Records`, StasisRecords has no store (only its change
+  // values) and `stasis records` says it was built without it.
   traits: [
     .trait(name: "Cloud", description: "StasisCloud's HTTP transport: AsyncHTTPClient and SwiftNIO."),
     .trait(name: "Records", description: "StasisRecords's structured store on SQLite: GRDB."),

@@ -35,7 +35,8 @@
     private nonisolated let pool: DatabasePool
 
     /// Opens (creating it and the folder if needed) the store in a save folder, and runs the
-    /// migrations it has not run yet, in order.
+    /// migrations it has not run yet, in order. It opens and migrates before it returns: call
+    /// it at launch, before the first frame.
     ///
     /// - Parameters:
     ///   - directory: the save folder; the database is ``fileName`` in it.
