@@ -34,16 +34,15 @@
     /// True while changes observed in the background wait for the return to the foreground.
     public var hasHeldChanges: Bool { held != nil }
 
-    /// How many results the observation has produced (delivered or held), for tests that
-    /// await one without sleeping (``waitForObservation(after:)``).
-    package private(set) var observationCount = 0
-
     private var awaitingFirst = true
     private var delivered: [FetchedRecord<Record>] = []
     private var held: [FetchedRecord<Record>]?
     private var cancellable: AnyDatabaseCancellable?
     private var foregroundObserver: ObserverToken?
-    private var waiters: [(after: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var observed: [ResultsRow] = []  // the newest results, delivered or held
+    private var waiters: [(results: [ResultsRow], continuation: CheckedContinuation<Void, Never>)] = []
+
+    private typealias ResultsRow = DiffedRow<[DatabaseValue], [DatabaseValue]>
 
     /// Creates a controller; ``start()`` fetches and begins observing.
     public init(store: RecordStore, request: RecordFetchRequest<Record>) {
@@ -100,11 +99,14 @@
       foregroundObserver = nil
     }
 
-    /// Returns once the observation has produced a result after the `count`th (see
-    /// ``observationCount``): a test writes, then awaits the result that write caused.
-    package func waitForObservation(after count: Int) async {
-      guard observationCount <= count else { return }
-      await withCheckedContinuation { waiters.append((count, $0)) }
+    /// Returns once the observation has produced (delivered, or held in the background) the
+    /// results the database holds now: a test awaits a write, then this, instead of sleeping.
+    /// Counting notifications would not do: GRDB may notify a value it fetched before the write.
+    package func waitForCurrentResults() async throws {
+      let request = self.request
+      let now = try await store.read { db in try request.fetch(db).map(\.row) }
+      guard observed != now else { return }
+      await withCheckedContinuation { waiters.append((now, $0)) }
     }
 
     isolated deinit {
@@ -139,9 +141,9 @@
       } else {
         deliver(results)
       }
-      observationCount += 1
-      let ready = waiters.filter { $0.after < observationCount }
-      waiters.removeAll { $0.after < observationCount }
+      observed = results.map(\.row)
+      let ready = waiters.filter { $0.results == observed }
+      waiters.removeAll { $0.results == observed }
       for waiter in ready { waiter.continuation.resume() }
     }
 

@@ -1,6 +1,6 @@
 /// One row of a controller's results as the diff sees it: who it is (its primary key), what it
 /// holds (every column's value) and which section it is in.
-struct DiffedRow<Identity: Hashable & Sendable, Content: Equatable & Sendable>: Sendable {
+struct DiffedRow<Identity: Hashable & Sendable, Content: Equatable & Sendable>: Equatable, Sendable {
   var identity: Identity
   var content: Content
   var section: String

@@ -50,14 +50,13 @@
   }
 
   extension RecordStore {
-    /// Writes, then waits until the controller has seen the result of the write (delivered, or
-    /// held in the background): no sleeps.
+    /// Writes, then waits until the controller has observed what the database holds after the
+    /// write (delivered, or held in the background): no sleeps.
     func write<Record>(
       observedBy controller: FetchedResultsController<Record>, _ updates: @escaping @Sendable (Database) throws -> Void
     ) async throws {
-      let seen = controller.observationCount
       try await write(updates)
-      await controller.waitForObservation(after: seen)
+      try await controller.waitForCurrentResults()
     }
   }
 #endif
