@@ -15,17 +15,23 @@ let package = Package(
     .library(name: "StasisInspect", targets: ["StasisInspect"]),
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
     .library(name: "StasisNotify", targets: ["StasisNotify"]),
+    .library(name: "StasisRecords", targets: ["StasisRecords"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
     .executable(name: "stasis-example-tanks", targets: ["stasis-example-tanks"]),
   ],
   // `Cloud` (on by default) is StasisCloud's HTTP client. A game that does not sync turns it off
-  // with `.package(url: …, from: …, traits: [])`, and then resolves four packages, not 23:
+  // with `.package(url: …, from: …, traits: [])`, and then resolves four packages, not 24:
   // SwiftPM does not fetch a dependency that only a disabled trait uses.
+  // `Records` (on by default) is StasisRecords's SQLite store, GRDB. A game that wants sync but
+  // no structured store says `traits: ["Cloud"]`; one that wants the store but no sync says
+  // `traits: ["Records"]`. Without `Records`, StasisRecords has no store (only its change
+  // values) and `stasis records` says it was built without it.
   traits: [
     .trait(name: "Cloud", description: "StasisCloud's HTTP transport: AsyncHTTPClient and SwiftNIO."),
-    .default(enabledTraits: ["Cloud"]),
+    .trait(name: "Records", description: "StasisRecords's structured store on SQLite: GRDB."),
+    .default(enabledTraits: ["Cloud", "Records"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -35,6 +41,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+    // StasisRecords's SQLite, used only under the `Records` trait.
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
   ],
   targets: [
     // The toolkit: lifecycle, background budget, save format, store. No SDL, no game.
@@ -70,6 +78,16 @@ let package = Package(
         .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Cloud"])),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
+    // The structured store (recipe 16): record types with migrations, fetch requests, and
+    // fetched-results controllers that deliver ordered changes on the main actor. On GRDB,
+    // only under the `Records` trait; without it the module is empty.
+    .target(
+      name: "StasisRecords",
+      dependencies: [
+        "Stasis",
+        .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Records"])),
       ]
     ),
     // Test doubles for a game's own save-path tests: fault-injecting and recording file
@@ -114,12 +132,13 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
-    // The save-file CLI needs only Stasis, its renderers (StasisInspect) and StasisCloud for
-    // `stasis cloud`: no SDL, no demo code.
+    // The save-file CLI needs only Stasis, its renderers (StasisInspect), StasisCloud for
+    // `stasis cloud` and StasisRecords for `stasis records`: no SDL, no demo code.
     .executableTarget(
       name: "stasis",
       dependencies: [
-        "Stasis", "StasisInspect", "StasisCloud", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "Stasis", "StasisInspect", "StasisCloud", "StasisRecords",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
     // The save path against memcpy, write+fsync and Foundation's coders (run in release).
@@ -139,7 +158,7 @@ let package = Package(
     .target(
       name: "ReadmeSnippets",
       dependencies: [
-        "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", .product(name: "Logging", package: "swift-log"),
+        "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", "StasisRecords", .product(name: "Logging", package: "swift-log"),
       ],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
@@ -154,6 +173,14 @@ let package = Package(
       exclude: ["Fixtures"]
     ),
     .testTarget(name: "StasisMergeTests", dependencies: ["Stasis", "StasisMerge"]),
+    // The structured store headless: changes delivered for scripted writes, background
+    // coalescing on a driven Application, migrations, and a write cut by the budget.
+    .testTarget(
+      name: "StasisRecordsTests",
+      dependencies: [
+        "Stasis", "StasisRecords", "StasisTesting",
+        .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Records"])),
+      ]),
     .testTarget(name: "StasisDeltaTests", dependencies: ["Stasis", "StasisDelta", "StasisTesting"]),
     // StasisCloud's HTTP transport against loopback listeners (the sync against a real server
     // is tested in Server/).
@@ -167,7 +194,7 @@ let package = Package(
     .testTarget(
       name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisMerge", "StasisTesting", "TestSupport"]),
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
-    .testTarget(name: "CLITests", dependencies: ["Stasis", "TestSupport"]),
+    .testTarget(name: "CLITests", dependencies: ["Stasis", "StasisRecords", "TestSupport"]),
     // StasisInspect's strings against what the built `stasis` prints for the same saves.
     .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "TestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.

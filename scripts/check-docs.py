@@ -22,7 +22,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 CATALOG = "Sources/Stasis/Stasis.docc"
 # The library products a game adopts; DemoGame's names resolve too (its article documents the
 # demo), but it is not counted.
-LIBRARY = ["Stasis", "StasisCloud", "StasisMerge", "StasisTesting", "StasisDelta", "StasisInspect", "StasisSDL", "StasisNotify"]
+LIBRARY = ["Stasis", "StasisCloud", "StasisMerge", "StasisTesting", "StasisDelta", "StasisInspect", "StasisSDL", "StasisNotify", "StasisRecords"]
 DEMO = ["DemoGame"]
 
 failures = []

@@ -8,7 +8,7 @@ struct StasisCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "stasis",
     abstract:
-      "Inspect, verify, dump, diff, merge, list, recover, migrate and discard Stasis save files; sync them with a server.",
+      "Inspect, verify, dump, diff, merge, list, recover, migrate and discard Stasis save files; sync them with a server; list a game's records.",
     discussion: """
       Works on any game's saves: it reads the description each save carries.
 
@@ -16,7 +16,7 @@ struct StasisCommand: AsyncParsableCommand {
       """,
     subcommands: [
       Inspect.self, Verify.self, Dump.self, Diff.self, Merge.self, Slots.self, Thumbnail.self, Recover.self,
-      Migrate.self, Discard.self, Cloud.self, Settings.self,
+      Migrate.self, Discard.self, Cloud.self, Settings.self, Records.self,
     ]
   )
 }

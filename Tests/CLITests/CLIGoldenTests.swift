@@ -632,7 +632,8 @@ struct CLIGoldenTests {
   func help() throws {
     let fixtures = try Fixtures()
     for command in [
-      "inspect", "verify", "dump", "diff", "merge", "slots", "thumbnail", "recover", "migrate", "cloud", "cloud login",
+      "inspect", "verify", "dump", "diff", "merge", "slots", "thumbnail", "recover", "migrate", "records", "cloud",
+      "cloud login",
       "cloud status", "cloud push", "cloud pull", "cloud log", "cloud resolve", "cloud release", "cloud discard",
     ] {
       let result = try fixtures.stasis(environment: [:], command.split(separator: " ").map(String.init) + ["--help"])

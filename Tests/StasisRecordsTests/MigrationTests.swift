@@ -1,0 +1,76 @@
+// Only with the `Records` trait, as the store itself.
+#if Records
+  import Foundation
+  import Stasis
+  import StasisRecords
+  import Testing
+
+  /// v2: scores get a time, and the old ones 60 s each.
+  private let scoresV2 = RecordMigration("v2: score time") { db in
+    try db.alter(table: "score") { table in table.add(column: "seconds", .double).notNull().defaults(to: 0) }
+    try db.execute(sql: "UPDATE score SET seconds = 60")
+  }
+
+  @MainActor
+  @Suite("Record migrations")
+  struct MigrationTests {
+    @Test("a v1 database opened by a v2 build is migrated, its rows kept")
+    func v1ToV2() async throws {
+      let saves = try temporarySaves()
+      do {
+        let v1 = try RecordStore(directory: saves, migrations: [scoresV1])
+        try await v1.write { db in try Score(id: 1, player: "ada", level: "a", points: 300).insert(db) }
+        #expect(try v1.appliedMigrations() == ["v1: scores"])
+        try v1.close()
+      }
+      let v2 = try RecordStore(directory: saves, migrations: [scoresV1, scoresV2])
+      #expect(try v2.appliedMigrations() == ["v1: scores", "v2: score time"])
+      let rows = try await v2.read { db in
+        try Row.fetchAll(db, sql: "SELECT player, points, seconds FROM score").map {
+          "\($0["player"] as String) \($0["points"] as Int) \($0["seconds"] as Double)"
+        }
+      }
+      #expect(rows == ["ada 300 60.0"])
+      try v2.close()
+      // Opening again runs nothing twice.
+      let again = try RecordStore(directory: saves, migrations: [scoresV1, scoresV2])
+      #expect(try again.appliedMigrations() == ["v1: scores", "v2: score time"])
+    }
+
+    @Test("a database a newer build migrated is refused and left as it is")
+    func newerDatabase() async throws {
+      let saves = try temporarySaves()
+      try RecordStore(directory: saves, migrations: [scoresV1, scoresV2]).close()
+      #expect {
+        _ = try RecordStore(directory: saves, migrations: [scoresV1])
+      } throws: { error in
+        (error as? RecordStoreError)?.kind == .newerDatabase
+          && (error as? RecordStoreError)?.message.contains("v2: score time") == true
+      }
+      let store = try RecordStore(directory: saves, migrations: [scoresV1, scoresV2])
+      #expect(try store.appliedMigrations() == ["v1: scores", "v2: score time"])
+    }
+
+    @Test("two migrations with one name are refused, not crashed on; a failing migration leaves the database as it was")
+    func misuse() throws {
+      #expect {
+        _ = try RecordStore(directory: try temporarySaves(), migrations: [scoresV1, scoresV1])
+      } throws: { ($0 as? RecordStoreError)?.kind == .duplicateMigration }
+      let saves = try temporarySaves()
+      struct Refused: Error {}
+      let failing = RecordMigration("v2: fails") { db in
+        try db.execute(sql: "ALTER TABLE score ADD COLUMN doomed INTEGER")
+        throw Refused()
+      }
+      #expect {
+        _ = try RecordStore(directory: saves, migrations: [scoresV1, failing])
+      } throws: { error in
+        (error as? RecordStoreError)?.kind == .migrationFailed && (error as? RecordStoreError)?.cause is Refused
+      }
+      let store = try RecordStore(directory: saves, migrations: [scoresV1])
+      #expect(try store.appliedMigrations() == ["v1: scores"])
+      #expect(
+        try store.reader.read { db in try db.columns(in: "score").map(\.name) } == ["id", "player", "level", "points"])
+    }
+  }
+#endif
