@@ -158,7 +158,8 @@ let package = Package(
     .target(
       name: "ReadmeSnippets",
       dependencies: [
-        "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", "StasisRecords", .product(name: "Logging", package: "swift-log"),
+        "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", "StasisRecords",
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
