@@ -62,6 +62,6 @@ public final class ManualWallClock: WallClock {
 
   /// The clock as milliseconds since the Unix epoch: `SaveStore`'s `wallClock`.
   public var milliseconds: @Sendable () -> Int64 {
-    { [self] in Int64((self.now().timeIntervalSince1970 * 1000).rounded(.down)) }
+    { [self] in self.now().unixMilliseconds }
   }
 }

@@ -31,6 +31,9 @@ final class WindowRunner {
   /// The settings (15.6), apart from the saves; the screen F2 opens.
   private var settings: SettingsStore<DemoSettings>!
   private var settingsScreen: SettingsScreen?
+  /// The bound keys' scancodes (left, right, jump), looked up when the bindings change, not
+  /// every frame.
+  private var boundKeys: [SDL_Scancode] = []
   /// The power-up's wall-clock timer (15.4).
   private var timers: TimerCenter!
   private static let powerUp = "power-up"
@@ -183,14 +186,10 @@ final class WindowRunner {
     guard let keys = SDL_GetKeyboardState(&count) else { return Input() }
     func down(_ code: SDL_Scancode) -> Bool { Int32(code.rawValue) < count && keys[Int(code.rawValue)] != 0 }
     // The arrows always; the bound keys (settings) beside them.
-    func bound(_ name: String) -> Bool {
-      let code = SDL_GetScancodeFromName(name)
-      return code != SDL_SCANCODE_UNKNOWN && down(code)
-    }
-    let bindings = settings.value.bindings
+    func bound(_ index: Int) -> Bool { boundKeys[index] != SDL_SCANCODE_UNKNOWN && down(boundKeys[index]) }
     return Input(
-      left: down(SDL_SCANCODE_LEFT) || bound(bindings.left), right: down(SDL_SCANCODE_RIGHT) || bound(bindings.right),
-      jump: down(SDL_SCANCODE_UP) || bound(bindings.jump))
+      left: down(SDL_SCANCODE_LEFT) || bound(0), right: down(SDL_SCANCODE_RIGHT) || bound(1),
+      jump: down(SDL_SCANCODE_UP) || bound(2))
   }
 
   /// The demo's keys; true when the event was one of them.
@@ -383,7 +382,9 @@ final class WindowRunner {
         + (change.source == .game ? "" : " (\(change.source.rawValue))")
       self.statusColor = (200, 200, 255)
       if change.key == "powerUpMinutes" { self.schedulePowerUp(replacing: true) }
+      if change.key == "bindings" { self.lookUpBoundKeys() }
     }
+    lookUpBoundKeys()
     timers.addObserver { [unowned self] firing in
       guard firing.identifier == Self.powerUp else { return }
       self.game.applyPowerUp()
@@ -392,6 +393,12 @@ final class WindowRunner {
       self.statusColor = (250, 210, 60)
     }
     schedulePowerUp(replacing: false)
+  }
+
+  private func lookUpBoundKeys() {
+    let bindings = settings.value.bindings
+    let names: [String] = [bindings.left, bindings.right, bindings.jump]
+    boundKeys = names.map { SDL_GetScancodeFromName($0) }
   }
 
   private func schedulePowerUp(replacing: Bool) {

@@ -99,7 +99,7 @@ struct Settings: ParsableCommand {
           let new = try replaced(old, at: path.dropFirst(), with: value, key: key)
           before = old?.at(path.dropFirst())
           after = new.at(path.dropFirst())
-          file.set(path[0], to: new, device: device, now: wallClockNow())
+          file.set(path[0], to: new, device: device, now: store.wallClock())
         }
       } catch {
         throw fail(error)
@@ -119,8 +119,6 @@ private func readSettings(_ saves: String) throws -> SettingsFile {
     throw fail(error)
   }
 }
-
-private func wallClockNow() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
 /// `old` with the value at `path` replaced by `text`, read as the type already there.
 private func replaced(_ old: SaveValue?, at path: ArraySlice<String>, with text: String, key: String)

@@ -3,7 +3,12 @@ import Foundation
 /// Milliseconds since the Unix epoch: the default wall clock of stores and merges (tests
 /// inject their own). The engine never reads it.
 @usableFromInline package func wallClockMilliseconds() -> Int64 {
-  Int64((Date().timeIntervalSince1970 * 1000).rounded())
+  Date().unixMilliseconds
+}
+
+extension Date {
+  /// Milliseconds since the Unix epoch, rounded down: how saves, settings and timers store a date.
+  package var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
 }
 
 /// Bytes as lowercase hexadecimal (a SHA-256 as 64 characters). Plumbing for the library's own

@@ -61,6 +61,8 @@ public struct SettingsFile: Sendable, Equatable {
 
   /// The name of the file in the save folder (a dot-file: no slot listing sees it).
   public static let fileName = ".settings"
+  /// ``fileName`` without its dot: the name `SaveStore`'s folder files take.
+  static let folderFileName = "settings"
   /// The section that holds the entries.
   static let sectionName = "settings"
   /// The identity the file's header carries.
@@ -173,9 +175,12 @@ public struct SettingsFile: Sendable, Equatable {
 extension SaveStore {
   /// The settings file of this save folder (empty when there is none yet).
   public func readSettings() throws(SaveFileError) -> SettingsFile {
-    guard let bytes = try readFolderFile(named: String(SettingsFile.fileName.dropFirst())) else {
-      return SettingsFile()
-    }
+    try settings(from: readFolderFile(named: SettingsFile.folderFileName))
+  }
+
+  /// The settings file these bytes hold (empty when there is no file).
+  package func settings(from bytes: [UInt8]?) throws(SaveFileError) -> SettingsFile {
+    guard let bytes else { return SettingsFile() }
     return try SettingsFile(bytes: bytes, path: "\(directory)/\(SettingsFile.fileName)")
   }
 
@@ -187,13 +192,24 @@ extension SaveStore {
   public func updateSettings(_ body: (inout SettingsFile) throws(SaveFileError) -> Void) throws(SaveFileError)
     -> SettingsFile
   {
-    let name = String(SettingsFile.fileName.dropFirst())
-    return try withFolderLock(named: name) { () throws(SaveFileError) -> SettingsFile in
-      let before = try readSettings()
+    try changeSettings(body).file
+  }
+
+  /// ``updateSettings(_:)``, and the file's bytes as they now are on disk (nil: no file), so a
+  /// ``SettingsStore`` knows them without reading the file again.
+  package func changeSettings(_ body: (inout SettingsFile) throws(SaveFileError) -> Void) throws(SaveFileError)
+    -> (file: SettingsFile, bytes: [UInt8]?)
+  {
+    let name = SettingsFile.folderFileName
+    return try withFolderLock(named: name) { () throws(SaveFileError) -> (file: SettingsFile, bytes: [UInt8]?) in
+      let bytes = try readFolderFile(named: name)
+      let before = try settings(from: bytes)
       var file = before
       try body(&file)
-      if file != before { try writeFolderFile(file.encoded(), named: name) }
-      return file
+      guard file != before else { return (file, bytes) }
+      let new = file.encoded()
+      try writeFolderFile(new, named: name)
+      return (file, new)
     }
   }
 }

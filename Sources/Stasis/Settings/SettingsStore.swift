@@ -70,8 +70,7 @@ public final class SettingsStore<Settings: Codable & Sendable> {
   private var fileBytes: [UInt8]?
   private weak var application: Application?
   private var applicationObservers: [ObserverToken] = []
-  private var observers: [(token: ObserverToken, block: @MainActor (SettingsChange) -> Void)] = []
-  private var nextToken: UInt64 = 1
+  private var observers = ObserverList<SettingsChange>()
   private var held: [SettingsChange] = []
   private var lastCheck: Duration?
   private let logger: Logger
@@ -98,22 +97,23 @@ public final class SettingsStore<Settings: Codable & Sendable> {
     self.value = defaults
     self.file = SettingsFile()
     do {
-      file = try store.readSettings()
+      fileBytes = try store.readFolderFile(named: SettingsFile.folderFileName)
+      file = try store.settings(from: fileBytes)
     } catch  where error.kind != .io && error.kind != .locked {
-      setAside = try store.setAsideFolderFile(named: Self.name, because: error, logger: logger)
+      setAside = try store.setAsideFolderFile(named: SettingsFile.folderFileName, because: error, logger: logger)
+      fileBytes = nil
     }
     // Every key is in the file, a default under the origin stamp (which any change beats),
     // so `stasis settings` knows each key and its type without the game.
     if object.fields.contains(where: { file[$0.name] == nil }) {
       do {
-        file = try store.updateSettings { (file) throws(SaveFileError) in
+        (file, fileBytes) = try store.changeSettings { (file) throws(SaveFileError) in
           for field in object.fields { file.merge(.init(key: field.name, value: field.value, stamp: .origin)) }
         }
       } catch {
         logger.error("settings: the defaults could not be written: \(error)")
       }
     }
-    fileBytes = try? store.readFolderFile(named: Self.name)
     value = decoded(file)
     if let application { attach(to: application) }
   }
@@ -134,27 +134,27 @@ public final class SettingsStore<Settings: Codable & Sendable> {
     guard !changed.isEmpty else { return }
     let now = store.wallClock()
     let device = store.device
-    let written = try store.updateSettings { (file) throws(SaveFileError) in
+    let written: SettingsFile
+    (written, fileBytes) = try store.changeSettings { (file) throws(SaveFileError) in
       for field in changed { file.set(field.name, to: field.value, device: device, now: now) }
     }
-    fileBytes = try? store.readFolderFile(named: Self.name)
     adopt(written, ownKeys: changed.map(\.name), as: .game)
   }
 
   /// Takes another device's settings, key by key: a key changes where the other's stamp is
   /// later (the last writer wins). Written durably; observers hear of each changed key.
   public func merge(_ other: SettingsFile) throws(SaveFileError) {
-    let written = try store.updateSettings { (file) throws(SaveFileError) in file.merge(other) }
-    fileBytes = try? store.readFolderFile(named: Self.name)
+    let written: SettingsFile
+    (written, fileBytes) = try store.changeSettings { (file) throws(SaveFileError) in file.merge(other) }
     adopt(written, ownKeys: other.entries.filter { written[$0.key] == $0 }.map(\.key), as: .cloud)
   }
 
   /// Reads the file again now, taking what another process changed.
   public func reload() throws(SaveFileError) {
-    let bytes = try store.readFolderFile(named: Self.name)
+    let bytes = try store.readFolderFile(named: SettingsFile.folderFileName)
     guard bytes != fileBytes else { return }
     fileBytes = bytes
-    adopt(try store.readSettings())
+    adopt(try store.settings(from: bytes))
   }
 
   /// The file's entries as this store knows them: what a cloud uploads.
@@ -165,20 +165,15 @@ public final class SettingsStore<Settings: Codable & Sendable> {
   /// Observes changes, one ``SettingsChange`` per changed key, on the main actor.
   @discardableResult
   public func addObserver(_ block: @escaping @MainActor (SettingsChange) -> Void) -> ObserverToken {
-    let token = ObserverToken(rawValue: nextToken)
-    nextToken += 1
-    observers.append((token, block))
-    return token
+    observers.add(block)
   }
 
   /// Removes an observer; an unknown token is a no-op.
   public func removeObserver(_ token: ObserverToken) {
-    observers.removeAll { $0.token == token }
+    observers.remove(token)
   }
 
   // MARK: Private
-
-  private static var name: String { String(SettingsFile.fileName.dropFirst()) }
 
   private func attach(to application: Application) {
     self.application = application
@@ -238,7 +233,7 @@ public final class SettingsStore<Settings: Codable & Sendable> {
   }
 
   private func deliver(_ change: SettingsChange) {
-    for (_, block) in observers { block(change) }
+    observers.notify(change)
   }
 
   /// A key's value: the file's, else the default's.

@@ -104,8 +104,7 @@ public final class TimerCenter {
   private let launchedAt: Int64
   private weak var application: Application?
   private var applicationObservers: [ObserverToken] = []
-  private var observers: [(token: ObserverToken, block: @MainActor (TimerFiring) -> Void)] = []
-  private var nextToken: UInt64 = 1
+  private var observers = ObserverList<TimerFiring>()
   private var heldInBackground: [String] = []
   private var failedNotifier = false
   private let logger: Logger
@@ -194,15 +193,12 @@ public final class TimerCenter {
   /// Observes firings, in date order, on the main actor.
   @discardableResult
   public func addObserver(_ block: @escaping @MainActor (TimerFiring) -> Void) -> ObserverToken {
-    let token = ObserverToken(rawValue: nextToken)
-    nextToken += 1
-    observers.append((token, block))
-    return token
+    observers.add(block)
   }
 
   /// Removes an observer; an unknown token is a no-op.
   public func removeObserver(_ token: ObserverToken) {
-    observers.removeAll { $0.token == token }
+    observers.remove(token)
   }
 
   // MARK: Checking
@@ -252,7 +248,7 @@ public final class TimerCenter {
     }
     heldInBackground.removeAll()
     for firing in firings {
-      for (_, block) in observers { block(firing) }
+      observers.notify(firing)
     }
   }
 
@@ -316,7 +312,5 @@ public final class TimerCenter {
     return try SaveValueDecoder().decode([ScheduledTimer].self, from: tree)
   }
 
-  private static func milliseconds(_ date: Date) -> Int64 {
-    Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-  }
+  private static func milliseconds(_ date: Date) -> Int64 { date.unixMilliseconds }
 }
