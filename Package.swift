@@ -122,10 +122,13 @@ let package = Package(
       name: "DemoGame",
       dependencies: ["Stasis", "StasisMerge", .product(name: "Logging", package: "swift-log")]
     ),
+    // The demo's high-score table and slot index, on StasisRecords (apart from DemoGame, which
+    // the server's package builds too, without GRDB). Empty without the `Records` trait.
+    .target(name: "DemoRecords", dependencies: ["DemoGame", "Stasis", "StasisRecords"]),
     .executableTarget(
       name: "stasis-demo",
       dependencies: [
-        "Stasis", "StasisSDL", "DemoGame", "StasisMerge", "StasisNotify", "CSDL2", "CSDL2Image",
+        "Stasis", "StasisSDL", "DemoGame", "DemoRecords", "StasisMerge", "StasisNotify", "CSDL2", "CSDL2Image",
         // `--cloud`: without the `Cloud` trait the demo builds, and plays, without it.
         .target(name: "StasisCloud", condition: .when(traits: ["Cloud"])),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -193,7 +196,8 @@ let package = Package(
     // What the test targets share: the repository's root, built products, processes.
     .target(name: "TestSupport", path: "Tests/Support"),
     .testTarget(
-      name: "DemoGameTests", dependencies: ["DemoGame", "Stasis", "StasisMerge", "StasisTesting", "TestSupport"]),
+      name: "DemoGameTests",
+      dependencies: ["DemoGame", "DemoRecords", "Stasis", "StasisMerge", "StasisTesting", "TestSupport"]),
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
     .testTarget(name: "CLITests", dependencies: ["Stasis", "StasisRecords", "TestSupport"]),
     // StasisInspect's strings against what the built `stasis` prints for the same saves.

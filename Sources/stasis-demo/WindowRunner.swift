@@ -4,6 +4,10 @@ import Foundation
 import Stasis
 import StasisSDL
 
+#if Records
+  import DemoRecords
+#endif
+
 /// The demo in a real window: SDL events drive the lifecycle, the engine steps at a fixed
 /// 60 Hz from an accumulator, and frames interpolate between steps.
 @MainActor
@@ -37,6 +41,16 @@ final class WindowRunner {
   /// The power-up's wall-clock timer (15.4).
   private var timers: TimerCenter!
   private static let powerUp = "power-up"
+  #if Records
+    /// The high-score table and the slot index (16), in `records.sqlite`; nil when it could
+    /// not be opened (the game plays on without it).
+    private var records: DemoRecords?
+    /// The high-score table (F3), observed for the whole session.
+    private var highScores: HighScoreScreen?
+  #endif
+  /// Levels finished and the run's frame as of the last step: one more level in one more frame
+  /// is a level's end, whose score is recorded (a restore changes both otherwise).
+  private var lastStep = (levelsFinished: 0, runFrame: Int64(0))
 
   init(options: StasisDemo) { self.options = options }
 
@@ -83,6 +97,12 @@ final class WindowRunner {
     game.coordinator.onEvent = { [unowned self] event in
       if traceAll { traceLine(event.description) }
       self.show(event)
+      #if Records
+        switch event {  // the picker's index follows the slot's files
+        case .saved, .restored: self.records?.indexSlot(self.game.coordinator.slot)
+        default: break
+        }
+      #endif
     }
     cloud = DemoCloud.attach(options, to: game) { line in if traceAll { traceLine(line) } }
     let application = app!
@@ -102,6 +122,7 @@ final class WindowRunner {
       FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
       return 1
     }
+    openRecords()
     app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
 
     // ---- The loop: events, fixed steps, a frame ----
@@ -113,6 +134,9 @@ final class WindowRunner {
     var running = true
     while running {
       var event = SDL_Event()
+      // The main queue: the records' writes end, and their controllers deliver, here (the loop
+      // holds the main thread, so nothing else would run them).
+      _ = RunLoop.main.run(mode: .default, before: .distantPast)
       while SDL_PollEvent(&event) != 0 {
         if handleKey(event) { continue }
         if event.type == SDL_WINDOWEVENT.rawValue {
@@ -125,8 +149,12 @@ final class WindowRunner {
           app.apply(transition)
         }
       }
-      if app.state == .notRunning {  // terminated: wait for the final save, then leave
-        while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
+      if app.state == .notRunning {  // terminated: wait for the final save and score, then leave
+        while app.hasBackgroundEpisode || hasPendingRecords {
+          // Not `waitForBackgroundWork()`: a records write ends on the main queue, pumped here.
+          _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005))
+          app.update()
+        }
         game.coordinator.waitForSaves()
         running = false
         continue
@@ -146,13 +174,14 @@ final class WindowRunner {
         SDL_WaitEventTimeout(nil, 20)
         continue
       }
-      if !paused && picker == nil && settingsScreen == nil {
+      if !paused && picker == nil && settingsScreen == nil && !highScoresOpen {
         accumulator += elapsed
         let input = currentInput()
         while accumulator >= step {
           previous = game.engine.snapshot()
           game.tick(app, input: input)
           accumulator -= step
+          noteLevelEnd()
           // A heartbeat for scripts and the window test: the engine is stepping.
           if options.trace, game.engine.state.level.runFrame % 60 == 0 {
             traceLine("engine: frame \(game.engine.state.level.runFrame)")
@@ -200,13 +229,19 @@ final class WindowRunner {
       if !settingsScreen.handle(key) { self.settingsScreen = nil }
       return true
     }
+    #if Records
+      if let highScores, highScores.isOpen {
+        if key == SDLK_F3 || key == SDLK_ESCAPE { highScores.toggle() }
+        return true
+      }
+    #endif
     if let picker {
       switch key {
       case SDLK_UP: picker.move(-1)
       case SDLK_DOWN: picker.move(1)
       case SDLK_PAGEUP: picker.move(-picker.pageSize)
       case SDLK_PAGEDOWN: picker.move(picker.pageSize)
-      case SDLK_RETURN: load(picker.selected)
+      case SDLK_RETURN: load(picker.selectedSlot)
       case SDLK_F10, SDLK_ESCAPE: self.picker = nil
       default: return false
       }
@@ -242,8 +277,24 @@ final class WindowRunner {
       status = "loading..."
       game.coordinator.restoreSlot()
     case SDLK_F10:
-      picker = SlotPicker(
-        store: game.coordinator.store, codec: game.coordinator.codec, library: library, renderer: renderer)
+      #if Records
+        picker = SlotPicker(
+          store: game.coordinator.store, codec: game.coordinator.codec, library: library, renderer: renderer,
+          records: records)
+      #else
+        picker = SlotPicker(
+          store: game.coordinator.store, codec: game.coordinator.codec, library: library, renderer: renderer)
+      #endif
+    case SDLK_F3:
+      #if Records
+        guard let highScores else {
+          status = "no high-score table: records.sqlite could not be opened"
+          return true
+        }
+        highScores.toggle()
+      #else
+        status = "no high-score table: built without the Records trait"
+      #endif
     case SDLK_ESCAPE:
       status = "saving before quitting..."  // ASCII: the bitmap font has no "…"
       app.terminate()
@@ -258,11 +309,11 @@ final class WindowRunner {
     return true
   }
 
-  private func load(_ slot: SlotInfo?) {
+  private func load(_ name: String?) {
     picker = nil
-    guard let slot else { return }
+    guard let name else { return }
     do {
-      let loaded = try game.coordinator.store.load(codec: game.coordinator.codec, slot: slot.slot)
+      let loaded = try game.coordinator.store.load(codec: game.coordinator.codec, slot: try SaveSlot(name))
       try game.coordinator.restore(loaded)
       previous = nil
     } catch {
@@ -328,6 +379,11 @@ final class WindowRunner {
     if paused { drawOverlay("PAUSED", width: Float(width), height: Float(height)) }
     picker?.draw(font: font, width: Float(width), height: Float(height))
     settingsScreen?.draw(font: font, renderer: renderer, width: Float(width), height: Float(height))
+    #if Records
+      if let highScores, highScores.isOpen {
+        highScores.draw(font: font, renderer: renderer, width: Float(width), height: Float(height))
+      }
+    #endif
     SDL_RenderPresent(renderer)
     countFrame()
   }
@@ -358,7 +414,8 @@ final class WindowRunner {
       let text = "CLOUD " + hud
       font.draw(text, x: width - font.width(of: text) - 10, y: height - 24, on: renderer, color: color)
     }
-    let help = "arrows/A D move  Space jump  P pause  F5 save  F9 load  F10 slots  F2 settings  B background  Esc quit"
+    let help =
+      "arrows/A D move  Space jump  P pause  F5 save  F9 load  F10 slots  F2 settings  F3 scores  B background  Esc quit"
     font.draw(help, x: 10, y: height - 24, on: renderer, color: (150, 150, 170))
     // The power-up's timer, on the wall clock: it regenerates while the game is closed too.
     if let timer = timers.scheduled.first(where: { $0.identifier == Self.powerUp }) {
@@ -409,6 +466,57 @@ final class WindowRunner {
     } catch {
       status = "timer not saved: \(error.kindDescription)"
     }
+  }
+
+  // MARK: Records
+
+  /// Opens the records beside the saves, indexes the folder for the picker, and records the
+  /// score at the quit (a background task: the quit waits for it, inside the budget).
+  private func openRecords() {
+    #if Records
+      do {
+        let records = try DemoRecords(saves: game.coordinator.store, application: app)
+        self.records = records
+        highScores = try HighScoreScreen(records: records)
+        records.indexFolder()
+        app.addObserver(for: .willTerminate) { [unowned self] _ in self.recordScore() }
+      } catch {
+        FileHandle.standardError.write(Data("stasis-demo: records: \(error)\n".utf8))
+        status = "no records: \(error)"
+        statusColor = (255, 120, 100)
+      }
+    #endif
+  }
+
+  private var highScoresOpen: Bool {
+    #if Records
+      highScores?.isOpen ?? false
+    #else
+      false
+    #endif
+  }
+
+  private var hasPendingRecords: Bool {
+    #if Records
+      records?.hasPendingWrites ?? false
+    #else
+      false
+    #endif
+  }
+
+  /// A level ended in the last step: its score goes into the table.
+  private func noteLevelEnd() {
+    let level = game.engine.state.level
+    defer { lastStep = (level.levelsFinished, level.runFrame) }
+    guard level.levelsFinished == lastStep.levelsFinished + 1, level.runFrame == lastStep.runFrame + 1 else { return }
+    recordScore()
+  }
+
+  private func recordScore() {
+    #if Records
+      let state = game.engine.state
+      records?.recordScore(points: state.score.points, level: state.level.index, slot: game.coordinator.slot)
+    #endif
   }
 
   private func drawOverlay(_ text: String, width: Float, height: Float) {

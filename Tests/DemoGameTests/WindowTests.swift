@@ -4,6 +4,11 @@ import Stasis
 import TestSupport
 import Testing
 
+#if Records
+  import DemoRecords
+  import StasisRecords
+#endif
+
 /// Runs a command to completion and returns its standard output.
 @discardableResult
 private func shell(_ arguments: [String], environment: [String: String] = [:]) throws -> String {
@@ -49,7 +54,8 @@ struct WindowTests {
     // Written as a new generation, or — when the pause came right after the autosave of the
     // same frame — found unchanged in that autosave's generation.
     let saved = try #require(demo.waitForLine { $0.hasPrefix("save: background ") })
-    let episode = try #require(demo.lines.last { $0.hasPrefix("episode: background episode") })
+    // The episode ends after the save and the slot index's records write it starts.
+    let episode = try #require(demo.waitForLine { $0.hasPrefix("episode: background episode") })
     #expect(episode.contains("completed"), "saved within the budget: \(episode)")
     let generation = try #require(saved.firstMatch(of: /generation (\d+)/).flatMap { Int($0.1) }, "\(saved)")
     let frame = try #require(saved.firstMatch(of: /at frame (\d+)/).flatMap { Int($0.1) }, "\(saved)")
@@ -88,5 +94,15 @@ struct WindowTests {
     #expect(from?["generation"] as? Int == generation)
     #expect(from?["frame"] as? Int == frame)
     #expect((summary["saves"] as? [[String: Any]])?.contains { $0["kind"] as? String == "terminate" } == true)
+    #if Records
+      // The quit waited for the high-score table too (a records write, inside the budget), and
+      // the slot picker's index has the slot's newest save.
+      let records = try DatabaseQueue(path: saves + "/" + RecordStore.fileName)
+      let (scores, slots) = try records.read { db in (try DemoHighScore.fetchAll(db), try DemoSlotEntry.fetchAll(db)) }
+      let score = try #require(summary["score"] as? Int)
+      if score > 0 { #expect(scores.map(\.points) == [Int64(score)]) }
+      #expect(slots.map(\.slot) == ["autosave"])
+      #expect(slots.first?.summary.hasPrefix("level 2") == true)
+    #endif
   }
 }
