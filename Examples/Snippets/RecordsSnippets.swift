@@ -1,6 +1,7 @@
 // The Swift of the StructuredRecords article (Sources/Stasis/Stasis.docc/StructuredRecords.md),
 // compiled: only with the `Records` trait, as StasisRecords's store is.
 #if Records
+  import Foundation
   import Stasis
   import StasisRecords
 
@@ -87,5 +88,13 @@
     } catch {
       print(error)
     }
+  }
+
+  // MARK: - In a game loop that holds the main thread
+
+  @MainActor
+  func runMainQueueOnce() {
+    // Each frame, before the events: what the records' writes and controllers queued.
+    _ = RunLoop.main.run(mode: .default, before: .distantPast)
   }
 #endif
