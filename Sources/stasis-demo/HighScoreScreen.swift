@@ -51,12 +51,10 @@
     }
 
     func draw(font: BitmapFont, renderer: OpaquePointer, width: Float, height: Float) {
-      SDL_SetRenderDrawColor(renderer, 10, 12, 20, 225)
-      var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
-      SDL_RenderFillRectF(renderer, &all)
-      font.draw("HIGH SCORES", x: 40, y: 40, on: renderer, scale: 2)
-      font.draw(
-        "the ten best games, kept in records.sqlite   F3 close", x: 40, y: 84, on: renderer, color: (150, 150, 170))
+      drawScreenBackdrop(
+        title: "HIGH SCORES",
+        keys: "the ten best games, kept in records.sqlite   F3 close",
+        font: font, renderer: renderer, width: width, height: height)
       let rows = controller.records
       if rows.isEmpty { font.draw("no scores yet: clear a level", x: 40, y: 140, on: renderer) }
       for (index, row) in rows.enumerated() {

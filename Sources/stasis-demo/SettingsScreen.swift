@@ -61,13 +61,10 @@ final class SettingsScreen {
   }
 
   func draw(font: BitmapFont, renderer: OpaquePointer, width: Float, height: Float) {
-    SDL_SetRenderDrawColor(renderer, 10, 12, 20, 225)
-    var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
-    SDL_RenderFillRectF(renderer, &all)
-    font.draw("SETTINGS", x: 40, y: 40, on: renderer, scale: 2)
-    font.draw(
-      "up/down choose   left/right change   Enter rebind a key   F2 close   (kept apart from saves)", x: 40, y: 84,
-      on: renderer, color: (150, 150, 170))
+    drawScreenBackdrop(
+      title: "SETTINGS",
+      keys: "up/down choose   left/right change   Enter rebind a key   F2 close   (kept apart from saves)",
+      font: font, renderer: renderer, width: width, height: height)
     let value = settings.value
     let values = [
       "\(Int((value.volume * 100).rounded()))%", value.palette.rawValue, value.bindings.left, value.bindings.right,

@@ -147,13 +147,10 @@ final class SlotPicker {
   }
 
   func draw(font: BitmapFont, width: Float, height: Float) {
-    SDL_SetRenderDrawColor(renderer, 10, 12, 20, 225)
-    var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
-    SDL_RenderFillRectF(renderer, &all)
-    font.draw("SAVE SLOTS", x: 40, y: 40, on: renderer, scale: 2)
-    font.draw(
-      "newest first   up/down choose   PgUp/PgDn page   Enter load   F10 close", x: 40, y: 84, on: renderer,
-      color: (150, 150, 170))
+    drawScreenBackdrop(
+      title: "SAVE SLOTS",
+      keys: "newest first   up/down choose   PgUp/PgDn page   Enter load   F10 close",
+      font: font, renderer: renderer, width: width, height: height)
     window.resize(visibleRows: Int((height - Self.top - 30) / Self.rowHeight))
     if rows.isEmpty { font.draw("no saves yet: press F5", x: 40, y: 130, on: renderer) }
     let hidden = window.hidden
