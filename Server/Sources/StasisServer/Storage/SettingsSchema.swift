@@ -2,7 +2,7 @@ import Stasis
 
 /// v6: a player's settings (15.6), a row per key: the stamp of its last change in three columns
 /// and the entry itself. A device's `PUT /v1/settings` is merged by a conditional upsert per key
-/// (``ServerSchema/settingsUpsert(_:)``), so two devices merging at once never lose a key.
+/// (``ServerSchema/settingsUpsert(conditional:_:)``), so two devices merging at once never lose a key.
 extension ServerSchema {
   static let sqliteSettings = """
     CREATE TABLE settings (
@@ -36,14 +36,18 @@ extension ServerSchema {
   /// stored one (``SettingsStamp``'s order: milliseconds, counter, device): the last writer wins,
   /// in one statement, whatever another server writes meanwhile. Parameters: `p(1)` the player,
   /// `p(2)` the key, `p(3)` milliseconds, `p(4)` counter, `p(5)` device, `p(6)` the entry's bytes.
-  static func settingsUpsert(_ p: (Int) -> String) -> String {
-    """
-    INSERT INTO settings AS s (player_id, name, milliseconds, counter, device, value)
-    VALUES (\(p(1)), \(p(2)), \(p(3)), \(p(4)), \(p(5)), \(p(6)))
-    ON CONFLICT (player_id, name) DO UPDATE SET
-      milliseconds = excluded.milliseconds, counter = excluded.counter, device = excluded.device, value = excluded.value
-    WHERE (s.milliseconds, s.counter, s.device) < (excluded.milliseconds, excluded.counter, excluded.device)
-    """
+  /// (`conditional: false` is the simulation's planted bug: every key taken, whatever its stamp.)
+  static func settingsUpsert(conditional: Bool = true, _ p: (Int) -> String) -> String {
+    let condition =
+      conditional
+      ? "(s.milliseconds, s.counter, s.device) < (excluded.milliseconds, excluded.counter, excluded.device)" : "TRUE"
+    return """
+      INSERT INTO settings AS s (player_id, name, milliseconds, counter, device, value)
+      VALUES (\(p(1)), \(p(2)), \(p(3)), \(p(4)), \(p(5)), \(p(6)))
+      ON CONFLICT (player_id, name) DO UPDATE SET
+        milliseconds = excluded.milliseconds, counter = excluded.counter, device = excluded.device, value = excluded.value
+      WHERE \(condition)
+      """
   }
 
   /// The player's keys with their stamps and entries (`p` the player), in key order.
