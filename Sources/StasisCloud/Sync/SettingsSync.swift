@@ -23,7 +23,7 @@ public enum SettingsSyncOutcome: Sendable, Equatable {
 /// answer, key by key — the last writer wins by ``SettingsStamp``, so settings never conflict.
 ///
 /// A round trip runs on launch (when the sync is made), on every return to the foreground,
-/// after a change on this device (changes within ``changeDelay`` of each other go together),
+/// ``changeDelay`` after a change on this device (with every change made meanwhile),
 /// and on the way to the background when a change has not gone up yet, as a background task
 /// of its own that the budget's expiry cancels. At most one is in flight; what asks during it
 /// is one more round trip after it. Another device's changes reach observers of the store as
@@ -44,9 +44,10 @@ public final class SettingsSync<Settings: Codable & Sendable> {
   public let settings: SettingsStore<Settings>
   /// The server.
   public let client: CloudClient
-  /// How long after a change on this device its settings go up, on the application's clock
-  /// (changes closer together go in one round trip: a slider dragged). Default 1 s. Without an
-  /// application, a change goes up at once.
+  /// How long after a change on this device its settings go up, on the application's clock;
+  /// every change made meanwhile goes in the same round trip (a slider dragged costs one a
+  /// second, however long it is dragged). Default 1 s. Without an application, a change goes
+  /// up at once.
   public var changeDelay: Duration = .seconds(1)
   /// What the last round trip came to; nil before the first ended.
   public private(set) var lastOutcome: SettingsSyncOutcome?
