@@ -68,3 +68,11 @@ func roguelikeMergeRules() -> MergeRules {
     groups: [["map", "monsters", "stairs"]])  // one level, always from one device
   return rules
 }
+
+@MainActor
+func syncSettings(settings: SettingsStore<GameOptions>, app: Application, token: String) -> SettingsSync<GameOptions> {
+  let credentials = CloudCredentials(url: "https://saves.example.com", token: token, device: "steam-deck")
+  // A round trip on launch, on every return, after a change, and on the way to the background.
+  let settingsSync = SettingsSync(settings: settings, credentials: credentials, application: app)
+  return settingsSync  // keep it for as long as the game runs
+}

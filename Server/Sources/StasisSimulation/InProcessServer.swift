@@ -75,6 +75,15 @@ public final class InProcessServer: Sendable {
     return try? await backend.file(player: player, slot: slot, revision: Int64(revision))?.1
   }
 
+  /// The player's settings as the database holds them (committed, whether the server runs or
+  /// not); nil when the database cannot be read.
+  public func settings() async -> SettingsFile? {
+    guard let backend = committedState,
+      let player = try? await backend.player(tokenHash: BearerToken.hash(Self.token))
+    else { return nil }
+    return try? await backend.settings(player: player)
+  }
+
   /// Opens the database and builds the router.
   public func start() throws {
     // Every revision stored as a delta when it may be, however small: the simulation's saves
@@ -250,9 +259,10 @@ public final class SimulatedNetwork: CloudTransport {
 
   public func send(_ request: CloudRequest, to cloud: CloudCredentials) async throws(CloudError) -> CloudResponse {
     guard isOnline else { throw Self.neverSent("\(device) is offline") }
-    // An upload's request: a PUT, or the one that completes a resumable upload (a delta's one
+    // An upload's request: a slot's PUT (not the settings'), or the one that completes a resumable upload (a delta's one
     // POST, or the last PATCH of its parts).
-    let isUpload = request.method == "PUT" || request.header("Upload-Complete") == "?1"
+    let isUpload =
+      (request.method == "PUT" && request.path.hasPrefix("/v1/slots/")) || request.header("Upload-Complete") == "?1"
     state.withLock { state in
       if isUpload, request.header("X-Stasis-Delta-Base") != nil { state.transfers.deltaUploads += 1 }
       if request.method == "PATCH" { state.transfers.parts += 1 }

@@ -1,5 +1,6 @@
 import Foundation
 import Stasis
+import StasisCloud
 
 /// The settings a simulated device keeps (15.6): two keys, so that devices, `update`s and
 /// merges meet on the same key.
@@ -12,7 +13,9 @@ struct SimulatedSettings: Codable, Sendable {
 /// acknowledged: every `update` or `merge` that returned, every `schedule` that returned.
 ///
 /// The invariants (``check()`` and ``checkAllFired()``): **no setting change lost** — every key's
-/// stamp on the device is at least the stamp of its last acknowledged change, across kills;
+/// stamp on the device is at least the stamp of its last acknowledged change, across kills, and
+/// every key's stamp on the server is at least the newest the server answered with
+/// (``checkServer(_:device:)``);
 /// **no timer fired twice or never** — an acknowledged timer has fired once or is still
 /// scheduled, across kills and clock jumps, and once the clock is past every date, it has fired
 /// once.
@@ -22,6 +25,9 @@ final class DeviceRecipes {
   private(set) var timers: TimerCenter?
   /// The newest acknowledged change of each key, in the order keys were first changed.
   private(set) var acknowledgedSettings: [(key: String, stamp: SettingsStamp)] = []
+  /// The newest stamp of each key in an answer of the server's (`200`): what the server
+  /// acknowledged, across every process of the device.
+  private(set) var serverAcknowledgedSettings: [(key: String, stamp: SettingsStamp)] = []
   /// Timers whose `schedule` returned, and their dates (milliseconds).
   private(set) var acknowledgedTimers: [(identifier: String, due: Int64)] = []
   /// How often each timer fired, over every process of the device.
@@ -72,17 +78,33 @@ final class DeviceRecipes {
     return "acknowledged"
   }
 
-  /// Takes another device's settings (the cloud's merge); every key the merge returned with is
-  /// acknowledged at its new stamp.
-  func merge(from other: DeviceRecipes) -> String {
-    guard let settings, let theirs = other.settings?.entries else { return "not running" }
+  /// Carries the device's settings through the server, as ``SettingsSync`` does in one round
+  /// trip: `PUT /v1/settings` with the device's entries, then the server's answer (the player's
+  /// merged settings) merged here. Every key of an answer the device merged is acknowledged on
+  /// the device at its new stamp, and every key of an answer it received, on the server.
+  func syncSettings(through client: CloudClient) async -> String {
+    guard let settings else { return "not running" }
+    let answer: SettingsFile
     do {
-      try settings.merge(theirs)
+      answer = try await client.mergeSettings(settings.entries)
     } catch {
-      return "refused: \(error.kind)"
+      return "not synced: \(error.kind)"
     }
-    for entry in theirs.entries { acknowledge(entry.key) }
-    return "acknowledged"
+    for entry in answer.entries {
+      if let index = serverAcknowledgedSettings.firstIndex(where: { $0.key == entry.key }) {
+        serverAcknowledgedSettings[index].stamp = max(serverAcknowledgedSettings[index].stamp, entry.stamp)
+      } else {
+        serverAcknowledgedSettings.append((entry.key, entry.stamp))
+      }
+    }
+    // The same process still runs: the simulation's operations take turns on the main actor.
+    do {
+      try settings.merge(answer)
+    } catch {
+      return "answer not written: \(error.kind)"
+    }
+    for entry in answer.entries { acknowledge(entry.key) }
+    return "acknowledged (\(answer.entries.count) keys)"
   }
 
   /// Schedules a one-shot timer `after` from now; remembered when the call returned.
@@ -123,6 +145,18 @@ final class DeviceRecipes {
     for (identifier, _) in acknowledgedTimers
     where count(identifier) == 0 && !timers.scheduled.contains(where: { $0.identifier == identifier }) {
       return "\(device): timer \(identifier) lost: it never fired and is no longer scheduled"
+    }
+    return nil
+  }
+
+  /// The server's side of **no setting change lost**: each key the server answered with is in
+  /// its settings at the answer's stamp or a later one; nil when it holds.
+  func checkServer(_ stored: SettingsFile, device: String) -> String? {
+    for (key, stamp) in serverAcknowledgedSettings {
+      let now = stored[key]?.stamp ?? .origin
+      if now < stamp {
+        return "server: setting '\(key)' lost: it answered \(device) with \(stamp), it now has \(now)"
+      }
     }
     return nil
   }

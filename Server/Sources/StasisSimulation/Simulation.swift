@@ -31,6 +31,8 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   case collectionIgnoresChains = "collection-ignores-chains"
   /// Issue 31: settings and timers are written without a flush, so a crash takes one back.
   case unflushedSettingsAndTimers = "unflushed-settings-and-timers"
+  /// Issue 31: the server's settings merge takes every key sent, whatever its stamp.
+  case settingsOverwriteNewer = "settings-overwrite-newer"
 
   /// The bug as the libraries plant it, in the instances of one run only.
   var planted: PlantedBugs {
@@ -45,6 +47,7 @@ public enum PlantedBug: String, Sendable, CaseIterable {
     case .mergeAcrossUnrelatedHistories: .mergeAcrossUnrelatedHistories
     case .collectionIgnoresChains: .collectionIgnoresChains
     case .unflushedSettingsAndTimers: .unflushedFolderFiles
+    case .settingsOverwriteNewer: .settingsOverwriteNewer
     }
   }
 }
@@ -200,7 +203,7 @@ public final class Simulation {
       // other operations.
       if recipeRandom.chance(6) {
         let device = devices[recipeRandom.below(devices.count)]
-        if device.isRunning { settingsOrTimers(device) }
+        if device.isRunning { await settingsOrTimers(device) }
       }
       await step()
       result.operations += 1
@@ -227,8 +230,8 @@ public final class Simulation {
     }
   }
 
-  /// A setting changed, a timer scheduled, or another device's settings merged (15.4, 15.6).
-  private func settingsOrTimers(_ device: SimulatedDevice) {
+  /// A setting changed, a timer scheduled, or the settings carried through the server (15.4, 15.6).
+  private func settingsOrTimers(_ device: SimulatedDevice) async {
     let recipes = device.recipes
     var random = recipeRandom
     defer { recipeRandom = random }
@@ -243,10 +246,8 @@ public final class Simulation {
       let after = Duration.seconds(random.below(900))
       note("\(device.name): timer after \(after): \(recipes.schedule(after: after, now: now()))")
     default:
-      let others = devices.filter { $0 !== device && $0.isRunning }
-      guard !others.isEmpty else { return note("\(device.name): no other device runs to merge settings from") }
-      let other = others[random.below(others.count)]
-      note("\(device.name): settings merged from \(other.name): \(recipes.merge(from: other.recipes))")
+      guard let client = device.sync?.client else { return note("\(device.name): settings sync: not running") }
+      note("\(device.name): settings synced through the server: \(await recipes.syncSettings(through: client))")
     }
   }
 
@@ -274,6 +275,11 @@ public final class Simulation {
     for device in devices {
       if let broken = checker.checkDevice(device) { return fail(broken) }
       if let broken = device.recipesFailure ?? device.recipes.check(device: device.name) { return fail(broken) }
+    }
+    if let stored = await server.settings() {
+      for device in devices {
+        if let broken = device.recipes.checkServer(stored, device: device.name) { return fail(broken) }
+      }
     }
     let acknowledged = devices.flatMap { $0.network.acknowledged }
     let committed = devices.flatMap { $0.network.committed }

@@ -90,6 +90,9 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "Slots per player.")
   var maxSlots = PlayerLimits().slots
 
+  @Option(help: "The largest settings file a device may send, and the most a player's settings may take, in bytes.")
+  var maxSettingsBytes = PlayerLimits().settingsBytes
+
   @Option(
     help: """
       Connections served at once (default: what the descriptor limit leaves after the database \
@@ -113,7 +116,7 @@ struct Serve: AsyncParsableCommand {
 
   func validate() throws {
     guard keepRevisions >= 1 else { throw ValidationError("--keep-revisions is at least 1") }
-    guard maxBodyBytes >= 1, maxPlayerBytes >= 1, maxSlots >= 1 else {
+    guard maxBodyBytes >= 1, maxPlayerBytes >= 1, maxSlots >= 1, maxSettingsBytes >= 1 else {
       throw ValidationError("limits are at least 1")
     }
     guard requestTimeout > 0, requestTimeout <= 86_400, (bodyTimeout ?? 1) > 0 else {
@@ -157,7 +160,8 @@ struct Serve: AsyncParsableCommand {
     let timeout = effectiveRequestTimeout
     let options = ServerOptions(
       host: host, port: port, keepRevisions: keepRevisions,
-      limits: PlayerLimits(totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes),
+      limits: PlayerLimits(
+        totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes, settingsBytes: maxSettingsBytes),
       requestTimeout: .milliseconds(Int64(timeout * 1000)), secureCookies: secureCookies)
     let storageName = storage.postgres == nil ? "sqlite \(storage.database)" : "postgresql"
     // A statement outlives no request: PostgreSQL cancels it a second after the request's deadline.

@@ -41,4 +41,8 @@
   /// Issue 31: settings and timers are replaced atomically but never flushed, so a crash may
   /// take back an acknowledged setting or timer. Planted in a ``SaveStore``.
   public static let unflushedFolderFiles = PlantedBugs(rawValue: 1 << 9)
+  /// Issue 31: the server's settings merge takes every key a device sends, whatever its stamp
+  /// (an unconditional upsert), so a stale device overwrites a newer value. Planted in the
+  /// server's SQLite backend.
+  public static let settingsOverwriteNewer = PlantedBugs(rawValue: 1 << 10)
 }

@@ -65,6 +65,7 @@ public struct SaveServer: Sendable {
     }
     v1.put("slots/:slot") { request, context in try await put(request, context) }
     addResumableRoutes(to: v1)
+    addSettingsRoutes(to: v1)
     v1.get("slots/:slot") { request, context in
       let slot = try slotName(context)
       // A client that has a revision asks with If-None-Match: the head's metadata answers it

@@ -1,3 +1,5 @@
+import Stasis
+
 /// What became of a delete.
 public enum DeleteOutcome: Sendable, Equatable {
   /// The slot and its revisions are gone; its revision numbers are not reused.
@@ -38,4 +40,12 @@ public enum WritePrecondition: Sendable, Equatable {
   case create
   /// `If-Match: "N"`: the slot's head must be revision N.
   case head(Int64)
+}
+
+/// What became of merging a device's settings into the player's.
+public enum SettingsMerge: Sendable, Equatable {
+  /// Committed: the player's settings now, and how many of the device's keys were taken.
+  case merged(SettingsFile, taken: Int)
+  /// The merged settings would take more than the player's limit; nothing was written.
+  case overLimit(String)
 }

@@ -35,11 +35,17 @@ public struct PlayerLimits: Sendable, Equatable {
   public var slots: Int
   /// The largest upload, in bytes.
   public var bodyBytes: Int
+  /// The largest settings file a device may send (`PUT /v1/settings`), and the most the
+  /// player's merged settings may take in storage (each key is kept as an entry of its own,
+  /// about 100 bytes more than in the file), in bytes.
+  public var settingsBytes: Int
 
   /// Creates limits; the defaults suit a game whose saves are up to a few MB.
-  public init(totalBytes: Int64 = 256 << 20, slots: Int = 100, bodyBytes: Int = 16 << 20) {
+  public init(totalBytes: Int64 = 256 << 20, slots: Int = 100, bodyBytes: Int = 16 << 20, settingsBytes: Int = 1 << 20)
+  {
     self.totalBytes = totalBytes
     self.slots = slots
     self.bodyBytes = bodyBytes
+    self.settingsBytes = settingsBytes
   }
 }

@@ -44,7 +44,7 @@ public final class PostgresBackend: SaveBackend {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
       // stasis_put_v1 pruned conflict losers: it is dropped, so no server of any version calls it.
-      for statement in ServerSchema.postgres + ServerSchema.postgresStudio + [
+      for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings + [
         Self.dropPutFunctionV1, Self.putFunctionV4, Self.putFunctionV3, Self.putFunctionV2,
       ] {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)

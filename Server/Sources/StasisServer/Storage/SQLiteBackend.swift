@@ -69,6 +69,9 @@ public final class SQLiteBackend: SaveBackend {
     migrator.registerMigration("v5: staff, sessions, the audit log, device tokens") { db in
       try db.execute(sql: ServerSchema.sqliteStudio)
     }
+    migrator.registerMigration("v6: settings") { db in
+      try db.execute(sql: ServerSchema.sqliteSettings)
+    }
     try migrator.migrate(pool)
   }
 

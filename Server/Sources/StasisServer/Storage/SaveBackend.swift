@@ -1,4 +1,5 @@
 import Foundation
+import Stasis
 
 /// Where the server keeps players, slots and revisions. Everything the server knows is here,
 /// so any number of servers can share one backend. Each method is one transaction: an
@@ -61,6 +62,18 @@ public protocol SaveBackend: StudioBackend {
   func storedBytes(player: Player, slot: String) async throws -> Int64
   /// The file a piece of the slot rebuilds; nil when the slot has no such piece.
   func pieceFile(player: Player, slot: String, piece: Int64) async throws -> [UInt8]?
+
+  // MARK: Settings (15.6)
+
+  /// Merges a device's settings into the player's, key by key, in one transaction: a key is
+  /// taken when the player has none by its name, or when its stamp is later than the stored one
+  /// (the last writer wins; an equal or older stamp changes nothing). Each key is one
+  /// conditional upsert, so two merges at once, on any number of servers, never lose a key.
+  /// Nothing is written when the player's settings would take more than
+  /// ``PlayerLimits/settingsBytes``.
+  func mergeSettings(player: Player, _ settings: SettingsFile, limits: PlayerLimits) async throws -> SettingsMerge
+  /// The player's settings, every key at its latest stamp; empty when they have none yet.
+  func settings(player: Player) async throws -> SettingsFile
 }
 
 /// An upload in progress (`POST /v1/slots/{slot}/uploads`).

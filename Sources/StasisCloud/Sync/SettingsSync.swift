@@ -1,0 +1,210 @@
+import Logging
+import Stasis
+
+/// What one settings round trip came to.
+public enum SettingsSyncOutcome: Sendable, Equatable {
+  /// The server merged this device's settings into the player's and its answer was merged
+  /// here. `changed` are the keys whose value changed on this device: another device's changes.
+  case merged(changed: [String])
+  /// The server has no settings routes (a `stasis-server` from before them): the settings stay
+  /// on this device, and the sync asks no more until the game is launched again. Slot sync is
+  /// not affected.
+  case unsupported
+  /// The server could not be reached or refused the request; the next launch, return or
+  /// change tries again.
+  case failed(CloudError)
+  /// The server's answer could not be written to the settings file; tried again as for
+  /// ``failed(_:)``.
+  case notWritten(SaveFileError)
+}
+
+/// Carries a game's settings (``SettingsStore``) between the player's devices through
+/// `stasis-server` (15.6): one round trip sends this device's settings and merges the server's
+/// answer, key by key — the last writer wins by ``SettingsStamp``, so settings never conflict.
+///
+/// A round trip runs on launch (when the sync is made), on every return to the foreground,
+/// ``changeDelay`` after a change on this device (with every change made meanwhile),
+/// and on the way to the background when a change has not gone up yet, as a background task
+/// of its own that the budget's expiry cancels. At most one is in flight; what asks during it
+/// is one more round trip after it. Another device's changes reach observers of the store as
+/// ``SettingsChange/Source/cloud``.
+///
+/// Against a server from before settings (`404`), it logs once and stops for the session; the
+/// slot's ``CloudSync`` goes on as before.
+///
+/// ```swift
+/// let settings = try SettingsStore(store: store, defaults: Options(), application: app)
+/// let settingsSync = SettingsSync(settings: settings, credentials: credentials, application: app)
+/// ```
+///
+/// Keep it for as long as the game runs; a sync let go stops.
+@MainActor
+public final class SettingsSync<Settings: Codable & Sendable> {
+  /// The settings kept in sync.
+  public let settings: SettingsStore<Settings>
+  /// The server.
+  public let client: CloudClient
+  /// How long after a change on this device its settings go up, on the application's clock;
+  /// every change made meanwhile goes in the same round trip (a slider dragged costs one a
+  /// second, however long it is dragged). Default 1 s. Without an application, a change goes
+  /// up at once.
+  public var changeDelay: Duration = .seconds(1)
+  /// What the last round trip came to; nil before the first ended.
+  public private(set) var lastOutcome: SettingsSyncOutcome?
+  /// False once the server answered that it has no settings routes: no round trip is tried
+  /// again while this sync lives.
+  public private(set) var serverHasSettings = true
+
+  private weak var application: Application?
+  private var applicationObservers: [ObserverToken] = []
+  private var settingsObserver: ObserverToken?
+  private let logger: Logger
+  /// A change on this device that no round trip has sent yet.
+  private var unsent = false
+  /// When the change waiting for ``changeDelay`` was made.
+  private var changedAt: Duration?
+  /// A round trip asked for and not yet begun.
+  private var requested = false
+  private var worker: Task<Void, Never>?
+  /// Background tasks that end when no round trip is left to run.
+  private var backgroundTasks: [BackgroundTaskID] = []
+
+  /// Syncs `settings` through `client`, starting with a round trip now (the launch's).
+  ///
+  /// - Parameters:
+  ///   - settings: the game's settings store.
+  ///   - client: the server, the player's token and this device's name.
+  ///   - application: when given, a round trip runs on every `willEnterForeground`, a change
+  ///     waits ``changeDelay`` on its clock (checked on each `update()`), and one not yet sent
+  ///     goes up on `didEnterBackground` inside the background budget.
+  ///   - logger: where the sync notes failures and a server without settings.
+  public init(
+    settings: SettingsStore<Settings>, client: CloudClient, application: Application? = nil,
+    logger: Logger = Logger(label: "stasis.cloud.settings")
+  ) {
+    self.settings = settings
+    self.client = client
+    self.logger = logger
+    settingsObserver = settings.addObserver { [weak self] change in
+      // Another device's change came from the server; any other (this game, another process
+      // or `stasis settings set`) goes up.
+      if change.source != .cloud { self?.changed() }
+    }
+    if let application { attach(to: application) }
+    request()
+  }
+
+  /// Syncs `settings` with the server `credentials` name, over HTTP unless `transport` says
+  /// otherwise.
+  public convenience init(
+    settings: SettingsStore<Settings>, credentials: CloudCredentials, application: Application? = nil,
+    transport: any CloudTransport = HTTPCloudTransport(), logger: Logger = Logger(label: "stasis.cloud.settings")
+  ) {
+    self.init(
+      settings: settings, client: CloudClient(credentials: credentials, transport: transport),
+      application: application, logger: logger)
+  }
+
+  isolated deinit {
+    worker?.cancel()
+    if let settingsObserver { settings.removeObserver(settingsObserver) }
+    if let application { for token in applicationObservers { application.removeObserver(token) } }
+  }
+
+  /// Runs a round trip now, after the one in flight if there is one, and returns what it came
+  /// to; ``SettingsSyncOutcome/unsupported`` at once against a server without settings.
+  @discardableResult
+  public func synchronize() async -> SettingsSyncOutcome {
+    guard serverHasSettings else { return .unsupported }
+    request()
+    await settle()
+    return lastOutcome ?? .unsupported
+  }
+
+  /// Waits until no round trip is in flight or asked for (tests, and a tool before it exits).
+  public func settle() async {
+    while let worker { await worker.value }
+  }
+
+  // MARK: Private
+
+  private func attach(to application: Application) {
+    self.application = application
+    applicationObservers.append(
+      application.addObserver(for: .willEnterForeground) { [weak self] _ in self?.request() })
+    applicationObservers.append(
+      application.addObserver(for: .didEnterBackground) { [weak self] application in
+        self?.enteredBackground(application)
+      })
+    applicationObservers.append(
+      application.addUpdateObserver { [weak self] application in self?.poll(application) })
+  }
+
+  private func changed() {
+    unsent = true
+    guard let application, changeDelay > .zero else { return request() }
+    if changedAt == nil { changedAt = application.configuration.clock.now() }
+  }
+
+  /// A change waiting for ``changeDelay`` goes up once the delay has passed.
+  private func poll(_ application: Application) {
+    guard let changedAt, application.state == .active || application.state == .inactive else { return }
+    guard application.configuration.clock.now() - changedAt >= changeDelay else { return }
+    self.changedAt = nil
+    request()
+  }
+
+  /// A change not yet sent goes up now, as a background task the budget's expiry cancels.
+  private func enteredBackground(_ application: Application) {
+    guard serverHasSettings, unsent || changedAt != nil || worker != nil else { return }
+    changedAt = nil
+    backgroundTasks.append(
+      application.beginCancellableBackgroundTask(named: "settings upload") { [weak self] in self?.worker?.cancel() })
+    request()
+  }
+
+  private func request() {
+    guard serverHasSettings else { return }
+    requested = true
+    guard worker == nil else { return }
+    worker = Task { [weak self] in await self?.drain() }
+  }
+
+  private func drain() async {
+    while requested, serverHasSettings, !Task.isCancelled {
+      requested = false
+      lastOutcome = await roundTrip()
+    }
+    worker = nil
+    for id in backgroundTasks { application?.endBackgroundTask(id) }
+    backgroundTasks.removeAll()
+  }
+
+  private func roundTrip() async -> SettingsSyncOutcome {
+    let sent = settings.entries
+    unsent = false
+    let answer: SettingsFile
+    do {
+      answer = try await client.mergeSettings(sent)
+    } catch {
+      if error.kind == .notFound {
+        serverHasSettings = false
+        logger.notice("settings: \(error.message); they stay on this device until the next launch")
+        return .unsupported
+      }
+      unsent = true
+      logger.info("settings: not synced: \(error)")
+      return .failed(error)
+    }
+    let before = settings.entries
+    do {
+      try settings.merge(answer)
+    } catch {
+      unsent = true
+      logger.error("settings: the server's settings could not be written: \(error)")
+      return .notWritten(error)
+    }
+    let after = settings.entries
+    return .merged(changed: after.entries.filter { before[$0.key]?.value != $0.value }.map(\.key))
+  }
+}

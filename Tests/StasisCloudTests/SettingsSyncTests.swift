@@ -1,0 +1,117 @@
+import Foundation
+import Stasis
+import StasisCloud
+import Synchronization
+import Testing
+
+private struct Volume: Codable, Sendable {
+  var volume: Int64 = 8
+}
+
+/// A clock the test moves.
+private final class TestClock: MonotonicClock {
+  private let current = Mutex(Duration.zero)
+  func now() -> Duration { current.withLock { $0 } }
+  func advance(by amount: Duration) { current.withLock { $0 += amount } }
+}
+
+/// The server's settings routes in memory: each `PUT /v1/settings` merged and answered, as
+/// `stasis-server` does. With `holding` set, a request waits until its task is cancelled (a
+/// link that never answers); `arrived` is signalled when one is waiting.
+private final class MemoryServer: CloudTransport {
+  private let state = Mutex((settings: SettingsFile(), puts: 0, holding: false))
+  let arrived = DispatchSemaphore(value: 0)
+
+  var puts: Int { state.withLock { $0.puts } }
+  var settings: SettingsFile { state.withLock { $0.settings } }
+  func hold(_ holding: Bool) { state.withLock { $0.holding = holding } }
+
+  func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
+    guard request.method == "PUT", request.path == "/v1/settings", let body = request.body,
+      let sent = try? SettingsFile(bytes: body)
+    else { return CloudResponse(status: 404, body: Array(#"{"error": "no route"}"#.utf8)) }
+    if state.withLock({ $0.holding }) {
+      arrived.signal()
+      // No answer until the request is cancelled: the background budget's expiry.
+      let (stream, continuation) = AsyncStream<Void>.makeStream()
+      defer { continuation.finish() }
+      for await _ in stream {}
+      throw CloudError(.cancelled, "PUT /v1/settings was cancelled")
+    }
+    let merged = state.withLock { state in
+      state.puts += 1
+      state.settings.merge(sent)
+      return state.settings
+    }
+    return CloudResponse(status: 200, body: merged.encoded())
+  }
+}
+
+@Suite("SettingsSync on an application's clock, against a server in memory")
+@MainActor
+struct SettingsSyncUnitTests {
+  private func device(_ server: MemoryServer, clock: TestClock) throws -> (
+    Application, SettingsStore<Volume>, SettingsSync<Volume>
+  ) {
+    let folder = NSTemporaryDirectory() + "stasis-settings-sync-\(UUID().uuidString)"
+    let application = Application(configuration: .init(backgroundBudget: .seconds(10), clock: clock))
+    application.launch()
+    let settings = try SettingsStore(
+      store: SaveStore(directory: folder, device: "phone"), defaults: Volume(), application: application)
+    let sync = SettingsSync(
+      settings: settings, credentials: CloudCredentials(url: "memory://", token: "t", device: "phone"),
+      application: application, transport: server)
+    return (application, settings, sync)
+  }
+
+  @Test("a change goes up changeDelay after it, with every change made meanwhile: one round trip")
+  func coalesced() async throws {
+    let server = MemoryServer()
+    let clock = TestClock()
+    let (application, settings, sync) = try device(server, clock: clock)
+    await sync.settle()
+    #expect(server.puts == 1, "the launch's round trip")
+    for volume in Int64(1)...4 {
+      try settings.update { $0.volume = volume }
+      clock.advance(by: .milliseconds(200))
+      application.update()
+      await sync.settle()
+    }
+    #expect(server.puts == 1, "a slider dragged: nothing yet")
+    clock.advance(by: .milliseconds(200))
+    application.update()
+    await sync.settle()
+    #expect(server.puts == 2, "one round trip for four changes")
+    #expect(server.settings["volume"]?.value == .int64(4))
+  }
+
+  @Test("in the background, an upload the link never answers is cancelled when the budget runs out")
+  func budgetExpires() async throws {
+    let server = MemoryServer()
+    let clock = TestClock()
+    let (application, settings, sync) = try device(server, clock: clock)
+    await sync.settle()
+    try settings.update { $0.volume = 2 }
+    server.hold(true)
+    application.enterBackground()
+    #expect(application.runningBackgroundTasks == ["settings upload"])
+    await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        server.arrived.wait()
+        continuation.resume()
+      }
+    }
+    clock.advance(by: .seconds(11))
+    application.update()  // the budget is spent: the expiration handler cancels the round trip
+    #expect(application.runningBackgroundTasks.isEmpty)
+    await sync.settle()
+    #expect(sync.lastOutcome == .failed(CloudError(.cancelled, "PUT /v1/settings was cancelled")))
+    #expect(settings.value.volume == 2, "the change stays on the device")
+
+    // Back in the foreground, the change goes up.
+    server.hold(false)
+    application.enterForeground()
+    await sync.settle()
+    #expect(server.settings["volume"]?.value == .int64(2))
+  }
+}
