@@ -18,8 +18,16 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
   @MainActor
   final class DemoCloud {
     private let sync: CloudSync
+    /// The settings carried between the player's devices (F2's), once the window has them.
+    private var settingsSync: SettingsSync<DemoSettings>?
 
     private init(sync: CloudSync) { self.sync = sync }
+
+    /// Carries the settings between the player's devices through the same server: a round trip
+    /// now, on each return, and a moment after each change.
+    func syncSettings(_ settings: SettingsStore<DemoSettings>, application: Application) {
+      settingsSync = SettingsSync(settings: settings, client: sync.client, application: application)
+    }
 
     /// The cloud's state for the HUD: "synced r12", "offline, 2 waiting", "conflict".
     var hud: (text: String, color: HUDColor) {
@@ -109,6 +117,7 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
   final class DemoCloud {
     var hud: (text: String, color: HUDColor) { ("", (0, 0, 0)) }
     var json: [String: Any] { [:] }
+    func syncSettings(_ settings: SettingsStore<DemoSettings>, application: Application) {}
 
     static func attach(_ options: StasisDemo, to game: Game, onEvent: (@Sendable (String) -> Void)? = nil)
       -> DemoCloud?

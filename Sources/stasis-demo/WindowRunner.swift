@@ -122,6 +122,7 @@ final class WindowRunner {
       FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
       return 1
     }
+    cloud?.syncSettings(settings, application: app)
     openRecords()
     app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
 

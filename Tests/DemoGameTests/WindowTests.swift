@@ -41,7 +41,7 @@ struct WindowTests {
 
     let saves = try temporaryFolder().path
     let demo = try LineProcess(
-      try builtProduct("stasis-demo"),
+      try builtProduct("stasis-demo", withDefaultTraits: true),
       ["--level", "2", "--saves", saves, "--trace", "--json", "--autosave", "1"], environment: display)
     defer { if demo.process.isRunning { demo.process.terminate() } }
     let window = try shell(["xdotool", "search", "--sync", "--name", "Stasis demo"], environment: display)

@@ -7,9 +7,13 @@ public let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
 /// A built product: the release build when `scripts/test.sh` made one (the stress level's
 /// runs take seconds there and minutes in debug), else the one next to this test binary.
-public func builtProduct(_ name: String) throws -> URL {
+///
+/// `withDefaultTraits`: the one next to the tests, always. `scripts/test.sh` builds the release
+/// demo without the package's traits (no HTTP client, no SQLite); a test of what they add — the
+/// window's high-score table — runs the build a player runs.
+public func builtProduct(_ name: String, withDefaultTraits: Bool = false) throws -> URL {
   let release = packageRoot.appendingPathComponent(".build/release/\(name)")
-  if ProcessInfo.processInfo.environment["STASIS_USE_RELEASE"] == "1",
+  if !withDefaultTraits, ProcessInfo.processInfo.environment["STASIS_USE_RELEASE"] == "1",
     FileManager.default.isExecutableFile(atPath: release.path)
   {
     return release
