@@ -113,6 +113,9 @@
     /// The row this session's game raises, and its points: a lower score (a new game, an older
     /// save loaded) starts a new row.
     private var current: (id: Int64, points: Int64)?
+    /// True after a save was restored and before its first score: that score goes on with the
+    /// slot's newest row on this device, when its points are not above it (a resumed game).
+    private var resumed = false
 
     /// Opens (or creates, and migrates) the records of a save folder.
     public init(saves: SaveStore, application: Application?) throws(RecordStoreError) {
@@ -135,22 +138,32 @@
         store: store, request: RecordFetchRequest(DemoSlotEntry.self, sortedBy: [Column("savedAt").desc]))
     }
 
-    /// Records the game's score: raises this game's row, or inserts one. The first score of a
-    /// session continues the slot's newest row on this device when the game went on from it
-    /// (its points are not above these: a resumed game), so a relaunch does not list a game
-    /// twice. Nothing for a score of zero. Returns at once; the task ends when the write has.
+    /// A save was restored (at launch, from the picker, after a failure): the game that goes on
+    /// may be one the table has a row for, or an older one.
+    public func restoredSave() {
+      current = nil
+      resumed = true
+    }
+
+    /// Records the game's score: raises this game's row, or inserts one. After
+    /// ``restoredSave()`` the first score continues the slot's newest row on this device when
+    /// the game went on from it (its points are not above these), so a relaunch does not list
+    /// a game twice; a new game always gets a row of its own. Nothing for a score of zero.
+    /// Returns at once; the task ends when the write has.
     @discardableResult
     public func recordScore(points: Int64, level: Int, slot: SaveSlot) -> Task<Void, Never> {
       guard points > 0 else { return Task {} }
       if let current, points < current.points { self.current = nil }  // a new game, or an older save
       let continuing = current?.id
+      let resumed = self.resumed
+      self.resumed = false
       let device = saves.device
       let now = saves.wallClock()
       return begin { db -> DemoHighScore in
         var row: DemoHighScore
         if let continuing, let found = try DemoHighScore.fetchOne(db, key: continuing) {
           row = found
-        } else if continuing == nil,
+        } else if continuing == nil, resumed,
           let newest = try DemoHighScore.filter(Column("slot") == slot.name && Column("device") == device)
             .order(Column("id").desc).fetchOne(db), newest.points <= points
         {

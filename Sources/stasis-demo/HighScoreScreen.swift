@@ -37,7 +37,7 @@
 
     private func take(_ changes: RecordChanges) {
       lastChanges = changes.description
-      // A row's mark follows it: rows the change set did not name keep theirs only if still there.
+      // The marks are the last change set's: an earlier one's are replaced.
       var next: [Int: String] = [:]
       for change in changes.records {
         switch change {

@@ -58,7 +58,11 @@ final class SlotPicker {
       self.renderer = renderer
       controller = records?.slotList()
       if let controller {
-        controller.onChange = { [unowned self] _ in self.show(controller.records.map(Self.row)) }
+        // Weak both ways: the controller lives in the picker, and stops when the picker goes.
+        controller.onChange = { [weak self] _ in
+          guard let self, let controller = self.controller else { return }
+          self.show(controller.records.map(Self.row))
+        }
         do {
           try controller.start()
           show(controller.records.map(Self.row))
@@ -107,6 +111,9 @@ final class SlotPicker {
   }
 
   isolated deinit {
+    #if Records
+      controller?.stop()
+    #endif
     for name in thumbnails.keys.sorted() { if let texture = thumbnails[name] ?? nil { SDL_DestroyTexture(texture) } }
   }
 

@@ -50,7 +50,7 @@ final class WindowRunner {
   #endif
   /// Levels finished and the run's frame as of the last step: one more level in one more frame
   /// is a level's end, whose score is recorded (a restore changes both otherwise).
-  private var lastStep = (levelsFinished: 0, runFrame: Int64(0))
+  private var lastStep = (levelsFinished: 0, runFrame: Int64(0), index: 1)
 
   init(options: StasisDemo) { self.options = options }
 
@@ -99,7 +99,10 @@ final class WindowRunner {
       self.show(event)
       #if Records
         switch event {  // the picker's index follows the slot's files
-        case .saved, .restored: self.records?.indexSlot(self.game.coordinator.slot)
+        case .saved: self.records?.indexSlot(self.game.coordinator.slot)
+        case .restored:
+          self.records?.restoredSave()
+          self.records?.indexSlot(self.game.coordinator.slot)
         default: break
         }
       #endif
@@ -508,15 +511,16 @@ final class WindowRunner {
   /// A level ended in the last step: its score goes into the table.
   private func noteLevelEnd() {
     let level = game.engine.state.level
-    defer { lastStep = (level.levelsFinished, level.runFrame) }
+    defer { lastStep = (level.levelsFinished, level.runFrame, level.index) }
     guard level.levelsFinished == lastStep.levelsFinished + 1, level.runFrame == lastStep.runFrame + 1 else { return }
-    recordScore()
+    recordScore(level: lastStep.index)  // the level finished, not the one the step moved on to
   }
 
-  private func recordScore() {
+  private func recordScore(level: Int? = nil) {
     #if Records
       let state = game.engine.state
-      records?.recordScore(points: state.score.points, level: state.level.index, slot: game.coordinator.slot)
+      records?.recordScore(
+        points: state.score.points, level: level ?? state.level.index, slot: game.coordinator.slot)
     #endif
   }
 

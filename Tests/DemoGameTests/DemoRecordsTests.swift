@@ -33,7 +33,7 @@
     }
 
     @Test(
-      "a game's row is raised at each level's end, a new game below it gets its own, a relaunch continues its game, and only ten show"
+      "a game's row is raised at each level's end, a new game gets its own, a resumed game continues its row, and only ten show"
     )
     func highScores() async throws {
       let folder = try temporaryFolder().path
@@ -59,11 +59,21 @@
       // the newest game of the slot goes on.
       topTen.stop()
       try records.store.close()
-      let relaunched = try DemoRecords(saves: saves, application: nil)
-      let table = relaunched.topTen()
+      var relaunched = try DemoRecords(saves: saves, application: nil)
+      var table = relaunched.topTen()
       try table.start()
+      relaunched.restoredSave()
       try await record(relaunched, 450, level: 3, on: table)
       #expect(table.records.map(\.points) == [450, 250])
+
+      // Relaunched again into a new game (nothing restored): its own row, though it scores more.
+      table.stop()
+      try relaunched.store.close()
+      relaunched = try DemoRecords(saves: saves, application: nil)
+      table = relaunched.topTen()
+      try table.start()
+      try await record(relaunched, 500, level: 1, on: table)
+      #expect(table.records.map(\.points) == [500, 450, 250])
 
       // Eleven more games, each better than the last: the table shows the ten best; the
       // store keeps them all (up to `keptScores`).
@@ -75,7 +85,7 @@
       #expect(table.records.first?.points == 1_011)
       #expect(table.records.last?.points == 1_002)
       let kept = try await relaunched.store.read { db in try DemoHighScore.fetchCount(db) }
-      #expect(kept == 13)
+      #expect(kept == 14)
       #expect(relaunched.hasPendingWrites == false)
     }
 

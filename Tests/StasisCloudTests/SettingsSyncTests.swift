@@ -114,4 +114,18 @@ struct SettingsSyncUnitTests {
     await sync.settle()
     #expect(server.settings["volume"]?.value == .int64(2))
   }
+
+  @Test("a change made a moment before the quit goes up inside the quit's budget")
+  func quit() async throws {
+    let server = MemoryServer()
+    let clock = TestClock()
+    let (application, settings, sync) = try device(server, clock: clock)
+    await sync.settle()
+    try settings.update { $0.volume = 7 }  // inside changeDelay: not sent yet
+    application.terminate()
+    #expect(application.runningBackgroundTasks.contains("settings upload"))
+    await sync.settle()
+    #expect(server.settings["volume"]?.value == .int64(7))
+    #expect(!application.runningBackgroundTasks.contains("settings upload"), "ended once it went up")
+  }
 }

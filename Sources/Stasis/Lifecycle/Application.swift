@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 #if canImport(Glibc)
@@ -269,10 +270,20 @@ public final class Application {
   /// Blocks the main thread until a background task ends or the budget runs out, then
   /// calls ``update()``. For loops with nothing to do while in the background; tests with
   /// a `ManualClock` (from `StasisTesting`) advance the clock and call ``update()`` instead.
+  ///
+  /// Called on the process's main thread (a game loop that holds it), it runs the main queue
+  /// every few milliseconds while it waits: work that ends on the main actor — a
+  /// `RecordStore` write, a settings upload — ends inside the budget instead of waiting for
+  /// it to run out.
   public func waitForBackgroundWork() {
     update()
     guard let episode else { return }
-    tasks.waitForEnd(timeout: episode.deadline - configuration.clock.now())
+    let timeout = episode.deadline - configuration.clock.now()
+    if Thread.isMainThread {
+      tasks.waitForEndRunningMainQueue(timeout: timeout)
+    } else {
+      tasks.waitForEnd(timeout: timeout)
+    }
     update()
   }
 

@@ -97,9 +97,24 @@ final class BackgroundTaskRegistry: Sendable {
     }
   }
 
-  /// Blocks the calling thread until some task ends or `timeout` passes.
-  func waitForEnd(timeout: Duration) {
-    _ = endSignal.wait(timeout: timeout.deadlineFromNow)
+  /// Blocks the calling thread until some task ends or `timeout` passes; true when one ended.
+  @discardableResult
+  func waitForEnd(timeout: Duration) -> Bool {
+    endSignal.wait(timeout: timeout.deadlineFromNow) == .success
+  }
+
+  /// ``waitForEnd(timeout:)`` on the main thread of a loop that holds it: the main queue runs
+  /// every few milliseconds while it waits, for work that ends there (a task begun or ended on
+  /// the main actor: a records write, a settings upload), which a plain wait would hold until
+  /// the budget ran out. Foundation's run loop is the main queue's only public drain on Linux.
+  func waitForEndRunningMainQueue(timeout: Duration) {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    repeat {
+      _ = RunLoop.main.run(mode: .default, before: .distantPast)
+      let left = deadline - clock.now
+      if left <= .zero || waitForEnd(timeout: min(left, .milliseconds(5))) { return }
+    } while true
   }
 }
 

@@ -76,7 +76,7 @@ public final class SettingsSync<Settings: Codable & Sendable> {
   ///   - client: the server, the player's token and this device's name.
   ///   - application: when given, a round trip runs on every `willEnterForeground`, a change
   ///     waits ``changeDelay`` on its clock (checked on each `update()`), and one not yet sent
-  ///     goes up on `didEnterBackground` inside the background budget.
+  ///     goes up on `didEnterBackground` and `willTerminate`, inside the background budget.
   ///   - logger: where the sync notes failures and a server without settings.
   public init(
     settings: SettingsStore<Settings>, client: CloudClient, application: Application? = nil,
@@ -136,6 +136,11 @@ public final class SettingsSync<Settings: Codable & Sendable> {
       application.addObserver(for: .didEnterBackground) { [weak self] application in
         self?.enteredBackground(application)
       })
+    // A quit is a last trip to the background: a change made a moment before it goes up too.
+    applicationObservers.append(
+      application.addObserver(for: .willTerminate) { [weak self] application in
+        self?.enteredBackground(application)
+      })
     applicationObservers.append(
       application.addUpdateObserver { [weak self] application in self?.poll(application) })
   }
@@ -154,7 +159,8 @@ public final class SettingsSync<Settings: Codable & Sendable> {
     request()
   }
 
-  /// A change not yet sent goes up now, as a background task the budget's expiry cancels.
+  /// A change not yet sent goes up now, as a background task the budget's expiry cancels (on
+  /// the way to the background, and at a quit).
   private func enteredBackground(_ application: Application) {
     guard serverHasSettings, unsent || changedAt != nil || worker != nil else { return }
     changedAt = nil
@@ -178,6 +184,8 @@ public final class SettingsSync<Settings: Codable & Sendable> {
     worker = nil
     for id in backgroundTasks { application?.endBackgroundTask(id) }
     backgroundTasks.removeAll()
+    // Cancelled by the budget's expiry while a return asked for a round trip: that one runs.
+    if requested { request() }
   }
 
   private func roundTrip() async -> SettingsSyncOutcome {
