@@ -154,11 +154,10 @@ final class WindowRunner {
         }
       }
       if app.state == .notRunning {  // terminated: wait for the final save and score, then leave
-        while app.hasBackgroundEpisode || hasPendingRecords {
-          // Not `waitForBackgroundWork()`: a records write ends on the main queue, pumped here.
-          _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005))
-          app.update()
-        }
+        // The wait runs the main queue, where the score's records write begins and ends; one
+        // begun as the episode ended (the final save's index) is waited for here too.
+        while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
+        while hasPendingRecords { _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005)) }
         game.coordinator.waitForSaves()
         running = false
         continue

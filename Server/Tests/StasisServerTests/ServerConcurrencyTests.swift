@@ -47,30 +47,24 @@ struct ServerConcurrencyTests {
   // Live: two server processes.
   @Test("two server processes on one PostgreSQL: of two uploads on one base exactly one wins")
   func twoServers() async throws {
-    let database = try Database(.postgres)
-    let player = try database.addPlayer()
-    let first = try ServerProcess(database)
-    let second = try ServerProcess(database)
-    defer {
-      first.stop()
-      second.stop()
-    }
-    let clients = [Client(base: first.base, token: player.token), Client(base: second.base, token: player.token)]
-    #expect(try await clients[0].put("shared", DemoSaves.small[0], create: true).status == 201)
-    #expect(try await clients[1].send(.GET, "/v1/slots/shared").body == DemoSaves.small[0], "one database behind both")
-    for round in 1...8 {
-      let statuses = try await race(clients, slot: "shared", base: Int64(round), count: 16)
-      #expect(statuses.filter { $0 == 201 }.count == 1, "round \(round): \(statuses)")
-      #expect(statuses.filter { $0 == 412 }.count == 15, "round \(round)")
-    }
-    // Creations race too: one slot, one winner.
-    let creations = try await withThrowingTaskGroup(of: Int.self) { group in
-      for index in 0..<16 {
-        group.addTask { try await clients[index % 2].put("fresh", DemoSaves.small[1], create: true).status }
+    try await withTwoServers { clients in
+      #expect(try await clients[0].put("shared", DemoSaves.small[0], create: true).status == 201)
+      #expect(
+        try await clients[1].send(.GET, "/v1/slots/shared").body == DemoSaves.small[0], "one database behind both")
+      for round in 1...8 {
+        let statuses = try await race(clients, slot: "shared", base: Int64(round), count: 16)
+        #expect(statuses.filter { $0 == 201 }.count == 1, "round \(round): \(statuses)")
+        #expect(statuses.filter { $0 == 412 }.count == 15, "round \(round)")
       }
-      return try await group.reduce(into: []) { $0.append($1) }
+      // Creations race too: one slot, one winner.
+      let creations = try await withThrowingTaskGroup(of: Int.self) { group in
+        for index in 0..<16 {
+          group.addTask { try await clients[index % 2].put("fresh", DemoSaves.small[1], create: true).status }
+        }
+        return try await group.reduce(into: []) { $0.append($1) }
+      }
+      #expect(creations.filter { $0 == 201 }.count == 1, "\(creations)")
     }
-    #expect(creations.filter { $0 == 201 }.count == 1, "\(creations)")
   }
 
   // Live: a process killed with SIGKILL and restarted.

@@ -97,19 +97,12 @@ struct SettingsAPITests {
   // Live: two server processes over one PostgreSQL, each device on its own.
   @Test("two server processes on one PostgreSQL: concurrent merges through both lose no key")
   func twoServers() async throws {
-    let database = try Database(.postgres)
-    let player = try database.addPlayer()
-    let first = try ServerProcess(database)
-    let second = try ServerProcess(database)
-    defer {
-      first.stop()
-      second.stop()
+    try await withTwoServers { clients in
+      let sent = try await Self.race(clients)
+      try await Self.expectConverged(sent, clients)
+      let metrics = try await clients[0].send(.GET, "/metrics")
+      #expect(metrics.text.contains("stasis_settings_merges_total"))
     }
-    let clients = [Client(base: first.base, token: player.token), Client(base: second.base, token: player.token)]
-    let sent = try await Self.race(clients)
-    try await Self.expectConverged(sent, clients)
-    let metrics = try await Client(base: first.base).send(.GET, "/metrics")
-    #expect(metrics.text.contains("stasis_settings_merges_total"))
   }
 
   /// Two devices, each sending 16 files at once with the other: a key of its own, a key both

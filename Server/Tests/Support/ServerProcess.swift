@@ -373,3 +373,20 @@ func demo(_ arguments: [String]) throws -> (status: Int32, json: [String: Any], 
   let json = (try? JSONSerialization.jsonObject(with: Data(result.out.utf8))) as? [String: Any] ?? [:]
   return (result.status, json, result.err)
 }
+
+/// Two `stasis-server` processes on one PostgreSQL, and a client of one player on each: the
+/// shape of every test that two servers share one database safely. Both are stopped after `body`.
+func withTwoServers<Result>(_ body: (_ clients: [Client]) async throws -> Result)
+  async throws -> Result
+{
+  let database = try Database(.postgres)
+  let player = try database.addPlayer()
+  let first = try ServerProcess(database)
+  let second = try ServerProcess(database)
+  defer {
+    first.stop()
+    second.stop()
+  }
+  return try await body(
+    [Client(base: first.base, token: player.token), Client(base: second.base, token: player.token)])
+}
