@@ -45,7 +45,7 @@
       let hiddenRowID = primaryKey.isRowID && primaryKey.rowIDColumn == nil
       if hiddenRowID { query = query.annotated(with: [Column.rowID.forKey("rowid")]) }
       if let filter { query = query.filter(filter) }
-      query = query.order(sortOrder + primaryKey.columns.map { Column($0).asc.sqlOrdering })
+      query = query.order(sortOrder + primaryKey.columns.map { Column($0).asc })
       if let limit { query = query.limit(limit) }
       let keyColumns = hiddenRowID ? ["rowid"] : primaryKey.columns
       return try Row.fetchAll(db, query).map { row in

@@ -108,7 +108,7 @@ public struct CloudClient: Sendable {
       case .newHistory: headers.append(("X-Stasis-Parent", "none"))
       }
     }
-    if !server.device.isEmpty { headers.append(("X-Stasis-Device", server.device)) }
+    if !credentials.device.isEmpty { headers.append(("X-Stasis-Device", credentials.device)) }
     let reply: Reply
     if session.takesDeltas, transfer.deltas || bytes.count > transfer.partSize {
       reply = try await sendUpload(slot: slot, bytes: bytes, headers: headers, held: transfer.deltas ? held : nil)
@@ -184,9 +184,9 @@ public struct CloudClient: Sendable {
     _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil
   ) async throws(CloudError) -> Reply {
     var request = CloudRequest(method: method, path: path, body: body)
-    request.headers.append(("Authorization", "Bearer \(server.token)"))
+    request.headers.append(("Authorization", "Bearer \(credentials.token)"))
     for (name, value) in headers { request.headers.append((name, value)) }
-    let response = try await transport.send(request, to: server)
+    let response = try await transport.send(request, to: credentials)
     session.learn(from: response)
     let tag = response.header("ETag").flatMap { Int($0.trimmingCharacters(in: ["\"", " "])) }
     return Reply(status: response.status, etagRevision: tag, body: response.body, headers: response.headers)
