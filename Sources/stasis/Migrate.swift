@@ -53,7 +53,9 @@ struct Migrate: ParsableCommand {
         }
         let existing = try SaveStore(directory: saves).generations(of: slot)
         let store = SaveStore(directory: saves, generationsToKeep: existing.count + 1)
-        let receipt = try store.save(document: document, slot: slot).wait().get()
+        let handle = store.save(document: document, slot: slot)
+        handle.waitUntilEnded()  // the pruning too: the tool exits next
+        let receipt = try handle.wait().get()
         out.line("migrated    \(file) → \(receipt.path)")
       } catch let error as SaveFileError {
         Terminal.standardError.line("error: \(error.description)")

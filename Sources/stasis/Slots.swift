@@ -168,7 +168,9 @@ struct Recover: ParsableCommand {
       }
       let bytes = try store.readBytes(at: store.path(of: slot, generation: chosen))
       _ = try store.readDocument(at: store.path(of: slot, generation: chosen))  // refuse an invalid one, naming why
-      let receipt = try store.save(fileBytes: bytes, slot: slot, unreadableNewest: .saveAlongside).wait().get()
+      let handle = store.save(fileBytes: bytes, slot: slot, unreadableNewest: .saveAlongside)
+      handle.waitUntilEnded()  // the pruning too: the tool exits next
+      let receipt = try handle.wait().get()
       out.line("generation \(chosen) is now the newest, as generation \(receipt.generation) (\(receipt.path))")
     } catch let error as SaveFileError {
       throw fail(error)

@@ -1,6 +1,7 @@
 import Foundation
 import Stasis
 import StasisTesting
+import Synchronization
 import Testing
 
 @Suite("Save store")
@@ -49,13 +50,17 @@ struct SaveStoreTests {
   @Test("generations rotate: the last three are kept and the newest loads")
   func rotation() throws {
     let store = SaveStore(directory: makeTemporaryDirectory())
+    let pruned = DispatchSemaphore(value: 0)
     for score in 1...5 {
       var state = TestGameState.sample()
       state.score.points = Int64(score)
-      let receipt = try save(store, state)
+      let handle = store.save(state, codec: testCodec, slot: "autosave", summary: state.summary)
+      handle.onCompletion { _ in pruned.signal() }  // after the save's pruning
+      let receipt = try handle.wait().get()
       #expect(receipt.generation == score)
     }
     #expect(try store.generations(of: "autosave") == [5, 4, 3])
+    for _ in 1...5 { pruned.wait() }
     let loaded = try store.load(codec: testCodec, slot: "autosave")
     #expect(loaded.state.score.points == 5)
     #expect(loaded.generation == 5)
@@ -64,6 +69,31 @@ struct SaveStoreTests {
       files(in: store.folder(of: "autosave")) == [
         ".lock", "0000000003.stasis", "0000000004.stasis", "0000000005.stasis",
       ])
+  }
+
+  @Test(
+    "a save is answered once durable: wait() returns while its pruning is held, the store's listings leave the pruned generation out, onCompletion runs after"
+  )
+  func answeredBeforePruning() throws {
+    let disk = UnlinkGate()
+    let store = SaveStore(directory: makeTemporaryDirectory(), generationsToKeep: 2, fileSystem: disk)
+    for points: Int64 in 1...2 { _ = try save(store, distinct(points)) }
+    disk.close()
+    let handle = store.save(distinct(3), codec: testCodec, slot: "autosave")
+    let completed = DispatchSemaphore(value: 0)
+    handle.onCompletion { _ in completed.signal() }
+    disk.reached.wait()  // the pruning is under way, held
+    let answered = handle.result
+    #expect(try answered?.get().generation == 3, "answered while generation 1's unlink waits")
+    #expect(try store.generations(of: "autosave") == [3, 2])
+    #expect(try store.listGenerations(of: "autosave").map(\.generation) == [3, 2])
+    #expect(files(in: store.folder(of: "autosave")).contains("0000000001.stasis"), "still on disk, being pruned")
+    #expect(completed.wait(timeout: .now()) == .timedOut, "the callbacks wait for the pruning")
+    disk.open()
+    completed.wait()
+    #expect(try handle.wait().get().generation == 3)
+    #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000002.stasis", "0000000003.stasis"])
+    #expect(try store.generations(of: "autosave") == [3, 2])
   }
 
   @Test("a corrupt newest generation falls back to the previous one and says so; load changes no file")
@@ -338,5 +368,25 @@ struct SaveStoreTests {
     let loaded = try store.load(codec: testCodec, slot: "autosave")
     #expect(loaded.generation == 1)
     #expect(loaded.skipped.first?.error.message.contains("not a regular file") == true)
+  }
+}
+
+/// The real file system, with unlinks held at a gate until the test opens it.
+private final class UnlinkGate: FileSystemWrapper {
+  let wrapped: any FileSystem = PosixFileSystem()
+  private let gate = Mutex<DispatchSemaphore?>(nil)
+  /// Signalled each time an unlink reaches the closed gate.
+  let reached = DispatchSemaphore(value: 0)
+
+  func close() { gate.withLock { $0 = DispatchSemaphore(value: 0) } }
+  func open() { gate.withLock { $0 }?.signal() }
+
+  func unlink(_ path: String) throws(FileSystemError) {
+    if let waiting = gate.withLock({ $0 }) {
+      reached.signal()
+      waiting.wait()
+      waiting.signal()
+    }
+    try wrapped.unlink(path)
   }
 }

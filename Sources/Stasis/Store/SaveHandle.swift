@@ -44,11 +44,16 @@ public final class SaveHandle: Sendable {
   /// The file the durable write put on disk, kept only when asked before the write ended.
   private let kept = Mutex<(wanted: Bool, file: WrittenFile?)>((false, nil))
   private let finished = DispatchSemaphore(value: 0)
+  private let ended = DispatchSemaphore(value: 0)
 
   private struct State {
     var result: Result<SaveReceipt, SaveFileError>?
-    var callbacks: [@Sendable (Result<SaveReceipt, SaveFileError>) -> Void] = []
+    /// True once ``finish(_:)`` has taken the callbacks to run.
+    var hasEnded = false
+    var callbacks: [Callback] = []
   }
+
+  private typealias Callback = @Sendable (Result<SaveReceipt, SaveFileError>) -> Void
 
   init(slot: SaveSlot, sequence: UInt64 = 0) {
     self.slot = slot
@@ -62,10 +67,12 @@ public final class SaveHandle: Sendable {
   /// True once ``cancel()`` was called.
   public var isCancelled: Bool { cancelFlag.load(ordering: .relaxed) }
 
-  /// The result, once the save has ended.
+  /// The result, once the save has ended: set the moment the new generation is durable.
   public var result: Result<SaveReceipt, SaveFileError>? { state.withLock { $0.result } }
 
-  /// Calls `body` once the save ends (at once if it has), on the worker's thread.
+  /// Calls `body` once the save ends (at once if it has), on the worker's thread: after the
+  /// writer has pruned the slot's oldest generations and let the slot's lock go, so `body` may
+  /// use the slot.
   public func onCompletion(_ body: @escaping @Sendable (Result<SaveReceipt, SaveFileError>) -> Void) {
     let ready = state.withLock { state -> Result<SaveReceipt, SaveFileError>? in
       if state.result == nil { state.callbacks.append(body) }
@@ -111,15 +118,42 @@ public final class SaveHandle: Sendable {
     kept.withLock { if $0.wanted { $0.file = file() } }
   }
 
-  func finish(_ result: Result<SaveReceipt, SaveFileError>) {
-    let callbacks = state.withLock { state -> [@Sendable (Result<SaveReceipt, SaveFileError>) -> Void] in
-      guard state.result == nil else { return [] }
+  /// Sets the result and wakes the threads in ``wait()``, without running the callbacks: the
+  /// writer settles a save the moment it is durable, while it still holds the slot's lock to
+  /// prune, and runs the callbacks with ``finish(_:)`` once it has let the lock go (a callback may
+  /// take the slot's lock itself). The first result set is the save's.
+  func settle(_ result: Result<SaveReceipt, SaveFileError>) {
+    let isFirst = state.withLock { state -> Bool in
+      guard state.result == nil else { return false }
       state.result = result
-      defer { state.callbacks.removeAll() }
-      return state.callbacks
+      return true
     }
-    finished.signal()
-    for callback in callbacks { callback(result) }
+    if isFirst { finished.signal() }
+  }
+
+  /// Settles the save with `result` (unless ``settle(_:)`` did already) and runs the callbacks
+  /// once, with the save's result.
+  func finish(_ result: Result<SaveReceipt, SaveFileError>) {
+    let taken = state.withLock { state -> (settled: Result<SaveReceipt, SaveFileError>?, callbacks: [Callback])? in
+      guard !state.hasEnded else { return nil }
+      state.hasEnded = true
+      let settled = state.result
+      if settled == nil { state.result = result }
+      defer { state.callbacks.removeAll() }
+      return (settled, state.callbacks)
+    }
+    guard let taken else { return }
+    if taken.settled == nil { finished.signal() }
+    for callback in taken.callbacks { callback(taken.settled ?? result) }
+    ended.signal()
+  }
+
+  /// Blocks until the save has ended: settled, the slot's oldest generations pruned, and the
+  /// callbacks run. For a tool that exits right after its save (``wait()`` returns before the
+  /// pruning, which an exit would cut short, leaving an old generation for the next save).
+  package func waitUntilEnded() {
+    ended.wait()
+    ended.signal()  // let other waiters through too
   }
 }
 

@@ -8,8 +8,8 @@ import Synchronization
 #endif
 
 /// The durable-write protocol of a slot: under the slot's lock, a temporary file written in
-/// full, flushed, renamed over the next generation, the folder flushed; then the oldest
-/// generations pruned, never one this build cannot read.
+/// full, flushed, renamed over the next generation, the folder flushed; the save answered; then
+/// the oldest generations pruned, never one this build cannot read.
 extension SaveStore {
   /// Encodes and writes `document` as the slot's next generation; a game's snapshot
   /// (`isSnapshot`) whose sections the newest generation already holds writes nothing.
@@ -26,21 +26,22 @@ extension SaveStore {
       let (file, table) = SaveFileFormat.encodeFile(document, signingKey: signing.current, reusing: &buffer)
       defer { spareBuffers.withLock { if $0.count < 2 { $0.append(file.buffer) } } }
       let encoded = clock.now()
-      let receipt = try writeDurably(
+      var receipt: SaveReceipt?
+      try writeDurably(
         file, table: table, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
-        skipSameState: isSnapshot, signed: signing.current != nil)
-      if !receipt.unchanged {
-        // Asked for by a cloud sync only: the one copy of the bulk arrays, for the upload.
-        handle.offerWrittenFile {
-          WrittenFile(generation: receipt.generation, bytes: file.contiguous, document: document)
+        skipSameState: isSnapshot, signed: signing.current != nil
+      ) { generation, path, unchanged in
+        if !unchanged {
+          // Asked for by a cloud sync only: the one copy of the bulk arrays, for the upload.
+          handle.offerWrittenFile { WrittenFile(generation: generation, bytes: file.contiguous, document: document) }
         }
+        receipt = SaveReceipt(
+          slot: slot, generation: generation, path: path, bytes: unchanged ? 0 : file.count,
+          encodeDuration: encodeTime + (encoded - start), writeDuration: clock.now() - encoded,
+          outcome: unchanged ? .unchanged : .written)
+        handle.settle(.success(receipt!))
       }
-      handle.finish(
-        .success(
-          SaveReceipt(
-            slot: slot, generation: receipt.generation, path: receipt.path,
-            bytes: receipt.unchanged ? 0 : file.count, encodeDuration: encodeTime + (encoded - start),
-            writeDuration: clock.now() - encoded, outcome: receipt.unchanged ? .unchanged : .written)))
+      handle.finish(.success(receipt!))
     } catch {
       handle.finish(.failure(error))
     }
@@ -53,10 +54,16 @@ extension SaveStore {
   /// With `skipSameState`, a slot whose newest generation holds exactly the sections of
   /// `bytes` (the same table, then the same bytes on disk) is left as it is: `unchanged` is
   /// true and nothing is written.
+  ///
+  /// `whenDurable` runs, still under the lock, as soon as the new generation is durable and
+  /// before the oldest generations are pruned: a save settles its handle there, so the caller
+  /// waits for the save and not for the pruning.
+  @discardableResult
   func writeDurably(
     _ file: SaveFileBytes, table: [SectionEntry]? = nil, slot: SaveSlot, writer: GameIdentity,
     unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool = true, ifNewestIs expected: Int? = nil, skipSameState: Bool = false, signed: Bool = false
+    pruning: Bool = true, ifNewestIs expected: Int? = nil, skipSameState: Bool = false, signed: Bool = false,
+    whenDurable: (_ generation: Int, _ path: String, _ unchanged: Bool) -> Void = { _, _, _ in }
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     try withSlotLock(slot, creating: true) { () throws(SaveFileError) in
       // One listing serves the whole write: under the lock, only this writer changes the
@@ -87,7 +94,10 @@ extension SaveStore {
           logger.warning("slot '\(slot)': could not mark it signed: \(error)")
         }
       }
-      return written
+      if !written.pruned.isEmpty { beingPruned.withLock { $0.formUnion(written.pruned) } }
+      whenDurable(written.generation, written.path, written.unchanged)
+      removePruned(written.pruned)
+      return (written.generation, written.path, written.unchanged)
     }
   }
 
@@ -140,7 +150,7 @@ extension SaveStore {
     unreadableNewest: UnreadableNewest,
     handle: SaveHandle,
     pruning: Bool, ifNewestIs expected: Int?, skipSameState: Bool, signed: Bool
-  ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
+  ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool, pruned: [String]) {
     let folder = folder(of: slot)
     removeStaleTemporaryFiles(names, slot: slot)
     var existing = names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
@@ -158,7 +168,7 @@ extension SaveStore {
       if known.game.name == writer.name, known.game.schemaVersion == writer.schemaVersion,
         known.signedWithCurrentKey || signing.current == nil, sameState(file, table: table, as: known)
       {
-        return (known.generation, known.path, true)
+        return (known.generation, known.path, true, [])
       }
     }
     var keptListExists = names.contains(".\(Self.keptRecord)")
@@ -193,12 +203,6 @@ extension SaveStore {
         if pruning {
           remember(final, game: writer, size: file.count)
           verdicts.wrote(generation)
-          // The oldest generations go before the folder is flushed, so one flush makes the new
-          // generation and the pruning durable together. A crash keeps an in-order prefix of a
-          // folder's changes (ext4, XFS and btrfs journal them in order; `SimulatedDisk` crashes
-          // so): never a pruning without the rename before it. A second flush after the pruning
-          // cost a save of 1k bodies a third of its time.
-          prune([generation] + existing, slot: slot, verdicts: verdicts, keptListExists: keptListExists)
         }
         do {
           try fileSystem.fsyncDirectory(folder)
@@ -211,7 +215,14 @@ extension SaveStore {
               generation: generation, path: final, size: file.count, game: writer, sections: $0,
               signedWithCurrentKey: signed && signing.current != nil)
           }, slot: slot.name)
-        return (generation, final, false)
+        // The oldest generations go once the new one is durable, after the save is settled
+        // (`writeDurably`): a crash keeps an in-order prefix of a folder's changes (ext4, XFS and
+        // btrfs journal them in order; `SimulatedDisk` crashes so), so never a pruning without
+        // the rename before it.
+        let pruned =
+          pruning
+          ? prunable([generation] + existing, slot: slot, verdicts: verdicts, keptListExists: keptListExists) : []
+        return (generation, final, false, pruned)
       } catch {
         // A failed fsync may have lost the data: redo from the snapshot's bytes, into a new file.
         guard error.cause?.operation == .fsync else { throw error }
@@ -403,18 +414,19 @@ extension SaveStore {
     }
   }
 
-  /// Removes the generations older than the newest `generationsToKeep` loadable ones, except
-  /// those this build cannot read and those kept on purpose (``keep(generation:slot:reason:)``).
-  /// Nothing newer than the oldest kept loadable one goes. The unlinks are not flushed here:
-  /// the caller's flush of the folder, after the rename of the new generation, makes them durable.
-  private func prune(_ all: [Int], slot: SaveSlot, verdicts: WriteVerdicts, keptListExists: Bool) {
-    guard all.count > generationsToKeep else { return }
+  /// The generations older than the newest `generationsToKeep` loadable ones, except those
+  /// this build cannot read and those kept on purpose (``keep(generation:slot:reason:)``):
+  /// what the write removes once the new generation is durable. Nothing newer than the oldest
+  /// kept loadable one goes.
+  private func prunable(_ all: [Int], slot: SaveSlot, verdicts: WriteVerdicts, keptListExists: Bool) -> [String] {
+    guard all.count > generationsToKeep else { return [] }
     guard let keptList = keptListExists ? keptGenerationsLocked(slot) : [] else {
       logger.warning("slot '\(slot)': its kept list cannot be read; nothing pruned until it can")
-      return
+      return []
     }
     let kept = Set(keptList.map(\.generation))
     var loadable = 0
+    var paths: [String] = []
     for generation in all {
       let verdict = verdicts(generation)
       if loadable < generationsToKeep {
@@ -430,10 +442,21 @@ extension SaveStore {
         }
         continue
       }
-      if (try? fileSystem.unlink(path)) != nil {
-        knownGood.withLock { _ = $0.removeValue(forKey: path) }
-        undecodable.withLock { _ = $0.removeValue(forKey: path) }
-      }
+      paths.append(path)
+    }
+    return paths
+  }
+
+  /// Removes what ``prunable(_:slot:verdicts:keptListExists:)`` chose, under the slot's lock,
+  /// after the new generation is durable and its save was settled: the caller does not wait for
+  /// the unlinks (an unlink that frees a file's blocks costs a save of 1k bodies a quarter of its
+  /// time). Not flushed: a crash that loses an unlink leaves an old generation, which the next
+  /// save prunes. Until the unlinks are done, this store's listings leave those files out.
+  private func removePruned(_ paths: [String]) {
+    defer { beingPruned.withLock { $0.subtract(paths) } }
+    for path in paths where (try? fileSystem.unlink(path)) != nil {
+      knownGood.withLock { _ = $0.removeValue(forKey: path) }
+      undecodable.withLock { _ = $0.removeValue(forKey: path) }
     }
   }
 }

@@ -52,6 +52,10 @@ public final class SaveStore: Sendable {
   /// them here; the next write to the slot puts them on its kept list, under its lock, before
   /// it writes (``SaveStore/keepWhatMustBeKept(_:slot:writer:)``).
   let undecodable = Mutex<[String: (size: Int, error: SaveFileError)]>([:])
+  /// Generations a write has pruned but not yet removed (their paths): its save was settled
+  /// first, so the caller did not wait for the unlinks. This store's listings leave them out,
+  /// so a save followed by a listing never sees one generation too many.
+  let beingPruned = Mutex<Set<String>>([])
   /// One writer per slot: saves in snapshot order, at most one in flight and one waiting.
   let writers: SlotWriters
   /// The bugs the simulation planted in this store; empty everywhere else.
@@ -130,7 +134,10 @@ public final class SaveStore: Sendable {
     } catch {
       throw SaveFileError("the slot's folder could not be listed", cause: error)
     }
-    return names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
+    let generations = names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
+    let pruned = beingPruned.withLock { $0 }
+    guard !pruned.isEmpty else { return generations }
+    return generations.filter { !pruned.contains(path(of: slot, generation: $0)) }
   }
 
   /// The generation number in a file name such as `0000000042.stasis`, or nil.
@@ -154,7 +161,9 @@ public final class SaveStore: Sendable {
 
   /// Saves `state` to `slot` on a worker thread: encode, checksum, write a temporary file,
   /// flush it, rename it over the next generation, flush the folder, drop the oldest
-  /// generations. Returns at once; the handle tells when the save is durable.
+  /// generations. Returns at once; the handle tells when the save is durable: ``SaveHandle/wait()``
+  /// returns before the oldest generations are dropped, and the handle's
+  /// ``SaveHandle/onCompletion(_:)`` callbacks run after.
   ///
   /// When the slot's newest generation is one this build cannot read, the save is refused
   /// with ``SaveFileError/Kind/newerSaveInSlot`` unless `unreadableNewest` is
@@ -250,16 +259,18 @@ public final class SaveStore: Sendable {
         // written, so the game's next save of the same state writes nothing.
         let (document, signature) = try SaveFileFormat.decodeWithSignature(bytes, signing: self.signing)
         // A file whose state the slot's newest already holds is not written again.
-        let written = try self.writeDurably(
+        var receipt: SaveReceipt?
+        try self.writeDurably(
           SaveFileBytes(bytes), slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
-          ifNewestIs: ifNewestIs, skipSameState: true, signed: signature != .unsigned)
-        handle.finish(
-          .success(
-            SaveReceipt(
-              slot: slot, generation: written.generation, path: written.path,
-              bytes: written.unchanged ? 0 : bytes.count,
-              encodeDuration: .zero, writeDuration: SystemClock().now() - start,
-              outcome: written.unchanged ? .unchanged : .written)))
+          ifNewestIs: ifNewestIs, skipSameState: true, signed: signature != .unsigned
+        ) { generation, path, unchanged in
+          receipt = SaveReceipt(
+            slot: slot, generation: generation, path: path, bytes: unchanged ? 0 : bytes.count,
+            encodeDuration: .zero, writeDuration: SystemClock().now() - start,
+            outcome: unchanged ? .unchanged : .written)
+          handle.settle(.success(receipt!))
+        }
+        handle.finish(.success(receipt!))
       } catch {
         handle.finish(.failure(error))
       }

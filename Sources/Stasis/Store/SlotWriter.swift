@@ -21,6 +21,10 @@ final class SlotWriters: Sendable {
     let isSnapshot: Bool
     /// Encodes and writes; finishes `handle`.
     let run: @Sendable () -> Void
+    /// The handles of the snapshots this one replaced, transitively: finished with this job's
+    /// receipt once it has run. One flat list, not a chain of callbacks: a chain as long as the
+    /// saves a slow write let pile up (10,000 in a test) overflowed a worker's stack.
+    var dropped: [SaveHandle] = []
   }
 
   private struct Queue {
@@ -61,36 +65,30 @@ final class SlotWriters: Sendable {
   /// Runs `job` after every write of `slot` handed over before it; a snapshot replaces the
   /// snapshot that was waiting, if any.
   func enqueue(_ job: Job, slot: String) {
-    var superseded: [Job] = []
+    var job = job
     let startNow = queues.withLock { queues -> Bool in
       guard var queue = queues[slot] else {
         queues[slot] = Queue()
         return true
       }
       if job.isSnapshot, !plantedBugs.contains(.generationAtLockTime) {
-        superseded = queue.waiting.filter(\.isSnapshot)
-        queue.waiting.removeAll(where: \.isSnapshot)
+        // Only the superseded handles wait for the newer job: their jobs, and the states those
+        // hold, go now. (Holding the jobs kept every superseded state alive until the write in
+        // flight ended: a game that autosaves every tick held one state per tick.)
+        // The list moves from job to job, never copied: a pile-up of n saves costs O(n).
+        while let index = queue.waiting.firstIndex(where: \.isSnapshot) {
+          var old = queue.waiting.remove(at: index)
+          if job.dropped.isEmpty { swap(&job.dropped, &old.dropped) } else { job.dropped += old.dropped }
+          job.dropped.append(old.handle)
+        }
       }
       queue.waiting.append(job)
       queues[slot] = queue
       return false
     }
-    let sequence = job.handle.sequence
-    // Only the superseded handles wait for the newer job: their jobs, and the states those
-    // hold, go now. (Holding the jobs kept every superseded state alive until the write in
-    // flight ended: a game that autosaves every tick held one state per tick.)
-    for oldHandle in superseded.map(\.handle) {
-      job.handle.onCompletion { result in
-        oldHandle.finish(
-          result.map { receipt in
-            var receipt = receipt
-            receipt.outcome = .superseded(by: sequence)
-            return receipt
-          })
-      }
-    }
     if startNow {
-      DispatchQueue.global(qos: .userInitiated).async { self.drain(slot: slot, first: job) }
+      let first = job
+      DispatchQueue.global(qos: .userInitiated).async { self.drain(slot: slot, first: first) }
     }
   }
 
@@ -99,6 +97,7 @@ final class SlotWriters: Sendable {
     var job = first
     while true {
       job.run()
+      if !job.dropped.isEmpty { finishDropped(by: job) }
       let next = queues.withLock { queues -> Job? in
         guard var queue = queues[slot], !queue.waiting.isEmpty else {
           queues[slot] = nil
@@ -112,6 +111,20 @@ final class SlotWriters: Sendable {
       }
       guard let next else { return }
       job = next
+    }
+  }
+
+  /// Finishes the handles `job` replaced with its receipt, saying it was by `job`.
+  private func finishDropped(by job: Job) {
+    let sequence = job.handle.sequence
+    let dropped = job.dropped
+    job.handle.onCompletion { result in
+      let receipt = result.map { receipt in
+        var receipt = receipt
+        receipt.outcome = .superseded(by: sequence)
+        return receipt
+      }
+      for handle in dropped { handle.finish(receipt) }
     }
   }
 
