@@ -129,6 +129,16 @@ struct StudioTests {
     #expect(merged.roles(of: merged.revisions[1]) == ["kept loser: lost to r7", "input of merge r7"])
     #expect(merged.roles(of: merged.revisions[0]) == ["head"])
   }
+
+  @Test("progress reads as a whole percentage, rounded down, and at least 1% once started")
+  func progressText() {
+    #expect(percent(0.333_333) == "33%")
+    #expect(percent(0) == "0%")
+    #expect(percent(0.004) == "1%")
+    #expect(percent(0.999) == "99%")
+    #expect(percent(1) == "100%")
+    #expect(percent(1.5) == "100%" && percent(-1) == "0%")
+  }
 }
 
 /// Bcrypt at its lowest cost: the tests check the rules, not the hash's strength.
