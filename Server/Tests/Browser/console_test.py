@@ -5,10 +5,11 @@ Run by ConsoleTests (Server/Tests/StasisServerTests/ConsoleTests.swift), which s
 adds the staff and a player with a slot of five revisions (r3 kept: it lost to r5), and passes
 everything in the environment. A lost-progress ticket, as support works it:
 
-  sign in -> find the player -> open the slot -> compare two revisions -> restore revision N
-  -> the head's bytes, through the player's own API, are N's -> undo -> both in the audit log.
+  sign in -> find the player -> open the slot -> compare two revisions -> restore revision N from
+  the comparison -> the head's bytes, through the player's own API, are N's -> undo -> both in
+  the audit log.
 
-Then: a viewer has no restore button and a forged POST is refused (403); a POST without the
+Then: a save without a thumbnail shows none (and no broken image); a viewer has no restore button and a forged POST is refused (403); a POST without the
 CSRF token is refused (403); an admin discards the kept loser after naming it; a signed-out
 session gets the sign-in page; a sign-in flood is throttled (429).
 Exits non-zero, with the reason, on the first check that fails.
@@ -32,6 +33,7 @@ KEPT = int(os.environ["CONSOLE_KEPT"])
 STAFF = {role: os.environ[f"CONSOLE_{role.upper()}"].split(":", 1) for role in ("support", "viewer", "admin")}
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS", "")
 CHROMIUM = os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
+BARE_SAVE = os.environ["CONSOLE_BARE_SAVE"]
 
 
 def check(condition, message):
@@ -51,6 +53,16 @@ def player_api(path):
     request = urllib.request.Request(BASE + path, headers={"Authorization": f"Bearer {PLAYER_TOKEN}"})
     with urllib.request.urlopen(request) as response:
         return response.read()
+
+
+def player_put(path, body, if_match):
+    """A PUT through the player's own API; returns the status."""
+    request = urllib.request.Request(
+        BASE + path, data=body, method="PUT",
+        headers={"Authorization": f"Bearer {PLAYER_TOKEN}", "If-Match": f'"{if_match}"',
+                 "Content-Type": "application/vnd.stasis", "X-Stasis-Device": "headless"})
+    with urllib.request.urlopen(request) as response:
+        return response.status
 
 
 def sign_in(page, role):
@@ -104,8 +116,15 @@ def main():
         check(first_cells == ["r5", "r4", "r3", "r2", "r1"], f"newest first: {first_cells}")
         check("head" in rows.nth(0).inner_text(), "r5 is marked the head")
         check(f"lost to r5" in rows.nth(2).inner_text(), "r3 is marked a kept loser, and to what it lost")
-        check("input of merge r5" in rows.nth(1).inner_text(), "r4 is marked a merge's input")
+        check("input of merge r5" in rows.nth(2).inner_text(), "r3 is marked the merge's input (r5 continues it)")
+        check("input of merge" not in rows.nth(1).inner_text(), "r4, the head r5 was written on, is not")
         check(page.locator("table.history img.thumb").count() == 5, "each revision shows its thumbnail")
+        check(re.search(r"\b\d+%", rows.nth(0).locator("td").nth(5).inner_text()) is not None,
+              f"each revision shows its progress: {rows.nth(0).inner_text()!r}")
+        options = page.locator("select[name=from] option").all_inner_texts()
+        check(len(options) == 5 and options[0].startswith("r5 · level ") and options[0].endswith(" · tablet")
+              and "score " in options[0] and "%" in options[0],
+              f"the compare options tell revisions apart: {options[0]!r}")
         thumb = context.request.get(BASE + page.locator("table.history img.thumb").first.get_attribute("src"))
         check(thumb.status == 200 and thumb.body()[:8] == b"\x89PNG\r\n\x1a\n", "a thumbnail is a PNG")
         shot(page, "history")
@@ -117,12 +136,11 @@ def main():
         expect(page.locator("h1")).to_contain_text(f"r{RESTORE} → r5")
         check("differences" in page.locator("h1").inner_text(), "the comparison counts its differences")
         check(page.locator("pre.diff").inner_text().strip() != "", "and lists them")
+        check(page.locator("pre.diff").evaluate("e => e.scrollWidth <= e.clientWidth"),
+              "the difference's long lines wrap")
         shot(page, "diff")
 
-        # Open revision N: its tree, then restore it with a reason.
-        page.get_by_role("link", name=f"r{RESTORE}", exact=True).click()
-        expect(page.locator("pre.tree")).to_contain_text('"score"')
-        shot(page, "revision")
+        # Restore the left-hand revision from the comparison, with a reason.
         page.get_by_label("Reason").fill("ticket 4521: lost the second run")
         page.get_by_role("button", name=f"Restore r{RESTORE}").click()
         expect(page.locator(".notice")).to_contain_text(f"restore r{RESTORE}")
@@ -136,12 +154,31 @@ def main():
               f"through the player's API, the head's bytes are r{RESTORE}'s, byte for byte")
         old_head = player_api(f"/v1/slots/{SLOT}/revisions/5")
 
+        # Revision N's own page: its tree, and the same restore form.
+        page.goto(f"{BASE}/console/players/{player_id_of(page)}/slots/{SLOT}/revisions/{RESTORE}")
+        expect(page.locator("pre.tree")).to_contain_text('"score"')
+        check(page.get_by_role("button", name=f"Restore r{RESTORE}").count() == 1, "the revision page can restore too")
+        shot(page, "revision")
+        page.get_by_role("link", name=SLOT, exact=True).click()
+
         # Undo the restore from its entry.
         entry = page.locator("tr", has_text=f"restore r{RESTORE}").first
         entry.get_by_placeholder("reason").fill("the player found the run in r5 after all")
         entry.get_by_role("button", name="Undo").click()
         expect(page.locator(".notice")).to_contain_text("undo")
         check(player_api(f"/v1/slots/{SLOT}") == old_head, "after the undo, the head's bytes are r5's again")
+
+        # A device's save without a thumbnail (the demo run headless): no image, so none broken.
+        with open(BARE_SAVE, "rb") as bare:
+            check(player_put(f"/v1/slots/{SLOT}", bare.read(), 7) == 201, "a save without a thumbnail is r8")
+        page.reload()
+        rows = page.locator("table.history tbody tr")
+        check(rows.nth(0).locator("img").count() == 0 and "no thumbnail" in rows.nth(0).inner_text(),
+              "r8 shows no image, and says it has no thumbnail")
+        images = page.locator("table.history img.thumb")
+        check(images.count() == 7, f"every other revision still shows its thumbnail ({images.count()})")
+        sources = [images.nth(i).get_attribute("src") for i in range(images.count())]
+        check(all(context.request.get(BASE + src).status == 200 for src in sources), "and every image it shows loads")
 
         # Both actions in the audit log, filtered by the player.
         page.get_by_role("link", name="Audit log").click()
@@ -170,6 +207,9 @@ def main():
         history_url = page.url
         page.goto(f"{BASE}/console/players/{player_id_of(page)}/slots/{SLOT}/revisions/{RESTORE}")
         check(page.get_by_role("button", name=re.compile("Restore")).count() == 0, "a viewer sees no restore button")
+        page.goto(f"{BASE}/console/players/{player_id_of(page)}/slots/{SLOT}/diff?from={RESTORE}&to=5")
+        expect(page.locator("pre.diff")).to_be_visible()
+        check(page.locator("form.restore").count() == 0, "nor a restore form on a comparison")
         forged = context.request.post(
             f"{BASE}/console/players/{player_id_of(page)}/slots/{SLOT}/restore",
             form={"csrf": csrf_of(page), "revision": str(RESTORE), "head": "7", "reason": "forged"}, max_redirects=0)
@@ -195,7 +235,8 @@ def main():
         page.get_by_label("Reason").fill("the player confirmed r5 has everything")
         page.get_by_role("button", name=re.compile("Discard")).click()
         expect(page.locator(".notice")).to_contain_text(f"discard r{KEPT}")
-        check(page.locator("table.history tbody tr").count() == 6, "the discarded loser is gone (r6 and r7 are new)")
+        check(page.locator("table.history tbody tr").count() == 7,
+              "the discarded loser is gone (r6, r7 and r8 are new)")
         page.get_by_role("button", name="Sign out").click()
 
         # A sign-in flood from one address is throttled.

@@ -25,10 +25,14 @@ struct ConsoleTests {
     let server = try ServerProcess(database)
     defer { server.stop() }
     let studio = try await StudioFixture(database) { Client(base: server.base, token: $0) }
+    // A save as the demo writes it headless: no thumbnail section.
+    let bare = FileManager.default.temporaryDirectory.appendingPathComponent("bare-\(UUID().uuidString).stasis")
+    try Data(try DemoSaves.save(level: 1, steps: 400, seed: 3)).write(to: bare)
+    defer { try? FileManager.default.removeItem(at: bare) }
     var environment = [
       "CONSOLE_BASE": server.base, "CONSOLE_SLOT": studio.slot, "CONSOLE_PLAYER": studio.player.name,
       "CONSOLE_PLAYER_TOKEN": studio.player.token, "CONSOLE_PLAYER_ID": "\(studio.playerId)", "CONSOLE_RESTORE": "2",
-      "CONSOLE_KEPT": "3",
+      "CONSOLE_KEPT": "3", "CONSOLE_BARE_SAVE": bare.path,
     ]
     for (role, member) in studio.staff {
       environment["CONSOLE_\(role.uppercased())"] = "\(member.name):\(member.password)"

@@ -95,6 +95,50 @@ struct StudioTests {
     }
     #expect(try await backend.auditEntry(id: entry.id)?.reason == "")
   }
+
+  /// A revision of slot `autosave` with what the roles read: its parent, and what it lost to.
+  func revision(_ number: Int64, base: Int64?, parent: Int64?, lostTo: Int64? = nil) -> RevisionMetadata {
+    var metadata = RevisionMetadata(
+      slot: "autosave", revision: number, baseRevision: base, bytes: 1, sha256: "", uploadedAt: 0, device: "",
+      game: "", build: "", schema: 1, createdAt: 0, playTime: 0, progress: nil, summaryJSON: "null", lostTo: lostTo)
+    metadata.parent = parent
+    return metadata
+  }
+
+  @Test("a conflict's loser is a merge's input only when the resolution continues it, not when a side won whole")
+  func loserRoles() {
+    let player = Player(id: 1, name: "alice", createdAt: 0, revoked: false)
+    // The walkthrough: the phone's new game (no parent) beat the laptop's r6 with `recent`.
+    let taken = SlotHistory(
+      player: player, slot: "autosave", head: 8,
+      revisions: [
+        revision(8, base: 7, parent: 7), revision(7, base: 6, parent: nil),
+        revision(6, base: 5, parent: 5, lostTo: 7), revision(5, base: 4, parent: 4),
+      ], audit: [])
+    #expect(taken.roles(of: taken.revisions[2]) == ["kept loser: lost to r7"])
+    #expect(taken.roles(of: taken.revisions[3]) == [], "the revision before the loser is nobody's input")
+    // Ours taken whole, continuing the revision both sides last agreed on (r4): still not a merge.
+    let ours = SlotHistory(
+      player: player, slot: "autosave", head: 7,
+      revisions: [revision(7, base: 6, parent: 4), revision(6, base: 5, parent: 5, lostTo: 7)], audit: [])
+    #expect(ours.roles(of: ours.revisions[1]) == ["kept loser: lost to r7"])
+    // A merge continues the side it lost against (X-Stasis-Parent names the loser).
+    let merged = SlotHistory(
+      player: player, slot: "autosave", head: 7,
+      revisions: [revision(7, base: 6, parent: 6), revision(6, base: 5, parent: 5, lostTo: 7)], audit: [])
+    #expect(merged.roles(of: merged.revisions[1]) == ["kept loser: lost to r7", "input of merge r7"])
+    #expect(merged.roles(of: merged.revisions[0]) == ["head"])
+  }
+
+  @Test("progress reads as a whole percentage, rounded down, and at least 1% once started")
+  func progressText() {
+    #expect(percent(0.333_333) == "33%")
+    #expect(percent(0) == "0%")
+    #expect(percent(0.004) == "1%")
+    #expect(percent(0.999) == "99%")
+    #expect(percent(1) == "100%")
+    #expect(percent(1.5) == "100%" && percent(-1) == "0%")
+  }
 }
 
 /// Bcrypt at its lowest cost: the tests check the rules, not the hash's strength.

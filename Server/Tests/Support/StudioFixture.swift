@@ -5,8 +5,8 @@ import Stasis
 /// A studio for the console's tests: three staff members (support, viewer, admin) with
 /// passwords and API keys, and a player whose slot `autosave` has five revisions of the demo,
 /// each with the thumbnail the demo draws: r1, r2 from "phone", r3 from "tablet", r4 from
-/// "phone", and r5 from "tablet", which resolved a conflict that r3 lost (so r3 is kept, and
-/// r3 and r4 are r5's inputs).
+/// "phone", and r5 from "tablet", which resolved a conflict that r3 lost by merging it (it names
+/// r3 as the loser and as its parent, written on r4): r3 is kept, and is r5's merge input.
 struct StudioFixture: Sendable {
   let database: Database
   let player: (name: String, token: String)
@@ -46,7 +46,7 @@ struct StudioFixture: Sendable {
       } else {
         headers.append(("If-Match", "\"\(revision - 1)\""))
       }
-      if revision == 5 { headers.append(("X-Stasis-Conflict-Loser", "\"3\"")) }
+      if revision == 5 { headers += [("X-Stasis-Conflict-Loser", "\"3\""), ("X-Stasis-Parent", "\"3\"")] }
       let reply = try await playerClient.send(.PUT, "/v1/slots/autosave", headers: headers, body: bytes)
       guard reply.status == 201 else { throw ServerTestError("upload r\(revision): \(reply.status) \(reply.text)") }
       files[revision] = bytes

@@ -216,18 +216,20 @@ struct Console: Sendable {
     let slot = try slotName(context)
     let history = try await studio.history(of: player, slot: slot)
     let second = history.revisions.dropFirst().first?.revision
+    var rows: [[String: Any]] = []
+    for revision in history.revisions {
+      var fields = metadataFields(revision)
+      fields["isHead"] = revision.revision == history.head
+      fields["isSecond"] = revision.revision == second
+      fields["roles"] = history.roles(of: revision)
+      fields["summary"] = summaryFields(revision.summaryJSON)
+      fields["label"] = optionLabel(revision)
+      // Known only from the file's section table: a save without one gets no image to break.
+      if await hasThumbnail(player, revision) { fields["thumbnail"] = thumbnailURL(player, revision) }
+      rows.append(fields)
+    }
     var values: [String: Any] = [
-      "title": "\(slot) of \(player.name)", "player": playerFields(player), "slot": slot,
-      "revisions": history.revisions.map { revision -> [String: Any] in
-        var fields = metadataFields(revision)
-        fields["isHead"] = revision.revision == history.head
-        fields["isSecond"] = revision.revision == second
-        fields["roles"] = history.roles(of: revision)
-        fields["summary"] = summaryFields(revision.summaryJSON)
-        // Known only by reading the file: a save without one shows its alt text.
-        fields["thumbnail"] = thumbnailURL(player, revision)
-        return fields
-      },
+      "title": "\(slot) of \(player.name)", "player": playerFields(player), "slot": slot, "revisions": rows,
       "entries": history.audit.filter { $0.action != .download }.map { entryFields($0, session: session) },
     ]
     if let done = request.uri.queryParameters.get("done").flatMap({ Int64($0) }),
@@ -254,7 +256,9 @@ struct Console: Sendable {
         "title": "r\(number) of \(slot)", "player": playerFields(player), "slot": slot,
         "meta": metadataFields(metadata), "roles": history.roles(of: metadata), "head": history.head,
         "summary": summaryFields(metadata.summaryJSON),
-        "others": history.revisions.map(\.revision).filter { $0 != number },
+        "others": history.revisions.filter { $0.revision != number }.map {
+          ["revision": $0.revision, "label": optionLabel($0)] as [String: Any]
+        },
         "tree": SaveInspection.dump(document.tree),
         "canRestore": session.staff.role >= .support && number != history.head,
         "canDiscard": session.staff.role >= .admin && metadata.isKept,
@@ -268,6 +272,7 @@ struct Console: Sendable {
     guard let from = request.uri.queryParameters.get("from").flatMap({ Int64($0) }),
       let to = request.uri.queryParameters.get("to").flatMap({ Int64($0) })
     else { throw StudioError(.badRequest, "choose two revisions to compare") }
+    let history = try await studio.history(of: player, slot: slot)
     let old = try decodedSave(try await studio.file(of: player, slot: slot, revision: from).1)
     let new = try decodedSave(try await studio.file(of: player, slot: slot, revision: to).1)
     let count = SaveInspection.differences(old, new).count
@@ -275,7 +280,9 @@ struct Console: Sendable {
       "diff",
       [
         "title": "r\(from) → r\(to)", "player": playerFields(player), "slot": slot, "from": from, "to": to,
-        "count": count, "text": count == 0 ? "No differences." : SaveInspection.diff(old, new),
+        "count": count, "text": count == 0 ? "No differences." : SaveInspection.diff(old, new), "head": history.head,
+        // The left-hand revision is the one support chose to compare: restorable from here.
+        "canRestore": session.staff.role >= .support && from != history.head,
       ], session: session)
   }
 
@@ -336,12 +343,15 @@ struct Console: Sendable {
   }
 
   private func metadataFields(_ metadata: RevisionMetadata) -> [String: Any] {
-    [
+    var fields: [String: Any] = [
       "slot": metadata.slot, "revision": metadata.revision, "device": metadata.device,
       "uploaded": displayDate(metadata.uploadedAt), "created": displayDate(metadata.createdAt),
       "playTime": playTime(metadata.playTime), "size": byteCount(metadata.bytes), "game": metadata.game,
       "build": metadata.build, "schema": metadata.schema, "sha256": metadata.sha256,
     ]
+    // An absent key is false to mustache: a game that records no progress shows none.
+    if let progress = metadata.progress { fields["progress"] = percent(progress) }
+    return fields
   }
 
   private func entryFields(_ entry: AuditEntry, session: StaffSession) -> [String: Any] {
@@ -372,6 +382,23 @@ struct Console: Sendable {
     if let slot = entry.slot { text += " / \(slot)" }
     if let undoes = entry.undoes { text += " (undoes #\(undoes))" }
     return text
+  }
+
+  /// True when the revision's file has a `thumbnail` section (read from its section table).
+  private func hasThumbnail(_ player: Player, _ metadata: RevisionMetadata) async -> Bool {
+    guard let (_, bytes) = try? await studio.file(of: player, slot: metadata.slot, revision: metadata.revision),
+      let header = try? bytes.withUnsafeBytes({ try SaveFileFormat.readHeader($0) })
+    else { return false }
+    return header.sections.contains { $0.name == "thumbnail" }
+  }
+
+  /// `r6 · level 2 · score 360 · 33% · 30 s · laptop`: what tells a revision apart in a list.
+  private func optionLabel(_ metadata: RevisionMetadata) -> String {
+    var parts = ["r\(metadata.revision)"]
+    parts += summaryFields(metadata.summaryJSON).map { "\($0["key"] ?? "") \($0["value"] ?? "")" }
+    if let progress = metadata.progress { parts.append(percent(progress)) }
+    parts += [playTime(metadata.playTime), metadata.device]
+    return parts.filter { !$0.isEmpty }.joined(separator: " · ")
   }
 
   private func thumbnailURL(_ player: Player, _ metadata: RevisionMetadata) -> String {
@@ -546,6 +573,13 @@ func playTime(_ seconds: Double) -> String {
   if hours > 0 { return "\(hours) h \(minutes < 10 ? "0" : "")\(minutes) min" }
   if minutes > 0 { return "\(minutes) min \(rest) s" }
   return "\(rest) s"
+}
+
+/// `33%`: a progress fraction from 0 to 1 as a whole percentage, rounded down (only a finished
+/// game reads `100%`), and at least `1%` once started.
+func percent(_ fraction: Double) -> String {
+  let value = max(0, min(1, fraction)) * 100
+  return "\(value > 0 && value < 1 ? 1 : Int(value.rounded(.down)))%"
 }
 
 /// `812 B`, `12.4 KB`, `16.3 MB` (powers of 1000, as a player's file manager shows them).

@@ -147,19 +147,20 @@ enum ConsoleTemplates {
       › {{slot}}</p>
     <h1>{{slot}} <span class="muted">of {{player.name}}</span></h1>
     <form class="compare" method="get" action="/console/players/{{player.id}}/slots/{{slot}}/diff">
-      <label>Compare <select name="from">{{#revisions}}<option value="{{revision}}"{{#isSecond}} selected{{/isSecond}}>r{{revision}}</option>{{/revisions}}</select></label>
-      <label>with <select name="to">{{#revisions}}<option value="{{revision}}"{{#isHead}} selected{{/isHead}}>r{{revision}}</option>{{/revisions}}</select></label>
+      <label>Compare <select name="from">{{#revisions}}<option value="{{revision}}"{{#isSecond}} selected{{/isSecond}}>{{label}}</option>{{/revisions}}</select></label>
+      <label>with <select name="to">{{#revisions}}<option value="{{revision}}"{{#isHead}} selected{{/isHead}}>{{label}}</option>{{/revisions}}</select></label>
       <button type="submit">Compare</button>
     </form>
     <table class="history">
-      <thead><tr><th>Revision</th><th></th><th>Device</th><th>Uploaded</th><th>Play time</th><th>Size</th>
-        <th>Summary</th><th>What it is</th></tr></thead>
+      <thead><tr><th>Revision</th><th></th><th>Device</th><th>Uploaded</th><th>Play time</th><th>Progress</th>
+        <th>Size</th><th>Summary</th><th>What it is</th></tr></thead>
       <tbody>
       {{#revisions}}
       <tr{{#isHead}} class="head"{{/isHead}}>
         <td><a href="/console/players/{{player.id}}/slots/{{slot}}/revisions/{{revision}}">r{{revision}}</a></td>
-        <td>{{#thumbnail}}<img class="thumb" alt="r{{revision}}" src="{{thumbnail}}">{{/thumbnail}}</td>
-        <td>{{device}}</td><td>{{uploaded}}</td><td>{{playTime}}</td><td>{{size}}</td>
+        <td>{{#thumbnail}}<img class="thumb" alt="r{{revision}}" src="{{thumbnail}}">{{/thumbnail}}{{^thumbnail}}<span
+          class="no-thumb">no thumbnail</span>{{/thumbnail}}</td>
+        <td>{{device}}</td><td>{{uploaded}}</td><td>{{playTime}}</td><td>{{progress}}</td><td>{{size}}</td>
         <td class="summary">{{#summary}}<span>{{key}}: <b>{{value}}</b></span> {{/summary}}</td>
         <td>{{#roles}}<span class="badge">{{.}}</span> {{/roles}}</td>
       </tr>
@@ -202,6 +203,7 @@ enum ConsoleTemplates {
       <dt>Uploaded</dt><dd>{{meta.uploaded}}</dd>
       <dt>Saved</dt><dd>{{meta.created}}</dd>
       <dt>Play time</dt><dd>{{meta.playTime}}</dd>
+      {{#meta.progress}}<dt>Progress</dt><dd>{{.}}</dd>{{/meta.progress}}
       <dt>Size</dt><dd>{{meta.size}}</dd>
       <dt>Game</dt><dd>{{meta.game}} {{meta.build}} (schema {{meta.schema}})</dd>
       <dt>SHA-256</dt><dd><code>{{meta.sha256}}</code></dd>
@@ -210,7 +212,7 @@ enum ConsoleTemplates {
     <p><a class="button" href="/console/players/{{player.id}}/slots/{{slot}}/revisions/{{meta.revision}}/download">Download</a></p>
     <form class="compare" method="get" action="/console/players/{{player.id}}/slots/{{slot}}/diff">
       <input type="hidden" name="to" value="{{meta.revision}}">
-      <label>Compare with <select name="from">{{#others}}<option value="{{.}}">r{{.}}</option>{{/others}}</select></label>
+      <label>Compare with <select name="from">{{#others}}<option value="{{revision}}">{{label}}</option>{{/others}}</select></label>
       <button type="submit">Compare</button>
     </form>
     {{#canRestore}}
@@ -245,6 +247,18 @@ enum ConsoleTemplates {
     <h1>r{{from}} → r{{to}} <span class="muted">{{count}} differences</span></h1>
     <p><a href="/console/players/{{player.id}}/slots/{{slot}}/revisions/{{from}}">r{{from}}</a> ·
       <a href="/console/players/{{player.id}}/slots/{{slot}}/revisions/{{to}}">r{{to}}</a></p>
+    {{#canRestore}}
+    <form class="restore" method="post" action="/console/players/{{player.id}}/slots/{{slot}}/restore">
+      <h2>Restore r{{from}}</h2>
+      <p class="muted">Makes a copy of r{{from}} the new head, on top of r{{head}}. The history stays as it is, r{{head}}
+        is kept, and the player's devices take it on their next return. It can be undone.</p>
+      <input type="hidden" name="csrf" value="{{csrf}}">
+      <input type="hidden" name="revision" value="{{from}}">
+      <input type="hidden" name="head" value="{{head}}">
+      <label>Reason <input name="reason" required placeholder="ticket #, what the player said"></label>
+      <button type="submit">Restore r{{from}}</button>
+    </form>
+    {{/canRestore}}
     <pre class="diff">{{text}}</pre>
     {{> footer}}
     """
@@ -328,11 +342,13 @@ enum ConsoleTemplates {
       margin: 1px 0; }
     .badge.bad { background: #f8dedc; color: var(--bad); }
     .summary span { margin-right: 8px; font-size: .9rem; }
+    .no-thumb { color: var(--muted); font-size: .8rem; }
     .thumb { width: 64px; height: 48px; object-fit: cover; border-radius: 3px; border: 1px solid var(--line); }
     .shot { max-width: 100%; border: 1px solid var(--line); border-radius: 4px; }
     form.inline { display: inline-flex; gap: 6px; margin: 0; }
     form.search, form.compare { display: flex; gap: 12px; align-items: end; margin: 12px 0; flex-wrap: wrap; }
     form.restore { background: #fff; border: 1px solid var(--line); padding: 12px 16px; margin-top: 16px; }
+    main > form.restore { max-width: 640px; }
     label { display: flex; flex-direction: column; gap: 4px; font-size: .9rem; }
     form.inline label { flex-direction: row; }
     input, select { font: inherit; padding: 5px 8px; border: 1px solid #b8c0ca; border-radius: 4px; }
@@ -352,6 +368,7 @@ enum ConsoleTemplates {
     dd { margin: 0; overflow-wrap: anywhere; }
     pre { background: #fff; border: 1px solid var(--line); padding: 12px; overflow: auto; max-height: 70vh;
       font-size: .85rem; }
+    pre.diff { white-space: pre-wrap; overflow-wrap: anywhere; }
     pre.secret { font-size: 1rem; user-select: all; }
     code { font-size: .85rem; }
 

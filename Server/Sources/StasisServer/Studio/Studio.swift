@@ -382,13 +382,15 @@ public struct SlotHistory: Sendable {
       let replacedBy = audit.first { $0.headAfter == winner && $0.action == .restore }
       roles.append(replacedBy != nil ? "kept: replaced by restore r\(winner)" : "kept loser: lost to r\(winner)")
     }
-    // A conflict's resolution merges the revision that lost and the head it was written on.
-    for merge in revisions where merge.revision != revision.revision {
-      let losers = revisions.filter { $0.lostTo == merge.revision }
-      guard !losers.isEmpty, !audit.contains(where: { $0.headAfter == merge.revision }) else { continue }
-      if losers.contains(where: { $0.revision == revision.revision }) || merge.baseRevision == revision.revision {
-        roles.append("input of merge r\(merge.revision)")
-      }
+    // A conflict's loser went into its resolution only when the resolution continues it
+    // (`X-Stasis-Parent` names the loser: a merge, or a state the game made from both). A side
+    // taken whole continues that side's own history (or none), so the loser only lost to it.
+    // An upload that names no parent continues its base, which is the loser for every client
+    // since the header: an older client's side taken whole reads as a merge, and cannot be told apart.
+    if let winner = revision.lostTo, let resolution = revisions.first(where: { $0.revision == winner }),
+      resolution.parent == revision.revision, !audit.contains(where: { $0.headAfter == winner })
+    {
+      roles.append("input of merge r\(winner)")
     }
     return roles
   }
