@@ -329,7 +329,8 @@ struct SaveStoreTests {
   func lockTimeout() throws {
     let store = SaveStore(directory: makeTemporaryDirectory(), lockTimeout: .milliseconds(50))
     _ = try save(store, .sample())
-    let held = try PosixFileSystem().lock(store.folder(of: "autosave") + "/.lock", timeout: .zero)
+    // The save is answered before its writer lets the lock go (it prunes first): wait for it.
+    let held = try PosixFileSystem().lock(store.folder(of: "autosave") + "/.lock", timeout: .seconds(10))
     let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
     PosixFileSystem().unlock(held)
     guard case .failure(let error) = result else {

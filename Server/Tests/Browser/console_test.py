@@ -112,7 +112,7 @@ def main():
         expect(page.locator("table.history")).to_be_visible()
         rows = page.locator("table.history tbody tr")
         check(rows.count() == 5, f"the history lists every revision ({rows.count()})")
-        first_cells = [rows.nth(i).locator("td").first.inner_text() for i in range(rows.count())]
+        first_cells = [rows.nth(i).locator("td").first.locator("a").first.inner_text() for i in range(rows.count())]
         check(first_cells == ["r5", "r4", "r3", "r2", "r1"], f"newest first: {first_cells}")
         check("head" in rows.nth(0).inner_text(), "r5 is marked the head")
         check(f"lost to r5" in rows.nth(2).inner_text(), "r3 is marked a kept loser, and to what it lost")
@@ -122,17 +122,22 @@ def main():
         check(re.search(r"\b\d+%", rows.nth(0).locator("td").nth(5).inner_text()) is not None,
               f"each revision shows its progress: {rows.nth(0).inner_text()!r}")
         options = page.locator("select[name=from] option").all_inner_texts()
-        check(len(options) == 5 and options[0].startswith("r5 · level ") and options[0].endswith(" · tablet")
+        check(len(options) == 5 and options[0].startswith("r5 · head · level ") and options[0].endswith(" · tablet")
               and "score " in options[0] and "%" in options[0],
               f"the compare options tell revisions apart: {options[0]!r}")
+        check(options[2].startswith("r3 · kept loser, lost to r5 · "), f"and say what each is: {options[2]!r}")
+        check(page.locator("select[name=from]").input_value() == "3",
+              "the left-hand choice is the newest kept loser, where lost progress usually is")
+        check(rows.nth(0).get_by_role("link", name="compare with head").count() == 0
+              and rows.nth(1).get_by_role("link", name="compare with head").count() == 1,
+              "every revision but the head has a link to compare it with the head")
         thumb = context.request.get(BASE + page.locator("table.history img.thumb").first.get_attribute("src"))
         check(thumb.status == 200 and thumb.body()[:8] == b"\x89PNG\r\n\x1a\n", "a thumbnail is a PNG")
         shot(page, "history")
 
-        # Compare the revision the player remembers with the head.
-        page.get_by_label("Compare").select_option(str(RESTORE))
-        page.get_by_label("with").select_option("5")
-        page.get_by_role("button", name="Compare").click()
+        # Compare the revision the player remembers with the head: its row's link.
+        page.locator("table.history tbody tr", has=page.get_by_role("link", name=f"r{RESTORE}", exact=True)) \
+            .get_by_role("link", name="compare with head").click()
         expect(page.locator("h1")).to_contain_text(f"r{RESTORE} → r5")
         check("differences" in page.locator("h1").inner_text(), "the comparison counts its differences")
         check(page.locator("pre.diff").inner_text().strip() != "", "and lists them")
@@ -144,6 +149,7 @@ def main():
         page.get_by_label("Reason").fill("ticket 4521: lost the second run")
         page.get_by_role("button", name=f"Restore r{RESTORE}").click()
         expect(page.locator(".notice")).to_contain_text(f"restore r{RESTORE}")
+        expect(page.locator(".notice")).to_contain_text("the head is now r")
         elapsed = time.monotonic() - started
         print(f"ticket: from the sign-in page to the restored head in {elapsed:.1f} s (scripted)", flush=True)
         shot(page, "restored")

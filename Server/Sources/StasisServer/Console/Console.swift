@@ -215,15 +215,23 @@ struct Console: Sendable {
     let player = try await player(context)
     let slot = try slotName(context)
     let history = try await studio.history(of: player, slot: slot)
-    let second = history.revisions.dropFirst().first?.revision
+    // The left-hand choice: the newest kept loser (where lost progress usually is), else the
+    // revision before the head.
+    let from =
+      (history.revisions.first { $0.isKept && $0.revision != history.head }
+      ?? history.revisions.first { $0.revision != history.head })?.revision
     var rows: [[String: Any]] = []
     for revision in history.revisions {
       var fields = metadataFields(revision)
       fields["isHead"] = revision.revision == history.head
-      fields["isSecond"] = revision.revision == second
+      fields["isFrom"] = revision.revision == from
       fields["roles"] = history.roles(of: revision)
       fields["summary"] = summaryFields(revision.summaryJSON)
-      fields["label"] = optionLabel(revision)
+      fields["label"] = optionLabel(revision, head: history.head)
+      if revision.revision != history.head {
+        fields["compareWithHead"] =
+          "/console/players/\(player.id)/slots/\(slot)/diff?from=\(revision.revision)&to=\(history.head)"
+      }
       // Known only from the file's section table: a save without one gets no image to break.
       if await hasThumbnail(player, revision) { fields["thumbnail"] = thumbnailURL(player, revision) }
       rows.append(fields)
@@ -235,7 +243,8 @@ struct Console: Sendable {
     if let done = request.uri.queryParameters.get("done").flatMap({ Int64($0) }),
       let entry = history.audit.first(where: { $0.id == done })
     {
-      values["notice"] = "Done: \(describe(entry)) (audit entry #\(entry.id))."
+      let newHead = entry.headAfter.map { " · the head is now r\($0)" } ?? ""
+      values["notice"] = "Done: \(describe(entry))\(newHead) (audit entry #\(entry.id))."
     }
     return try page("history", values, session: session)
   }
@@ -257,7 +266,7 @@ struct Console: Sendable {
         "meta": metadataFields(metadata), "roles": history.roles(of: metadata), "head": history.head,
         "summary": summaryFields(metadata.summaryJSON),
         "others": history.revisions.filter { $0.revision != number }.map {
-          ["revision": $0.revision, "label": optionLabel($0)] as [String: Any]
+          ["revision": $0.revision, "label": optionLabel($0, head: history.head)] as [String: Any]
         },
         "tree": SaveInspection.dump(document.tree),
         "canRestore": session.staff.role >= .support && number != history.head,
@@ -393,8 +402,14 @@ struct Console: Sendable {
   }
 
   /// `r6 · level 2 · score 360 · 33% · 30 s · laptop`: what tells a revision apart in a list.
-  private func optionLabel(_ metadata: RevisionMetadata) -> String {
+  /// A revision as a choice of the Compare menus: what tells it apart, and what it is.
+  private func optionLabel(_ metadata: RevisionMetadata, head: Int64) -> String {
     var parts = ["r\(metadata.revision)"]
+    if metadata.revision == head {
+      parts.append("head")
+    } else if let lostTo = metadata.lostTo {
+      parts.append("kept loser, lost to r\(lostTo)")
+    }
     parts += summaryFields(metadata.summaryJSON).map { "\($0["key"] ?? "") \($0["value"] ?? "")" }
     if let progress = metadata.progress { parts.append(percent(progress)) }
     parts += [playTime(metadata.playTime), metadata.device]

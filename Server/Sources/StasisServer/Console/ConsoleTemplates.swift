@@ -147,7 +147,7 @@ enum ConsoleTemplates {
       › {{slot}}</p>
     <h1>{{slot}} <span class="muted">of {{player.name}}</span></h1>
     <form class="compare" method="get" action="/console/players/{{player.id}}/slots/{{slot}}/diff">
-      <label>Compare <select name="from">{{#revisions}}<option value="{{revision}}"{{#isSecond}} selected{{/isSecond}}>{{label}}</option>{{/revisions}}</select></label>
+      <label>Compare <select name="from">{{#revisions}}<option value="{{revision}}"{{#isFrom}} selected{{/isFrom}}>{{label}}</option>{{/revisions}}</select></label>
       <label>with <select name="to">{{#revisions}}<option value="{{revision}}"{{#isHead}} selected{{/isHead}}>{{label}}</option>{{/revisions}}</select></label>
       <button type="submit">Compare</button>
     </form>
@@ -157,7 +157,8 @@ enum ConsoleTemplates {
       <tbody>
       {{#revisions}}
       <tr{{#isHead}} class="head"{{/isHead}}>
-        <td><a href="/console/players/{{player.id}}/slots/{{slot}}/revisions/{{revision}}">r{{revision}}</a></td>
+        <td><a href="/console/players/{{player.id}}/slots/{{slot}}/revisions/{{revision}}">r{{revision}}</a>{{#compareWithHead}}
+          <br><a class="small" href="{{compareWithHead}}">compare with head</a>{{/compareWithHead}}</td>
         <td>{{#thumbnail}}<img class="thumb" alt="r{{revision}}" src="{{thumbnail}}">{{/thumbnail}}{{^thumbnail}}<span
           class="no-thumb">no thumbnail</span>{{/thumbnail}}</td>
         <td>{{device}}</td><td>{{uploaded}}</td><td>{{playTime}}</td><td>{{progress}}</td><td>{{size}}</td>
@@ -343,6 +344,7 @@ enum ConsoleTemplates {
     .badge.bad { background: #f8dedc; color: var(--bad); }
     .summary span { margin-right: 8px; font-size: .9rem; }
     .no-thumb { color: var(--muted); font-size: .8rem; }
+    a.small { font-size: .8rem; white-space: nowrap; }
     .thumb { width: 64px; height: 48px; object-fit: cover; border-radius: 3px; border: 1px solid var(--line); }
     .shot { max-width: 100%; border: 1px solid var(--line); border-radius: 4px; }
     form.inline { display: inline-flex; gap: 6px; margin: 0; }
