@@ -128,6 +128,10 @@ public final class SaveStore: Sendable {
   public func generations(of slot: SaveSlot) throws(SaveFileError) -> [Int] {
     try slot.validated()
     guard fileSystem.kind(of: folder(of: slot)) == .directory else { return [] }
+    // Read before the listing: a file the listing shows was either still being pruned then
+    // (and is in the set) or is not being pruned at all. Read after, a pruning that ended
+    // in between would leave its file listed and out of the set.
+    let pruned = beingPruned.withLock { $0 }
     let names: [String]
     do {
       names = try fileSystem.contents(ofDirectory: folder(of: slot))
@@ -135,7 +139,6 @@ public final class SaveStore: Sendable {
       throw SaveFileError("the slot's folder could not be listed", cause: error)
     }
     let generations = names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
-    let pruned = beingPruned.withLock { $0 }
     guard !pruned.isEmpty else { return generations }
     return generations.filter { !pruned.contains(path(of: slot, generation: $0)) }
   }
