@@ -453,6 +453,7 @@ extension SaveStore {
   /// time). Not flushed: a crash that loses an unlink leaves an old generation, which the next
   /// save prunes. Until the unlinks are done, this store's listings leave those files out.
   private func removePruned(_ paths: [String]) {
+    guard !paths.isEmpty else { return }
     defer { beingPruned.withLock { $0.subtract(paths) } }
     for path in paths where (try? fileSystem.unlink(path)) != nil {
       knownGood.withLock { _ = $0.removeValue(forKey: path) }

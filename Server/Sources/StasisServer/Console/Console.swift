@@ -401,8 +401,8 @@ struct Console: Sendable {
     return header.sections.contains { $0.name == "thumbnail" }
   }
 
-  /// `r6 · level 2 · score 360 · 33% · 30 s · laptop`: what tells a revision apart in a list.
-  /// A revision as a choice of the Compare menus: what tells it apart, and what it is.
+  /// A revision as a choice of the Compare menus, what tells it apart and what it is:
+  /// `r6 · kept loser, lost to r7 · level 2 · score 360 · 33% · 30 s · laptop`.
   private func optionLabel(_ metadata: RevisionMetadata, head: Int64) -> String {
     var parts = ["r\(metadata.revision)"]
     if metadata.revision == head {
