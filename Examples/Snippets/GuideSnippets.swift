@@ -86,7 +86,7 @@ func saveCutOffByTheBudget(game: SnippetGame, folder: String) throws -> Bool {
     game: game, store: SaveStore(directory: folder, fileSystem: disk), codec: snippetCodec, slot: "autosave")
   let app = Application(delegate: coordinator, configuration: Application.Configuration(clock: clock))
   app.launch()
-  coordinator.saveNow().wait()  // generation 1, whole
+  try coordinator.saveNow().wait()  // generation 1, whole
   disk.closeGate()  // the next write waits at the gate
   app.enterBackground()  // the background save starts, as a background task
   disk.reachedGate.wait()  // it is writing now

@@ -10,7 +10,8 @@
   /// one that goes is removed, one whose position changed is moved, and one whose columns
   /// changed in place is updated.
   ///
-  /// While the store's ``RecordStore/application`` is in the background, changes are held, and
+  /// With an application (``RecordStore/application``), changes are delivered inside its
+  /// `update()`, on the game's thread; while it is in the background they are held, and
   /// delivered as one change set on `willEnterForeground`, before the game's first frame.
   ///
   /// ```swift
@@ -69,7 +70,7 @@
       awaitingFirst = true
       let observation = ValueObservation.tracking { db in try request.fetch(db) }
       cancellable = observation.start(
-        in: store.reader, scheduling: MainActorScheduler(),
+        in: store.reader, scheduling: MainActorScheduler(application: store.application),
         onError: { [weak self] error in
           if first.isRunning {
             first.error = error
@@ -115,13 +116,20 @@
 
     // MARK: Private
 
-    /// GRDB's `.immediate`, minus its `Thread.isMainThread` check: the first value at once,
-    /// the rest on the main queue. When `dispatchMain()` drains the main queue (as `swift test`
-    /// does on Linux) the main actor runs on another thread, and isolation is what counts.
+    /// GRDB's `.immediate`, minus its `Thread.isMainThread` check: the first value at once, the
+    /// rest handed to the game's thread. With an application, through its deliveries: a change
+    /// reaches the game at its next `update()`, however its loop holds the thread. Without one,
+    /// on the main queue.
     private struct MainActorScheduler: ValueObservationMainActorScheduler {
+      let application: Application?
+
       func immediateInitialValue() -> Bool { true }
       func scheduleOnMainActor(_ action: @escaping @MainActor () -> Void) {
-        DispatchQueue.main.async(execute: action)
+        guard let application else { return DispatchQueue.main.async(execute: action) }
+        // GRDB's action is not marked Sendable, but it is made to be sent to the main actor,
+        // and it runs there once.
+        nonisolated(unsafe) let action = action
+        application.deliverOnUpdate { action() }
       }
     }
 

@@ -1,6 +1,7 @@
 #if Records
   import Foundation
   import Stasis
+  import Synchronization
 
   /// The structured store: a SQLite database in the save folder (``fileName``), with the
   /// game's record types and its migrations, written durably inside the background budget.
@@ -132,31 +133,95 @@
     /// - Throws: ``RecordStoreError`` (`expired`), `CancellationError` when the calling task
     ///   was cancelled, or what SQLite or `updates` threw; in every case nothing was written.
     public func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-      let pool = self.pool
-      let work = Task { try await pool.write(updates) }
-      let expiry = Expiry()
-      var taskID = BackgroundTaskID.invalid
-      if let application {
-        taskID = application.beginCancellableBackgroundTask(named: "records write") {
-          expiry.expired = true
-          work.cancel()
-        }
-      }
-      defer { application?.endBackgroundTask(taskID) }
+      let (work, expiry) = startWrite(updates)
       do {
         return try await withTaskCancellationHandler {
           try await work.value
         } onCancel: {
           work.cancel()
         }
-      } catch is CancellationError where expiry.expired {
-        throw RecordStoreError(
+      } catch {
+        throw expired(error, expiry) ?? error
+      }
+    }
+
+    /// Starts a write now and returns at once, for a game loop that holds its thread and never
+    /// awaits: the transaction runs off the game's thread (a background task, as in
+    /// ``write(_:)``), and `completion` is called with its result inside the application's next
+    /// `update()` (on the main actor, without an application).
+    ///
+    /// ```swift
+    /// records.write({ db in try HighScore(points: score).insert(db) }) { result in
+    ///   if case .failure(let error) = result { hud.show("not recorded: \(error)") }
+    /// }
+    /// ```
+    public func write<T: Sendable>(
+      _ updates: @escaping @Sendable (Database) throws -> T,
+      completion: @escaping @MainActor @Sendable (Result<T, any Error>) -> Void
+    ) {
+      let (work, expiry) = startWrite(updates)
+      let application = self.application
+      let deliver: @MainActor @Sendable (Result<T, any Error>) -> Void = { [weak self] result in
+        completion(result.mapError { self?.expired($0, expiry) ?? $0 })
+      }
+      Task.detached {
+        let result = await work.result
+        if let application {
+          application.deliverOnUpdate { deliver(result) }
+        } else {
+          await MainActor.run { deliver(result) }
+        }
+      }
+    }
+
+    /// Begins a write's transaction on a task of its own, as a background task when an
+    /// application is attached. The background task ends from the write's own task, the moment
+    /// it commits or rolls back: never through a hop to the main actor, which a game loop
+    /// holding its thread (a quit waiting for its work) would not run until the budget ran out.
+    private func startWrite<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) -> (
+      work: Task<T, any Error>, expiry: Expiry
+    ) {
+      let pool = self.pool
+      let application = self.application
+      let ending = Mutex<(id: BackgroundTaskID?, done: Bool)>((nil, false))
+      let work = Task.detached {
+        defer {
+          let id = ending.withLock { state -> BackgroundTaskID? in
+            state.done = true
+            return state.id
+          }
+          if let id { application?.endBackgroundTask(id) }
+        }
+        return try await pool.write(updates)
+      }
+      let expiry = Expiry()
+      if let application {
+        let taskID = application.beginCancellableBackgroundTask(named: "records write") {
+          expiry.expired = true
+          work.cancel()
+        }
+        let done = ending.withLock { state -> Bool in
+          state.id = taskID
+          return state.done
+        }
+        if done { application.endBackgroundTask(taskID) }
+      }
+      return (work, expiry)
+    }
+
+    /// The error a write that the budget's expiry cancelled throws; nil for any other error.
+    private func expired(_ error: any Error, _ expiry: Expiry) -> RecordStoreError? {
+      guard expiry.expired else { return nil }
+      if error is CancellationError {
+        return RecordStoreError(
           .expired, "the background budget ran out before the write committed; it was rolled back", path: path)
-      } catch let error as DatabaseError where expiry.expired && error.resultCode == .SQLITE_INTERRUPT {
-        throw RecordStoreError(
+      }
+      if let error = error as? DatabaseError, error.resultCode == .SQLITE_INTERRUPT {
+        return RecordStoreError(
           .expired, "the background budget ran out before the write committed; it was rolled back", path: path,
           cause: error)
       }
+      return nil
     }
 
     /// Closes the database; later reads and writes throw. Controllers stop delivering.

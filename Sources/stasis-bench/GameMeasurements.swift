@@ -81,7 +81,7 @@ extension StasisBench {
       let snapshot = engine.snapshot()
       handles.append(store.save(snapshot, codec: codec, slot: "bench", summary: try snapshot.summary()))
     }
-    for handle in handles { handle.wait() }
+    for handle in handles { _ = handle.waitForResult() }
     // The snapshot shares the body array; the engine's next write copies it, also on the main thread.
     let cowMs = median(runs: 21) {
       let snapshot = engine.snapshot()
@@ -120,7 +120,7 @@ extension StasisBench {
           game.coordinator.store.save(
             snapshot, codec: game.coordinator.codec, slot: "bench", summary: SaveSummary(), thumbnail: png))
       }
-      for handle in handles { handle.wait() }
+      for handle in handles { _ = handle.waitForResult() }
       game.coordinator.thumbnail = draw
       thumbnailWorker = median(runs: 15) { game.coordinator.saveNow(.autosave) }
       game.coordinator.waitForSaves()

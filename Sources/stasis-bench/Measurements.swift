@@ -190,7 +190,7 @@ extension StasisBench {
     var next = state
     let durableSave = {
       next.score.points += 1
-      _ = store.save(next, codec: codec, slot: slot, summary: summary).wait()
+      _ = store.save(next, codec: codec, slot: slot, summary: summary).waitForResult()
     }
     // Run by turns, raw then ours: a disk whose fsync slows for a while slows both sides.
     // The caller waits until the save is durable; the oldest generation is pruned after that, on

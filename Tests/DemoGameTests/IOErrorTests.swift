@@ -23,10 +23,10 @@ struct IOErrorTests {
     let app = Application(delegate: game.coordinator, configuration: .init(clock: ManualClock()))
     app.launch()
     for _ in 0..<30 { game.tick(app) }
-    game.coordinator.saveNow().wait()
+    _ = game.coordinator.saveNow().waitForResult()
     fileSystem.fail(operation, times: 2, with: errno)  // two: the store redoes a failed fsync once
     for _ in 0..<30 { game.tick(app) }
-    game.coordinator.saveNow().wait()
+    _ = game.coordinator.saveNow().waitForResult()
     game.coordinator.waitForSaves()
     for _ in 0..<30 { game.tick(app) }
     #expect(game.engine.state.level.runFrame == 90, "the game played on")
@@ -56,7 +56,7 @@ struct IOErrorTests {
     let game = Game(engine: try Engine(library: Self.assets, level: 1, seed: 1), store: store, slot: "autosave")
     let app = Application(delegate: game.coordinator, configuration: .init(clock: ManualClock()))
     app.launch()
-    game.coordinator.saveNow().wait()
+    _ = game.coordinator.saveNow().waitForResult()
     try FileManager.default.removeItem(atPath: folder)
     #expect(!game.coordinator.restoreSlot(), "nothing to load: a typed error, no crash")
     guard case .loadFailed(let error)? = game.coordinator.events.last else {

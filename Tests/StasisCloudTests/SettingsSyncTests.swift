@@ -21,6 +21,9 @@ private final class TestClock: MonotonicClock {
 private final class MemoryServer: CloudTransport {
   private let state = Mutex((settings: SettingsFile(), puts: 0, holding: false))
   let arrived = DispatchSemaphore(value: 0)
+  /// Called with each request before it is answered, on the request's task: a test moves its
+  /// clock here to give the answer a latency.
+  let beforeAnswer = Mutex<(@Sendable () -> Void)?>(nil)
 
   var puts: Int { state.withLock { $0.puts } }
   var settings: SettingsFile { state.withLock { $0.settings } }
@@ -38,6 +41,7 @@ private final class MemoryServer: CloudTransport {
       for await _ in stream {}
       throw CloudError(.cancelled, "PUT /v1/settings was cancelled")
     }
+    beforeAnswer.withLock { $0 }?()
     let merged = state.withLock { state in
       state.puts += 1
       state.settings.merge(sent)
@@ -127,5 +131,33 @@ struct SettingsSyncUnitTests {
     await sync.settle()
     #expect(server.settings["volume"]?.value == .int64(7))
     #expect(!application.runningBackgroundTasks.contains("settings upload"), "ended once it went up")
+  }
+
+  @Test(
+    "case 1: a quit with a settings upload in flight, in a loop that never yields, ends with the upload's answer"
+  )
+  func quitInALoopThatNeverYields() async throws {
+    let server = MemoryServer()
+    let clock = TestClock()
+    let (application, settings, sync) = try device(server, clock: clock)
+    await sync.settle()
+    // The answer takes 300 ms on the application's clock.
+    server.beforeAnswer.withLock { $0 = { clock.advance(by: .milliseconds(300)) } }
+    // Bounds the test, not the quit: were the answer never taken, the budget would run out
+    // (on the test's clock) instead of the test hanging, and the episode would say so.
+    let quitReturned = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+      if quitReturned.wait(timeout: .now() + 60) == .timedOut { clock.advance(by: .seconds(11)) }
+    }
+    try settings.update { $0.volume = 3 }  // inside changeDelay: not sent yet
+    // From here to its end the loop holds the thread: no await, no main queue, no run loop.
+    let episode = application.quit()
+    quitReturned.signal()
+    #expect(episode?.outcome == .completed, "\(String(describing: episode))")
+    let took = try #require(episode?.duration)
+    #expect(took >= .milliseconds(300) && took < .milliseconds(300) + .seconds(1), "within 1 s of the answer: \(took)")
+    #expect(server.settings["volume"]?.value == .int64(3), "the change went up")
+    #expect(server.puts == 2, "the launch's round trip and the quit's")
+    #expect(sync.lastOutcome == .merged(changed: []), "the answer was taken on the game's thread, inside quit()")
   }
 }

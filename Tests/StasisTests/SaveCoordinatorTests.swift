@@ -75,7 +75,7 @@ struct SaveCoordinatorTests {
     let (game, coordinator, app, clock) = make(fileSystem: disk)
     app.launch()
     play(game, coordinator, steps: 10)
-    coordinator.saveNow().wait()
+    _ = coordinator.saveNow().waitForResult()
     play(game, coordinator, steps: 10)
     let inMemory = game.state
     disk.closeGate()
@@ -102,7 +102,7 @@ struct SaveCoordinatorTests {
     let (first, firstCoordinator, firstApp, _) = make(folder: folder)
     firstApp.launch()
     play(first, firstCoordinator, steps: 5)
-    firstCoordinator.saveNow().wait()
+    _ = firstCoordinator.saveNow().waitForResult()
     let good = first.state
     play(first, firstCoordinator, steps: 5)
     let damaged = try firstCoordinator.saveNow().wait().get()

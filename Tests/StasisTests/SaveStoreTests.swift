@@ -47,6 +47,24 @@ struct SaveStoreTests {
     #expect(unchanged.takeWrittenFile() == nil)
   }
 
+  @Test("case 7: a failed save cannot be dropped without a word: wait() throws it, waitForResult() returns it")
+  func waitThrows() throws {
+    let disk = FaultInjectingFileSystem()
+    let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: disk)
+    disk.fail(.write, times: 4, with: .noSpace)
+    let handle = store.save(distinct(7), codec: testCodec, slot: "autosave")
+    let error = try #require(throws: SaveFileError.self) { try handle.wait() }
+    #expect(error.kind == .io)
+    guard case .failure(let same) = handle.waitForResult() else {
+      Issue.record("waitForResult() returned a success for a failed save")
+      return
+    }
+    #expect(same == error)
+    // A save that succeeds returns its receipt from the same call.
+    let receipt = try store.save(distinct(8), codec: testCodec, slot: "autosave").wait()
+    #expect(receipt.outcome == .written)
+  }
+
   @Test("generations rotate: the last three are kept and the newest loads")
   func rotation() throws {
     let store = SaveStore(directory: makeTemporaryDirectory())
@@ -200,7 +218,7 @@ struct SaveStoreTests {
     fileSystem.reachedGate.wait()  // the save is writing its temporary file
     handle.cancel()
     fileSystem.openGate()
-    let result = handle.wait()
+    let result = handle.waitForResult()
     guard case .failure(let error) = result else {
       Issue.record("a cancelled save succeeded")
       return
@@ -275,7 +293,7 @@ struct SaveStoreTests {
     #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000001.stasis"])
 
     fileSystem.fail("fsync", times: 2, with: .ioError)
-    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).waitForResult()
     guard case .failure(let error) = result else {
       Issue.record("a save whose fsync always fails succeeded")
       return
@@ -292,7 +310,7 @@ struct SaveStoreTests {
     let store = SaveStore(directory: makeTemporaryDirectory(), fileSystem: fileSystem)
     _ = try save(store, .sample())
     fileSystem.fail("write", times: 1, with: .noSpace)
-    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).waitForResult()
     guard case .failure(let error) = result else {
       Issue.record("a save on a full disk succeeded")
       return
@@ -331,7 +349,7 @@ struct SaveStoreTests {
     _ = try save(store, .sample())
     // The save is answered before its writer lets the lock go (it prunes first): wait for it.
     let held = try PosixFileSystem().lock(store.folder(of: "autosave") + "/.lock", timeout: .seconds(10))
-    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    let result = store.save(distinct(2), codec: testCodec, slot: "autosave", summary: SaveSummary()).waitForResult()
     PosixFileSystem().unlock(held)
     guard case .failure(let error) = result else {
       Issue.record("saved while another writer held the lock")

@@ -161,7 +161,7 @@ struct SaveSyncingTests {
   func saveAbandons() throws {
     let (_, coordinator, app, _, sync) = make()
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
-    coordinator.saveNow().wait()
+    _ = coordinator.saveNow().waitForResult()
     #expect(!coordinator.isCatchingUp)
     #expect(!sync.catchUps[0].progress.mayWrite())
     #expect(sync.started == [.manual])

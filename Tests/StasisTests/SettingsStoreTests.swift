@@ -115,6 +115,28 @@ struct SettingsStoreTests {
     _ = recorder
   }
 
+  @Test(
+    "case 3: the game's change in the background and another process's after it are one change per key, to what the store holds"
+  )
+  func coalescedAcrossSources() throws {
+    let (app, recorder, _) = makeApplication()
+    app.launch()
+    let (settings, changes) = try open(app)
+    app.enterBackground()
+    try settings.update { $0.volume = 0.6 }  // the game, in the background (its didEnterBackground)
+    wall.advance(by: .seconds(1))
+    let cli = store(device: "stasis-cli")  // `stasis settings set volume 0.25`
+    try cli.updateSettings { $0.set("volume", to: .float64(0.25), device: "stasis-cli", now: wall.milliseconds()) }
+    app.enterForeground()
+    #expect(changes.items.map(\.description) == ["volume: 0.8 → 0.25 (file)"])
+    #expect(settings.value.volume == 0.25)
+    // An observer that applies each newValue in order ends where the store is.
+    var applied = 0.8
+    for change in changes.items { if case .float64(let value) = change.newValue { applied = value } }
+    #expect(applied == settings.value.volume)
+    _ = recorder
+  }
+
   @Test("two devices converge: per key, the later stamp wins on both, whatever the order of merges")
   func devicesConverge() throws {
     let other = makeTemporaryDirectory()

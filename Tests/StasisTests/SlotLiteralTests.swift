@@ -14,7 +14,7 @@ struct SlotLiteralTests {
     let refused = #expect(throws: SaveFileError.self) { try escape.validated() }
     #expect(refused?.kind == .invalidSlotName)
 
-    let saved = store.save(TestGameState.sample(), codec: testCodec, slot: escape).wait()
+    let saved = store.save(TestGameState.sample(), codec: testCodec, slot: escape).waitForResult()
     guard case .failure(let error) = saved else {
       Issue.record("a save to '../escape' was written")
       return

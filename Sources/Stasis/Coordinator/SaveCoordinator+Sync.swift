@@ -1,26 +1,42 @@
 /// The coordinator's side of a ``SaveSyncing``: holding the game while the slot catches up,
 /// and restoring what the sync wrote before the next step.
 extension SaveCoordinator {
-  /// Blocks the main thread until ``sync`` has caught up or ``syncPatience`` has passed, then
+  /// Blocks the game's thread until ``sync`` has caught up or ``syncPatience`` has passed, then
   /// restores what arrived. For headless loops with nothing to draw meanwhile (as
   /// ``Application/waitForBackgroundWork()`` is); a window keeps drawing and lets
-  /// ``Application/update()`` see to it.
-  public func waitForCatchUp() {
-    guard let (progress, since) = catchUp, let application else { return }
+  /// ``Application/update()`` see to it. Returns true when the catch-up ended.
+  @discardableResult
+  public func waitForCatchUp() -> Bool {
+    guard let application else { return !isCatchingUp }
+    if catchUpAfterSaves { waitForSaves() }
+    update()
+    guard let (progress, since) = catchUp else { return true }
+    application.counts.count(OperationCounts.gameThreadWaits)
     let left = syncPatience - (application.configuration.clock.now() - since)
     _ = progress.wait(timeout: max(.zero, left))
     update()
-    if catchUp != nil { settleCatchUp() }  // out of patience: play on, unless a write is under way
+    if catchUp != nil, !settleCatchUp() {
+      // Out of patience while the sync writes: its outcome follows the write, bounded by the budget.
+      _ = progress.wait(timeout: application.configuration.backgroundBudget)
+      update()
+    }
+    return catchUp == nil
   }
 
-  /// Called by the application at every ``Application/update()``: records finished saves
-  /// and, while the game is held, sees whether ``sync`` has caught up.
+  /// Called by the application at every ``Application/update()``: records finished saves,
+  /// begins a catch-up that waited for them, and, while the game is held, sees whether ``sync``
+  /// has caught up. Nothing here waits.
   func update() {
     collectFinishedSaves()
     defer { sayHold() }
-    guard let (progress, since) = catchUp, let application else { return }
+    guard let application else { return }
+    if catchUpAfterSaves, !hasPendingSaves {
+      catchUpAfterSaves = false
+      beginCatchUp(application)
+    }
+    guard let (progress, since) = catchUp else { return }
     if let outcome = progress.outcome {
-      finishCatchUp(outcome, application)
+      finishCatchUp(outcome, application, document: progress.writtenDocument)
     } else if application.configuration.clock.now() - since >= syncPatience, progress.stopWaiting() {
       logger.notice("sync did not catch up within \(syncPatience); playing on from the local save")
       finishCatchUp(.unchanged, application)
@@ -28,43 +44,68 @@ extension SaveCoordinator {
   }
 
   /// Ends a catch-up in progress now — before a save, or another catch-up — so nothing the
-  /// sync writes lands under a state the game has moved on from: either the sync has not
-  /// begun to write (it never will), or its write is under way and is restored first.
-  func settleCatchUp() {
-    guard let (progress, _) = catchUp, let application else { return }
-    if progress.outcome == nil, progress.stopWaiting() {
+  /// sync writes lands under a state the game has moved on from: true when it is over (it had
+  /// finished, or the sync had not begun to write and never will). False when the sync's write
+  /// is under way: nothing waits for it on the game's thread; its outcome is restored at the
+  /// next ``Application/update()``, and the game, held since the catch-up began, has nothing
+  /// newer to save meanwhile.
+  @discardableResult
+  func settleCatchUp() -> Bool {
+    guard let (progress, _) = catchUp, let application else { return true }
+    if let outcome = progress.outcome {
+      finishCatchUp(outcome, application, document: progress.writtenDocument)
+    } else if progress.stopWaiting() {
       finishCatchUp(.unchanged, application)
-      return
+    } else {
+      return false
     }
-    // A local write: its outcome follows at once (the upload after it is not waited for).
-    _ = progress.wait(timeout: .seconds(60))
-    finishCatchUp(progress.outcome ?? .unchanged, application)
+    return true
   }
 
   /// Holds the game and asks ``sync`` to catch up, when the state is a generation it may
   /// write on top of (never over unsaved progress); otherwise only lets waiting uploads go.
+  /// While a save of the state is still being written, the game is held and the catch-up
+  /// begins at the ``Application/update()`` after it ends: the state's own generation first.
   func beginCatchUp(_ application: Application) {
     guard let sync else { return }
-    settleCatchUp()
-    if hasPendingSaves { waitForSaves() }  // the state's own generation first
+    guard settleCatchUp() else { return }  // the one under way is restored first
+    if hasPendingSaves {
+      catchUpAfterSaves = true
+      game.isPaused = true
+      return
+    }
     guard let generation = stateGeneration else {
       sync.resumeUploads(application: application)
       return
     }
     let progress = sync.catchUp(stateGeneration: generation, application: application)
     catchUp = (progress, application.configuration.clock.now())
+    // The outcome reaches the game's thread as a delivery: the update that runs it restores.
+    progress.whenFinished { [weak self] in application.deliverOnUpdate { self?.update() } }
     game.isPaused = true
-    if let outcome = progress.outcome { finishCatchUp(outcome, application) }
+    if let outcome = progress.outcome { finishCatchUp(outcome, application, document: progress.writtenDocument) }
   }
 
-  func finishCatchUp(_ outcome: CatchUpOutcome, _ application: Application) {
+  /// Restores what the catch-up wrote: from `document` when the sync handed over what it wrote
+  /// (no read back from disk), else from the file.
+  func finishCatchUp(_ outcome: CatchUpOutcome, _ application: Application, document: SaveDocument? = nil) {
     catchUp = nil
     let launchFailure = launchLoadFailure
     launchLoadFailure = nil
     var restored = false
     if case .restore(let generation, let reason) = outcome {
-      do {
-        let loaded = try store.load(codec: codec, slot: slot, generation: generation)
+      do throws(any Error) {
+        let loaded: LoadedSave<Game.State>
+        if let document {
+          let path = store.path(of: slot, generation: generation)
+          let decoded = try store.decode(document, codec: codec, slot: slot, generation: generation)
+          loaded = LoadedSave(
+            state: decoded.state, document: document, generation: generation, path: path, report: decoded.report,
+            skipped: [])
+        } else {
+          store.counts.count(OperationCounts.readBacks)
+          loaded = try store.load(codec: codec, slot: slot, generation: generation)
+        }
         try restore(loaded)
         restored = true
       } catch {

@@ -56,8 +56,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// How long the game is held, on launch and on return, for ``sync`` to catch up before it
   /// plays on from what it has; frames go on meanwhile, only the steps wait.
   public var syncPatience: Duration = .seconds(5)
-  /// True while the game is held for ``sync`` to catch up.
-  public var isCatchingUp: Bool { catchUp != nil }
+  /// True while the game is held for ``sync`` to catch up (or for the save it catches up from).
+  public var isCatchingUp: Bool { catchUp != nil || catchUpAfterSaves }
   /// True while the game is held: paused, its steps waiting, nothing saved into the slot. A
   /// loop that steps only while `!game.isPaused` waits; ``heldReason`` says what ends it.
   public var isHeld: Bool { heldReason != nil }
@@ -91,6 +91,9 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Steps and restores so far: a save's snapshot is the state only while none came after it.
   var steps: UInt64 = 0
   var catchUp: (progress: CatchUp, since: Duration)?
+  /// A catch-up asked for while a save of the state was still being written: begun by the
+  /// ``Application/update()`` after the save ends, the game held meanwhile.
+  var catchUpAfterSaves = false
   /// A cold start's failed restore, held back while the sync catches up: what the catch-up
   /// restores is the launch's one load outcome, and only when it restores nothing is this one.
   var launchLoadFailure: SaveFileError?
@@ -136,16 +139,19 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Saves now on a worker (a save key, a checkpoint).
   @discardableResult
   public func saveNow(_ reason: SaveReason = .manual) -> SaveHandle {
-    settleCatchUp()
+    guard settleCatchUp() else { return heldSave(because: "the sync is writing the slot") }
     return startSave(reason)
   }
 
   /// True while some save has not finished.
   public var hasPendingSaves: Bool { pending.contains { $0.handle.result == nil } }
 
-  /// Blocks until every save started so far has finished, then records them.
+  /// Blocks the game's thread until every save started so far has finished, then records them.
+  /// An explicit wait, for tools and headless runners: a game loop hears of its saves at
+  /// ``Application/update()`` (``onEvent``).
   public func waitForSaves() {
-    for entry in pending { entry.handle.wait() }
+    if hasPendingSaves { application?.counts.count(OperationCounts.gameThreadWaits) }
+    for entry in pending { _ = entry.handle.waitForResult() }
     collectFinishedSaves()
   }
 
@@ -166,6 +172,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     let failure: SaveFileError
     // What the load could not make a state of is kept now, durably: the load itself writes nothing.
     defer { keepWhatTheLoadCouldNotRead() }
+    if sync != nil { store.handOverNextRead(of: slot) }  // the catch-up after it takes what this reads
     do {
       let loaded = try store.load(codec: codec, slot: slot, fallback: loadFallback)
       try restore(loaded)
@@ -425,10 +432,15 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
 
   /// Pauses the game, snapshots it here on the main thread, and saves the snapshot as a
   /// background task that the budget's expiry cancels.
+  ///
+  /// While a catch-up's write is under way the game has been held since the catch-up began:
+  /// its state is the generation the sync writes on top of, so nothing is saved (nil), and the
+  /// catch-up's generation is restored at the next ``Application/update()``.
   @discardableResult
-  private func pauseAndSave(_ reason: SaveReason, named name: String, _ application: Application) -> SaveHandle {
-    settleCatchUp()  // what a catch-up wrote is restored first: the save is of the state the game has
+  private func pauseAndSave(_ reason: SaveReason, named name: String, _ application: Application) -> SaveHandle? {
     game.isPaused = true
+    // What a catch-up wrote is restored first: the save is of the state the game has.
+    guard settleCatchUp() else { return nil }
     let snapshot = game.snapshot()
     return application.saveInBackground(named: name) { startSave(reason, snapshot: snapshot, application: application) }
   }
@@ -440,6 +452,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       record(.keptMemory(reason: "the background save did not complete"))
       return
     }
+    if sync != nil { store.handOverNextRead(of: slot) }  // the catch-up after it takes what this reads
     do {
       let loaded = try store.load(codec: codec, slot: slot)
       guard loaded.generation == receipt.generation else {
@@ -466,20 +479,24 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     }
   }
 
+  /// A save that did not start because the game is held: its handle, failed at once.
+  private func heldSave(because why: String, context: SaveFileError.Context = .init(), suggestion: String? = nil)
+    -> SaveHandle
+  {
+    let handle = SaveHandle(slot: slot)
+    handle.finish(.failure(SaveFileError(.held, "nothing saved: \(why)", context: context, suggestion: suggestion)))
+    return handle
+  }
+
   @discardableResult
   func startSave(_ reason: SaveReason, snapshot: Game.State? = nil, application: Application? = nil)
     -> SaveHandle
   {
     if let restoreFailure {
       // Held since launch: no progress to save, and a save would go over what it could not read.
-      let handle = SaveHandle(slot: slot)
-      handle.finish(
-        .failure(
-          SaveFileError(
-            .held, "nothing saved: the game is held until resolveRestoreFailure(_:) answers",
-            context: restoreFailure.error.context,
-            suggestion: "call resolveRestoreFailure(_:) with the player's choice")))
-      return handle
+      return heldSave(
+        because: "the game is held until resolveRestoreFailure(_:) answers", context: restoreFailure.error.context,
+        suggestion: "call resolveRestoreFailure(_:) with the player's choice")
     }
     let state = snapshot ?? game.snapshot()
     let summary: SaveSummary

@@ -22,6 +22,10 @@ public final class CatchUp: Sendable {
     var outcome: CatchUpOutcome?
     var writing = false
     var abandoned = false
+    /// The document of the generation written, when the synchronizer handed it over.
+    var document: SaveDocument?
+    /// Called once when the outcome is given: the coordinator's delivery to the game's thread.
+    var onFinish: (@Sendable () -> Void)?
   }
   private let state = Mutex(State())
   private let finished = DispatchSemaphore(value: 0)
@@ -42,13 +46,39 @@ public final class CatchUp: Sendable {
 
   /// The synchronizer: the catch-up is over. The first outcome counts.
   public func finish(_ outcome: CatchUpOutcome) {
-    let first = state.withLock { state in
-      guard state.outcome == nil else { return false }
-      state.outcome = outcome
-      return true
-    }
-    if first { finished.signal() }
+    finish(outcome, document: nil)
   }
+
+  /// The synchronizer: the catch-up is over, and `document` is what it wrote as the generation
+  /// to restore (verified, and validated by the game's codec): the coordinator restores it from
+  /// memory instead of reading back the file just written. The first outcome counts.
+  package func finish(_ outcome: CatchUpOutcome, document: SaveDocument?) {
+    let first = state.withLock { state -> (@Sendable () -> Void)?? in
+      guard state.outcome == nil else { return nil }
+      state.outcome = outcome
+      state.document = document
+      defer { state.onFinish = nil }
+      return .some(state.onFinish)
+    }
+    guard let first else { return }
+    finished.signal()
+    first?()
+  }
+
+  /// Calls `body` once the outcome is given (at once if it was), on the thread that gave it: the
+  /// coordinator hands the outcome to the game's thread with it, so a loop that holds the thread
+  /// and waits for deliveries wakes when the catch-up ends.
+  package func whenFinished(_ body: @escaping @Sendable () -> Void) {
+    let now = state.withLock { state -> Bool in
+      guard state.outcome == nil else { return true }
+      state.onFinish = body
+      return false
+    }
+    if now { body() }
+  }
+
+  /// The document of the generation to restore, when the synchronizer handed it over.
+  package var writtenDocument: SaveDocument? { state.withLock { $0.document } }
 
   /// Blocks the calling thread until the catch-up finishes or `timeout` passes; true when it
   /// finished. For headless runners and tools, not a game loop that draws.

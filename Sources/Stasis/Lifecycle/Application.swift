@@ -70,8 +70,12 @@ public final class Application {
   /// What ``WatchdogPolicy/killProcess`` does; `StasisTesting` replaces it to observe the kill.
   package var processKiller: @MainActor () -> Void = { kill(getpid(), SIGKILL) }
 
+  /// What the application counted: its waits on the game's thread (`StasisTesting` reads it).
+  package let counts = OperationCounts()
+
   private let logger: Logger
-  private let tasks = BackgroundTaskRegistry()
+  private let deliveries = DeliveryQueue()
+  private let tasks: BackgroundTaskRegistry
   private var observers: [(token: ObserverToken, observer: Observer)] = []
   private var nextObserverToken: UInt64 = 1
   private var heldChanges = CoalescedChanges()
@@ -100,6 +104,7 @@ public final class Application {
     self.delegate = delegate
     self.configuration = configuration
     self.logger = logger
+    self.tasks = BackgroundTaskRegistry(wakeup: deliveries)
   }
 
   // MARK: Transitions
@@ -228,9 +233,13 @@ public final class Application {
   /// Names of the background tasks still running, in the order they began.
   public nonisolated var runningBackgroundTasks: [String] { tasks.live.map(\.name) }
 
-  /// Enforces the budget: reports tasks ended since the last call, suspends the app when
-  /// none are left, and runs the expiration handlers once the budget is spent. Call it once
-  /// per main-loop iteration, on the main actor.
+  /// The game's one delivery point, called once per main-loop iteration on the game's thread:
+  /// runs, in the order they happened, the deliveries other threads handed over (saves that
+  /// ended, cloud events and catch-up results, settings changes, records changes; see
+  /// ``deliverOnUpdate(_:)``), then enforces the budget: reports tasks ended since the last call,
+  /// suspends the app when none are left, and runs the expiration handlers once the budget is
+  /// spent. Timers and the coordinator's own checks run in it too, as update observers. A loop
+  /// that never yields, never pumps the main queue and never awaits hears everything here.
   public func update() {
     // Update observers last: what they report follows the episode's own line.
     defer {
@@ -238,6 +247,7 @@ public final class Application {
         if case .updates(let block) = observer { block(self) }
       }
     }
+    runDeliveries()
     for event in tasks.takeUnreported() { report(event) }
     guard let episode else { return }
     if tasks.live.isEmpty {
@@ -267,24 +277,63 @@ public final class Application {
     }
   }
 
-  /// Blocks the main thread until a background task ends or the budget runs out, then
-  /// calls ``update()``. For loops with nothing to do while in the background; tests with
-  /// a `ManualClock` (from `StasisTesting`) advance the clock and call ``update()`` instead.
+  /// Blocks the game's thread until a background task ends, a delivery arrives or the budget
+  /// runs out, then calls ``update()``. For loops with nothing to do while in the background
+  /// (`while app.hasBackgroundEpisode { app.waitForBackgroundWork() }`); tests with a
+  /// `ManualClock` (from `StasisTesting`) advance the clock and call ``update()`` instead.
   ///
-  /// Called on the process's main thread (a game loop that holds it), it runs the main queue
-  /// every few milliseconds while it waits: work that ends on the main actor — a
-  /// `RecordStore` write, a settings upload — ends inside the budget instead of waiting for
-  /// it to run out.
-  public func waitForBackgroundWork() {
+  /// It needs no main queue, run loop or main-actor hop: what other threads hand the game (a
+  /// settings upload's answer, a records write) arrives through ``deliverOnUpdate(_:)``, wakes
+  /// this wait, and is run by the ``update()`` that follows. So a quit with work in flight takes
+  /// the time that work needs, never the whole budget. Returns true when it was woken before the
+  /// budget ran out.
+  @discardableResult
+  public func waitForBackgroundWork() -> Bool {
     update()
-    guard let episode else { return }
-    let timeout = episode.deadline - configuration.clock.now()
-    if Thread.isMainThread {
-      tasks.waitForEndRunningMainQueue(timeout: timeout)
-    } else {
-      tasks.waitForEnd(timeout: timeout)
+    guard let episode else { return false }
+    counts.count(OperationCounts.gameThreadWaits)
+    let woken = deliveries.waitForWakeup(timeout: max(Duration.zero, episode.deadline - configuration.clock.now()))
+    update()
+    return woken
+  }
+
+  // MARK: Deliveries
+
+  /// Hands `work` to the game's thread: it runs inside the next ``update()`` (or the update of an
+  /// explicit wait), after what was handed over before it. Any thread. This is how the library's
+  /// workers reach the game — a settings round trip's answer, a records change, a cloud event —
+  /// without the main queue, a run loop or a main-actor hop.
+  ///
+  /// ```swift
+  /// worker.onFinish { result in application.deliverOnUpdate { hud.show(result) } }
+  /// ```
+  public nonisolated func deliverOnUpdate(_ work: @escaping @MainActor @Sendable () -> Void) {
+    deliveries.enqueue(work)
+  }
+
+  /// True while deliveries wait for the next ``update()``.
+  public nonisolated var hasPendingDeliveries: Bool { !deliveries.isEmpty }
+
+  /// Blocks the game's thread until something is handed over for the next ``update()`` (or
+  /// `timeout` passes), without running it: for a headless loop with nothing to do until the
+  /// library has news. Returns true when a delivery is waiting. An explicit wait, counted as one.
+  @discardableResult
+  public func waitForDeliveries(timeout: Duration) -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while deliveries.isEmpty {
+      let left = deadline - clock.now
+      guard left > .zero else { return false }
+      counts.count(OperationCounts.gameThreadWaits)
+      _ = deliveries.waitForWakeup(timeout: left)
     }
-    update()
+    return true
+  }
+
+  private func runDeliveries() {
+    // What is delivered now may hand over more: that waits for the next update, so one update
+    // always ends.
+    for work in deliveries.take() { work() }
   }
 
   // MARK: Observers

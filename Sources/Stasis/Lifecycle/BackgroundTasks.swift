@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -56,8 +55,10 @@ final class BackgroundTaskRegistry: Sendable {
   }
 
   private let state = Mutex(State())
-  /// Signalled on every end, so a waiting loop wakes without polling.
-  private let endSignal = DispatchSemaphore(value: 0)
+  /// Woken on every end, so an explicit wait returns without polling.
+  private let wakeup: DeliveryQueue
+
+  init(wakeup: DeliveryQueue) { self.wakeup = wakeup }
 
   func begin(name: String, expirationHandler: (@MainActor @Sendable () -> Void)?) -> BackgroundTaskID {
     state.withLock { state in
@@ -77,7 +78,7 @@ final class BackgroundTaskRegistry: Sendable {
       state.unreported.append(.ended(task.id, name: task.name))
       return true
     }
-    if ended { endSignal.signal() }
+    if ended { wakeup.wake() }
     return ended
   }
 
@@ -95,26 +96,6 @@ final class BackgroundTaskRegistry: Sendable {
       defer { state.unreported.removeAll() }
       return state.unreported
     }
-  }
-
-  /// Blocks the calling thread until some task ends or `timeout` passes; true when one ended.
-  @discardableResult
-  func waitForEnd(timeout: Duration) -> Bool {
-    endSignal.wait(timeout: timeout.deadlineFromNow) == .success
-  }
-
-  /// ``waitForEnd(timeout:)`` on the main thread of a loop that holds it: the main queue runs
-  /// every few milliseconds while it waits, for work that ends there (a task begun or ended on
-  /// the main actor: a records write, a settings upload), which a plain wait would hold until
-  /// the budget ran out. Foundation's run loop is the main queue's only public drain on Linux.
-  func waitForEndRunningMainQueue(timeout: Duration) {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    repeat {
-      _ = RunLoop.main.run(mode: .default, before: .distantPast)
-      let left = deadline - clock.now
-      if left <= .zero || waitForEnd(timeout: min(left, .milliseconds(5))) { return }
-    } while true
   }
 }
 

@@ -72,6 +72,8 @@ public final class SettingsStore<Settings: Codable & Sendable> {
   private var applicationObservers: [ObserverToken] = []
   private var observers = ObserverList<SettingsChange>()
   private var held: [SettingsChange] = []
+  /// True while the return's reload runs: what it reads is held with the rest, then told once.
+  private var isReturning = false
   private var lastCheck: Duration?
   private let logger: Logger
 
@@ -183,13 +185,18 @@ public final class SettingsStore<Settings: Codable & Sendable> {
       application.addUpdateObserver { [weak self] application in self?.poll(application) })
   }
 
+  /// Back from the background: what another process wrote meanwhile joins what was held, key
+  /// by key, and each key is told once, from its value before the first change to the value the
+  /// store holds now, whichever sources changed it (this game in the background, a file, a cloud).
   private func returned() {
+    isReturning = true
     do {
       try reload()
     } catch {
       logger.error("settings: \(error)")
     }
-    let changes = held
+    isReturning = false
+    let changes = held.sorted { $0.key < $1.key }  // in key order, as one reload tells its keys
     held.removeAll()
     for change in changes where change.oldValue != change.newValue { deliver(change) }
   }
@@ -223,7 +230,7 @@ public final class SettingsStore<Settings: Codable & Sendable> {
   }
 
   private func announce(_ change: SettingsChange) {
-    guard let application, application.state.isInBackground else { return deliver(change) }
+    guard let application, application.state.isInBackground || isReturning else { return deliver(change) }
     if let index = held.firstIndex(where: { $0.key == change.key }) {
       held[index].newValue = change.newValue
       held[index].source = change.source

@@ -81,13 +81,31 @@ public final class SaveHandle: Sendable {
     if let ready { body(ready) }
   }
 
-  /// Blocks the calling thread until the save ends. For tools and tests, not the game loop.
+  /// Blocks the calling thread until the save ends and returns its receipt, or throws its
+  /// failure: a failed save cannot be dropped without a word. For tools and tests, not the game
+  /// loop (which hears of its saves at `update()`: ``SaveCoordinator/onEvent``).
+  ///
+  /// ```swift
+  /// let receipt = try store.save(state, codec: codec, slot: "autosave").wait()
+  /// ```
   @discardableResult
-  public func wait() -> Result<SaveReceipt, SaveFileError> {
+  public func wait() throws(SaveFileError) -> SaveReceipt {
+    try waitForResult().get()
+  }
+
+  /// Blocks the calling thread until the save ends, and returns its result (which must be used).
+  public func waitForResult() -> Result<SaveReceipt, SaveFileError> {
     if let result { return result }
     finished.wait()
     finished.signal()  // let other waiters through too
     return result!
+  }
+
+  /// The result, blocking: the form before 0.11, whose failure a caller could drop unseen.
+  @_disfavoredOverload
+  @available(*, deprecated, renamed: "waitForResult()", message: "use `try wait()`, or `waitForResult()` for the Result")
+  public func wait() -> Result<SaveReceipt, SaveFileError> {
+    waitForResult()
   }
 
   /// The result, awaited without blocking a thread.

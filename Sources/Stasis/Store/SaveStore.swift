@@ -58,6 +58,13 @@ public final class SaveStore: Sendable {
   let beingPruned = Mutex<Set<String>>([])
   /// One writer per slot: saves in snapshot order, at most one in flight and one waiting.
   let writers: SlotWriters
+  /// What this store counted: each file decoded (by path) and each generation read back after a
+  /// sync wrote it (`StasisTesting`'s `WorkCounters` reads them).
+  package let counts = OperationCounts()
+  /// The file a load read, kept for one taker: asked by the coordinator before it restores a
+  /// slot that syncs, so the catch-up that follows has ours without reading and decoding it again.
+  let handedOver = Mutex<(wanted: Set<String>, file: (path: String, bytes: [UInt8], document: SaveDocument)?)>(
+    ([], nil))
   /// The bugs the simulation planted in this store; empty everywhere else.
   @_spi(Simulation) public let plantedBugs: PlantedBugs
 
@@ -251,8 +258,13 @@ public final class SaveStore: Sendable {
   /// ``SaveFileError/Kind/newerSaveInSlot``: a sync never writes over a save it has not seen.
   /// Bytes whose sections the newest generation already holds write nothing (`.unchanged`,
   /// naming that generation).
+  ///
+  /// `decoded` is the file's document and whether it is signed, when the caller decoded and
+  /// checked it already (a download it verified, a merge it has just encoded): the file is then
+  /// not decoded again.
   package func save(
-    fileBytes bytes: [UInt8], slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse, ifNewestIs: Int? = nil
+    fileBytes bytes: [UInt8], slot: SaveSlot, unreadableNewest: UnreadableNewest = .refuse, ifNewestIs: Int? = nil,
+    decoded: (document: SaveDocument, signed: Bool)? = nil
   ) -> SaveHandle {
     let handle = SaveHandle(slot: slot, sequence: writers.takeSequence())
     let job = SlotWriters.Job(handle: handle, isSnapshot: false) {
@@ -260,7 +272,13 @@ public final class SaveStore: Sendable {
       do throws(SaveFileError) {
         // Decoded, not only verified: its sections are what the slot's newest holds once it is
         // written, so the game's next save of the same state writes nothing.
-        let (document, signature) = try SaveFileFormat.decodeWithSignature(bytes, signing: self.signing)
+        let (document, signature): (SaveDocument, SignatureStatus)
+        if let decoded {
+          (document, signature) = (decoded.document, decoded.signed ? .valid(byCurrentKey: true) : .unsigned)
+        } else {
+          self.counts.count(OperationCounts.decode("\(slot) (incoming)"))
+          (document, signature) = try SaveFileFormat.decodeWithSignature(bytes, signing: self.signing)
+        }
         // A file whose state the slot's newest already holds is not written again.
         var receipt: SaveReceipt?
         try self.writeDurably(
@@ -304,6 +322,14 @@ public final class SaveStore: Sendable {
     bytes: [UInt8], document: SaveDocument
   ) {
     let path = path(of: slot, generation: generation)
+    // A generation is never rewritten in place: what a load just read and checked is this file.
+    if let kept = handedOver.withLock({ state -> (bytes: [UInt8], document: SaveDocument)? in
+      guard let file = state.file, file.path == path else { return nil }
+      state.file = nil
+      return (file.bytes, file.document)
+    }) {
+      return kept
+    }
     let bytes = try readBytes(at: path)
     return (bytes, try verified(bytes, path: path).document)
   }
@@ -314,12 +340,29 @@ public final class SaveStore: Sendable {
     try readBytes(at: path(of: slot, generation: generation))
   }
 
+  /// Keeps the next file a load of `slot` reads and checks (bytes and document) for one
+  /// ``verifiedFile(slot:generation:)`` of it: the coordinator asks before it restores a slot
+  /// that syncs, and the catch-up after the restore takes it instead of decoding the file again.
+  /// A later hand-over replaces one not taken, so at most one file is held.
+  package func handOverNextRead(of slot: SaveSlot) {
+    let folder = folder(of: slot)
+    handedOver.withLock { state in
+      state.wanted.insert(folder)
+      state.file = nil
+    }
+  }
+
   /// A file's bytes decoded under the store's signing policy; unsigned in a signed slot refused.
   func verified(_ bytes: [UInt8], path: String) throws(SaveFileError) -> (
     document: SaveDocument, signature: SignatureStatus
   ) {
+    counts.count(OperationCounts.decode(path))
     let read = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
     if read.signature == .unsigned, refusesUnsigned(file: path) { throw unsignedInSignedSlot(path) }
+    handedOver.withLock { state in
+      guard !state.wanted.isEmpty, state.wanted.remove(Self.folder(ofFile: path)) != nil else { return }
+      state.file = (path, bytes, read.document)
+    }
     return read
   }
 

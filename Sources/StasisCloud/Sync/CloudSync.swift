@@ -175,6 +175,18 @@ public final class CloudSync: Sendable {
     engine.addEventHandler(body)
   }
 
+  /// Adds a handler called with each event on the game's thread, inside `application`'s
+  /// ``Application/update()``, in the order the events happened: a game loop that holds its
+  /// thread hears of its uploads, downloads and conflicts at its next frame, with the rest of
+  /// what the library delivers. Any thread; until this sync is released.
+  ///
+  /// ```swift
+  /// cloud.onEvent(in: app) { event in hud.show("cloud: \(event)") }
+  /// ```
+  public func onEvent(in application: Application, _ body: @escaping @MainActor @Sendable (CloudEvent) -> Void) {
+    engine.addEventHandler { event in application.deliverOnUpdate { body(event) } }
+  }
+
   // MARK: From the main thread: returns at once
 
   /// Queues the upload of the save `handle` writes, once it is durable; `done` is called when

@@ -65,7 +65,11 @@ public final class SettingsSync<Settings: Codable & Sendable> {
   private var changedAt: Duration?
   /// A round trip asked for and not yet begun.
   private var requested = false
-  private var worker: Task<Void, Never>?
+  /// The round trip in flight: its request, on a task of its own (never the game's thread).
+  private var worker: Task<Result<SettingsFile, CloudError>, Never>?
+  /// The number of the round trip in flight: its answer is taken once, by whichever comes
+  /// first, the application's next `update()` or ``settle()``.
+  private var trip = 0
   /// Background tasks that end when no round trip is left to run.
   private var backgroundTasks: [BackgroundTaskID] = []
 
@@ -121,9 +125,14 @@ public final class SettingsSync<Settings: Codable & Sendable> {
     return lastOutcome ?? .unsupported
   }
 
-  /// Waits until no round trip is in flight or asked for (tests, and a tool before it exits).
+  /// Waits until no round trip is in flight or asked for, and takes each answer as it comes
+  /// (a tool before it exits, a test). A game loop need not call it: the answers reach the
+  /// settings at its next `update()`.
   public func settle() async {
-    while let worker { await worker.value }
+    while let worker {
+      let answered = trip
+      finish(answered, await worker.value)
+    }
   }
 
   // MARK: Private
@@ -172,29 +181,60 @@ public final class SettingsSync<Settings: Codable & Sendable> {
   private func request() {
     guard serverHasSettings else { return }
     requested = true
-    guard worker == nil else { return }
-    worker = Task { [weak self] in await self?.drain() }
+    if worker == nil { startRoundTrip() }
   }
 
-  private func drain() async {
-    while requested, serverHasSettings, !Task.isCancelled {
-      requested = false
-      lastOutcome = await roundTrip()
+  /// Sends the settings on a task of its own. Its answer is handed to the game's thread through
+  /// the application's deliveries (taken at the next `update()`, however the loop holds its
+  /// thread), or, without an application, through the main actor.
+  private func startRoundTrip() {
+    requested = false
+    unsent = false
+    trip &+= 1
+    let number = trip
+    let sent = settings.entries
+    let client = self.client
+    let application = self.application
+    worker = Task.detached { [weak self] in
+      let result: Result<SettingsFile, CloudError>
+      do throws(CloudError) {
+        result = .success(try await client.mergeSettings(sent))
+      } catch {
+        result = .failure(error)
+      }
+      if let application {
+        application.deliverOnUpdate { self?.finish(number, result) }
+      } else {
+        await MainActor.run { self?.finish(number, result) }
+      }
+      return result
     }
+  }
+
+  /// Takes round trip `number`'s answer, once; starts the next round trip when one was asked for
+  /// meanwhile, else ends the background tasks waiting for it.
+  private func finish(_ number: Int, _ result: Result<SettingsFile, CloudError>) {
+    guard number == trip, worker != nil else { return }
+    let cancelled = worker?.isCancelled ?? false
     worker = nil
+    lastOutcome = take(result)
+    if requested, serverHasSettings, !cancelled {
+      startRoundTrip()  // the background tasks wait for this one too
+      return
+    }
     for id in backgroundTasks { application?.endBackgroundTask(id) }
     backgroundTasks.removeAll()
     // Cancelled by the budget's expiry while a return asked for a round trip: that one runs.
-    if requested { request() }
+    if requested, serverHasSettings { startRoundTrip() }
   }
 
-  private func roundTrip() async -> SettingsSyncOutcome {
-    let sent = settings.entries
-    unsent = false
+  /// Merges the server's answer into the settings: the changes of other devices reach the
+  /// settings' observers as ``SettingsChange/Source/cloud``.
+  private func take(_ result: Result<SettingsFile, CloudError>) -> SettingsSyncOutcome {
     let answer: SettingsFile
-    do {
-      answer = try await client.mergeSettings(sent)
-    } catch {
+    switch result {
+    case .success(let file): answer = file
+    case .failure(let error):
       if error.kind == .notFound {
         serverHasSettings = false
         logger.notice("settings: \(error.message); they stay on this device until the next launch")

@@ -17,9 +17,10 @@ struct WriteGate: Sendable {
     return progress?.mayWrite() ?? true
   }
 
-  /// A generation was written: the game restores it now, without waiting for the upload.
-  func wrote(_ generation: Int, _ reason: String) {
-    progress?.finish(.restore(generation: generation, reason: reason))
+  /// A generation was written: the game restores it now, from `document` (what was written,
+  /// in memory), without waiting for the upload.
+  func wrote(_ generation: Int, _ reason: String, document: SaveDocument) {
+    progress?.finish(.restore(generation: generation, reason: reason), document: document)
   }
 }
 
@@ -33,6 +34,7 @@ extension SyncEngine {
   /// Fetch the head; fast-forward, resolve or upload; repeat while the server moved meanwhile.
   func synchronize(gate: WriteGate, uploading: Bool = true) async -> SyncReport {
     var restore: Int?
+    defer { listedRevisions.withLock { $0 = nil } }
     for _ in 0..<4 {
       var record = load()
       let local = newestLocal()
@@ -97,13 +99,16 @@ extension SyncEngine {
   /// The server moved and nothing local is unsynced: verify its head and write it as the
   /// slot's next generation. `.success(nil)` when the game's state may not be written under.
   func fastForward(revision: Int, bytes: [UInt8], gate: WriteGate) async -> Result<Int?, CloudError> {
-    if case .failure(let error) = verify(bytes, revision: revision) {
+    let file: VerifiedFile
+    switch verify(bytes, revision: revision) {
+    case .failure(let error):
       emit(.refused(error.message))
       return .failure(error)
+    case .success(let verified): file = verified
     }
     let newest = store.newestGeneration(of: slot) ?? 0
     guard gate.mayWrite(over: newest) else { return .success(nil) }
-    switch await writeLocal(bytes, ifNewestIs: newest) {
+    switch await writeLocal(bytes, file, ifNewestIs: newest) {
     case .failure(let error):
       var refusal = CloudError(.refused, "revision \(revision) could not be written locally: \(error)")
       refusal.underlyingError = error
@@ -115,7 +120,7 @@ extension SyncEngine {
       store(&record)
       agreed(revision, file: bytes)
       emit(.fastForwarded(revision: revision, generation: generation))  // told before the game wakes
-      gate.wrote(generation, "fast-forwarded to r\(revision)")
+      gate.wrote(generation, "fast-forwarded to r\(revision)", document: file.document)
       return .success(generation)
     }
   }
@@ -136,13 +141,14 @@ extension SyncEngine {
     policy: ConflictPolicy, policyName: String, gate: WriteGate
   ) async -> Resolution {
     var record = load()
-    let theirsDocument: SaveDocument
+    let theirsFile: VerifiedFile
     switch verify(theirs.bytes, revision: theirs.revision) {
     case .failure(let error):
       emit(.refused(error.message))
       return .stopped(.conflict, error)
-    case .success(let document): theirsDocument = document
+    case .success(let file): theirsFile = file
     }
+    let theirsDocument = theirsFile.document
     // The base of a three-way merge is the revision ours continues, and only when theirs
     // continues it too: a history begun elsewhere (a new game, a device that played before it
     // ever synced) is never merged as if it had come from this one.
@@ -163,19 +169,27 @@ extension SyncEngine {
       report.note = "this device's save begins a history of its own (a new game), not r\(agreed)'s: unrelated histories"
     }
     var base: (bytes: [UInt8], document: SaveDocument)?
+    var baseSigned = false
     if let revision = shared {
-      let bytes: [UInt8]?
-      do {
-        bytes = try await client.download(slot: slot, revision: revision, holding: heldBase(load()))
-      } catch {
-        return .stopped(.conflict, failed(error, generation: nil))
-      }
-      if let bytes {
-        switch verify(bytes, revision: revision) {
-        case .success(let document): base = (bytes, document)
-        case .failure(let error):
-          emit(.refused(error.message))  // a damaged base is no base: never written, never merged
-          report.note = "base r\(revision) failed verification"
+      // The base is most often the revision this device agreed on, whose file it holds: that
+      // one is used as it is (no request) when it passes every check; else the server's.
+      let held = heldBase(load()).flatMap { $0.revision == revision ? $0.bytes : nil }
+      if let held, case .success(let file) = verify(held, revision: revision) {
+        (base, baseSigned) = ((held, file.document), file.signed)
+      } else {
+        let bytes: [UInt8]?
+        do {
+          bytes = try await client.download(slot: slot, revision: revision, holding: heldBase(load()))
+        } catch {
+          return .stopped(.conflict, failed(error, generation: nil))
+        }
+        if let bytes {
+          switch verify(bytes, revision: revision) {
+          case .success(let file): (base, baseSigned) = ((bytes, file.document), file.signed)
+          case .failure(let error):
+            emit(.refused(error.message))  // a damaged base is no base: never written, never merged
+            report.note = "base r\(revision) failed verification"
+          }
         }
       }
     }
@@ -195,23 +209,27 @@ extension SyncEngine {
       return .stopped(.conflict, nil)
     }
     // What is written locally (nil: ours, already there) and what goes up on theirs (nil: nothing).
-    let local: [UInt8]?
+    // The local file goes with its document, as checked or as made here: never decoded again.
+    let local: (bytes: [UInt8], file: VerifiedFile)?
     let upload: [UInt8]?
     switch decision {
     case .ours:
       (report.outcome, local, upload) = (.ours, nil, ours.bytes)
       report.sections = Self.whole(ours.document, .ours, policyName)
     case .theirs:
-      (report.outcome, local, upload) = (.theirs, theirs.bytes, nil)
+      (report.outcome, local, upload) = (.theirs, (theirs.bytes, theirsFile), nil)
       report.sections = Self.whole(theirsDocument, .theirs, policyName)
     case .base(let bytes):
-      (report.outcome, local, upload) = (.base, bytes, bytes)
-      report.sections = base.map { Self.whole($0.document, .base, policyName) } ?? []
+      // The policy takes the base only when there is one: its document was checked above.
+      guard let document = base?.document else { return .stopped(.conflict, nil) }
+      (report.outcome, local, upload) = (.base, (bytes, VerifiedFile(document: document, signed: baseSigned)), bytes)
+      report.sections = Self.whole(document, .base, policyName)
     case .document(var document, let outcome):
       // Made here, whichever side its summary came from: the revision names this device.
       document.summary.device = uploadingDevice
       let bytes = SaveFileFormat.encode(document, signingKey: store.signing.current)
-      (report.outcome, local, upload) = (outcome, bytes, bytes)
+      let file = VerifiedFile(document: document, signed: store.signing.current != nil)
+      (report.outcome, local, upload) = (outcome, (bytes, file), bytes)
     }
     var written: Int?
     if let local {
@@ -229,13 +247,14 @@ extension SyncEngine {
         return .stopped(.conflict, nil)
       }
       report.keptGeneration = ours.generation
-      switch await writeLocal(local, ifNewestIs: newest) {
+      switch await writeLocal(local.bytes, local.file, ifNewestIs: newest) {
       case .failure(let error):
         emit(.refused("the resolved save could not be written locally: \(error)"))
         return .stopped(.conflict, nil)
       case .success(let generation):
         written = generation
-        gate.wrote(generation, "resolved a cloud conflict (\(report.outcome.rawValue))")
+        gate.wrote(
+          generation, "resolved a cloud conflict (\(report.outcome.rawValue))", document: local.file.document)
       }
     }
     record = load()
@@ -296,7 +315,7 @@ extension SyncEngine {
     if configuration.plantedBugs.contains(.mergeAcrossUnrelatedHistories) { return .success(.shared(continued)) }
     let history: [RemoteRevision]
     do {
-      guard let listed = try await client.revisions(slot: slot) else { return .success(.none(nil)) }
+      guard let listed = try await listRevisions(holding: theirs) else { return .success(.none(nil)) }
       history = listed
     } catch {
       return .failure(error)

@@ -41,6 +41,9 @@ final class SyncEngine: Sendable {
   let agreedFile = Mutex<HeldRevision?>(nil)
   /// True while the saves going up are near the server's upload limit (said once).
   let nearLimit = Mutex(false)
+  /// The slot's revision list as this pass fetched it: a catch-up lists revisions at most once
+  /// (to recognise its own lost uploads, then to find a merge's base). Cleared at each pass.
+  let listedRevisions = Mutex<[RemoteRevision]?>(nil)
   /// The slot's record as last written: read from disk once, then kept here, since this
   /// worker is the only one that writes it while the game runs.
   private let record: Mutex<SyncRecord>
@@ -268,11 +271,12 @@ final class SyncEngine: Sendable {
 
   /// Checks a download before anything local changes: every checksum, the signature under the
   /// store's policy, and the game's own load and validation.
-  func verify(_ bytes: [UInt8], revision: Int) -> Result<SaveDocument, CloudError> {
+  func verify(_ bytes: [UInt8], revision: Int) -> Result<VerifiedFile, CloudError> {
     do {
-      let document = try SaveFileFormat.decode(bytes, path: "r\(revision)", signing: store.signing)
-      try configuration.validate?(document)
-      return .success(document)
+      store.counts.count(OperationCounts.decode("r\(revision)"))
+      let read = try SaveFileFormat.decodeWithSignature(bytes, path: "r\(revision)", signing: store.signing)
+      try configuration.validate?(read.document)
+      return .success(VerifiedFile(document: read.document, signed: read.signature != .unsigned))
     } catch {
       var refusal = CloudError(.refused, "revision \(revision) of slot '\(slot)' failed verification: \(error)")
       refusal.underlyingError = error
@@ -282,8 +286,11 @@ final class SyncEngine: Sendable {
 
   /// Writes `bytes` as the slot's next generation, durably, only if the newest generation is
   /// still `expected` (checked under the slot's lock): nothing is written over a save unseen.
-  func writeLocal(_ bytes: [UInt8], ifNewestIs expected: Int) async -> Result<Int, SaveFileError> {
-    await store.save(fileBytes: bytes, slot: slot, ifNewestIs: expected).value.map(\.generation)
+  /// `file` is their document as already checked: the bytes are not decoded again.
+  func writeLocal(_ bytes: [UInt8], _ file: VerifiedFile, ifNewestIs expected: Int) async -> Result<Int, SaveFileError>
+  {
+    await store.save(fileBytes: bytes, slot: slot, ifNewestIs: expected, decoded: (file.document, file.signed)).value
+      .map(\.generation)
   }
 
   // MARK: Uploading
@@ -390,7 +397,7 @@ final class SyncEngine: Sendable {
     if let local {
       mine.append(SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base))
     }
-    guard let history = try? await client.revisions(slot: slot) else { return false }
+    guard let history = try? await listRevisions() else { return false }
     for revision in history where revision.revision > (record.base ?? 0) {  // newest first
       guard let upload = mine.first(where: { $0.sha256 == revision.sha256 && $0.base == revision.baseRevision })
       else { continue }
@@ -401,6 +408,17 @@ final class SyncEngine: Sendable {
       return true
     }
     return false
+  }
+
+  /// The slot's revisions, newest first (nil: no such slot): fetched, unless this pass listed
+  /// them already and the list holds `revision` (the head it is about).
+  func listRevisions(holding revision: Int? = nil) async throws(CloudError) -> [RemoteRevision]? {
+    if let revision, let listed = listedRevisions.withLock({ $0 }), listed.contains(where: { $0.revision == revision }) {
+      return listed
+    }
+    let listed = try await client.revisions(slot: slot)
+    listedRevisions.withLock { $0 = listed }
+    return listed
   }
 
   /// The server answered: the backoff starts again from its first step.
@@ -458,6 +476,13 @@ final class SyncEngine: Sendable {
     }
   }
 
+}
+
+/// A file's document as a check decoded it, and whether it is signed: what is written and
+/// restored from memory, never decoded again.
+struct VerifiedFile: Sendable {
+  var document: SaveDocument
+  var signed: Bool
 }
 
 func sha256Hex(_ bytes: [UInt8]) -> String {

@@ -46,6 +46,13 @@ public struct TransferCounts: Sendable, Equatable {
   public var fileBytesReceived = 0
   /// The deltas' bytes.
   public var bytesReceived = 0
+  /// Requests handed to the transport (HTTP round trips), every kind counted: what a catch-up
+  /// costs in round trips (a return with nothing new is 1).
+  public var requests = 0
+  /// Whole files received: a head or a revision that came whole, not as a delta.
+  public var wholeFilesReceived = 0
+  /// Their bytes.
+  public var wholeFileBytesReceived = 0
 }
 
 /// What one client learned of its server, shared by its copies: whether it takes deltas, its
@@ -91,6 +98,17 @@ final class ClientSession: Sendable {
   func forget(slot: String) { state.withLock { _ = $0.inProgress.removeValue(forKey: slot) } }
 
   func sent(_ bytes: Int) { state.withLock { $0.counts.bytesSent += bytes } }
+
+  /// A request was handed to the transport.
+  func requested() { state.withLock { $0.counts.requests += 1 } }
+
+  /// A whole file of `bytes` came (a `200` head or revision).
+  func received(whole bytes: Int) {
+    state.withLock {
+      $0.counts.wholeFilesReceived += 1
+      $0.counts.wholeFileBytesReceived += bytes
+    }
+  }
 
   func uploaded(file: Int) {
     state.withLock {

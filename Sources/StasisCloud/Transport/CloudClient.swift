@@ -40,7 +40,10 @@ public struct CloudClient: Sendable {
     -> HeadFetch
   {
     var headers = known.map { [("If-None-Match", "\"\($0)\"")] } ?? []
-    let held = holding.flatMap { $0.revision == known && transfer.deltas && session.takesDeltas ? $0 : nil }
+    // A-IM goes with the first request of a new process too, before this session has heard
+    // whether the server takes deltas: a server that does not ignores it and answers whole
+    // (RFC 3229), so a fast-forward in any process is one request and a delta.
+    let held = holding.flatMap { $0.revision == known && transfer.deltas ? $0 : nil }
     if held != nil { headers.append(("A-IM", deltaIM)) }
     let reply = try await send("GET", path(slot), headers: headers)
     switch reply.status {
@@ -48,7 +51,10 @@ public struct CloudClient: Sendable {
     case 404: return .missing
     case 200, 226:
       guard let revision = reply.etagRevision else { throw CloudError(.server, "the head came without an ETag") }
-      guard reply.status == 226 else { return .changed(revision: revision, bytes: reply.body) }
+      guard reply.status == 226 else {
+        session.received(whole: reply.body.count)
+        return .changed(revision: revision, bytes: reply.body)
+      }
       if let bytes = patched(reply, held) { return .changed(revision: revision, bytes: bytes) }
       return try await head(slot: slot, ifNoneMatch: known, holding: nil)  // the delta did not apply: whole
     default: throw reply.error
@@ -61,11 +67,13 @@ public struct CloudClient: Sendable {
   public func download(slot: SaveSlot, revision: Int, holding: HeldRevision? = nil) async throws(CloudError)
     -> [UInt8]?
   {
-    let held = holding.flatMap { $0.revision != revision && transfer.deltas && session.takesDeltas ? $0 : nil }
+    let held = holding.flatMap { $0.revision != revision && transfer.deltas ? $0 : nil }
     let headers = held.map { [("If-None-Match", "\"\($0.revision)\""), ("A-IM", deltaIM)] } ?? []
     let reply = try await send("GET", path(slot) + "/revisions/\(revision)", headers: headers)
     switch reply.status {
-    case 200: return reply.body
+    case 200:
+      session.received(whole: reply.body.count)
+      return reply.body
     case 226:
       if let bytes = patched(reply, held) { return bytes }
       return try await download(slot: slot, revision: revision, holding: nil)
@@ -186,6 +194,7 @@ public struct CloudClient: Sendable {
     var request = CloudRequest(method: method, path: path, body: body)
     request.headers.append(("Authorization", "Bearer \(credentials.token)"))
     for (name, value) in headers { request.headers.append((name, value)) }
+    session.requested()
     let response = try await transport.send(request, to: credentials)
     session.learn(from: response)
     let tag = response.header("ETag").flatMap { Int($0.trimmingCharacters(in: ["\"", " "])) }

@@ -1,0 +1,289 @@
+import Foundation
+import GRDB
+import Stasis
+import StasisCloud
+import StasisRecords
+import StasisTesting
+import Synchronization
+import Testing
+
+@testable import ServerTestSupport
+
+/// A game over ``PlayerState``: what a coordinator saves, restores and merges.
+@MainActor
+final class PlayerGame: SaveableGame {
+  var state = PlayerState()
+  var isPaused = false
+  func snapshot() -> PlayerState { state }
+  func restore(_ state: PlayerState) throws { self.state = state }
+}
+
+/// A city builder: its state a bulk array of agents, for what a 1% change costs on the wire.
+@MainActor
+final class CityGame: SaveableGame {
+  var city: SyntheticCity
+  var isPaused = false
+  init(_ city: SyntheticCity) { self.city = city }
+  func snapshot() -> SyntheticCity { city }
+  func restore(_ state: SyntheticCity) throws { city = state }
+}
+
+let cityCodec = SaveCodec<SyntheticCity>(game: SyntheticCity.game)
+
+/// One launch of a game on a device: its own process, as far as the library can tell (a new
+/// store, coordinator, sync and HTTP client over the device's folder).
+@MainActor
+struct Launch<Game: SaveableGame> {
+  let application: Application
+  let coordinator: SaveCoordinator<Game>
+  let cloud: CloudSync
+
+  init(
+    _ game: Game, codec: SaveCodec<Game.State>, folder: String, slot: SaveSlot = "autosave", server url: String,
+    token: String, device: String, policy: ConflictPolicy = .mostRecent, clock: any MonotonicClock = SystemClock()
+  ) {
+    let store = SaveStore(directory: folder, device: device)
+    coordinator = SaveCoordinator(game: game, store: store, codec: codec, slot: slot)
+    coordinator.syncPatience = .seconds(120)  // a busy machine never makes it play on early
+    cloud = CloudSync(
+      coordinator: coordinator, credentials: CloudCredentials(url: url, token: token, device: device),
+      configuration: CloudSyncConfiguration(policy: policy))
+    application = Application(delegate: coordinator, configuration: .init(clock: clock))
+  }
+
+  var store: SaveStore { coordinator.store }
+  var transferred: TransferCounts { cloud.client.transferred }
+  var counters: WorkCounters { WorkCounters(store: store, application: application) }
+}
+
+@Suite("The game's loop owns its thread: one delivery point, one pass per return", .serialized)
+@MainActor
+struct GameThreadTests {
+  let database: Database
+  let server: ServerProcess
+  let token: String
+
+  init() throws {
+    database = try Database(.sqlite)
+    token = try database.addPlayer().token
+    server = try ServerProcess(database)
+  }
+
+  func folder(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("stasis-\(name)-\(UUID().uuidString)").path
+  }
+
+  // MARK: One pass per return
+
+  @Test("case 4: a fast-forward in a new process is one request and a delta: ≤ 2× the changed bytes + 4 KiB")
+  func fastForwardInANewProcess() async throws {
+    defer { server.stop() }
+    var city = SyntheticCity(agents: 1 << 16, side: 128, ledger: 100, seed: 1)
+    let a = Launch(CityGame(city), codec: cityCodec, folder: folder("a"), server: server.base, token: token, device: "A")
+    a.application.launch()
+    a.coordinator.saveNow()
+    await a.cloud.settle()
+    #expect(a.cloud.status.base == 1)
+    let bFolder = folder("b")
+    do {  // B's first launch fetches the city whole: it holds nothing yet.
+      let b = Launch(
+        CityGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
+        server: server.base, token: token, device: "B")
+      b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
+      #expect(b.coordinator.waitForCatchUp())
+      #expect(b.coordinator.game.city == city)
+      _ = b.application.quit()
+    }
+    for round in 1...3 {
+      // A plays a tick (1% of the agents move) and its save goes up as a delta.
+      let before = city.agents
+      city.tick(moving: 0.01, seed: UInt64(round + 1))
+      let changed = zip(before, city.agents).filter { $0 != $1 }.count * MemoryLayout<SyntheticCity.Agent>.stride
+      a.coordinator.game.city = city
+      a.coordinator.saveNow()
+      await a.cloud.settle()
+      #expect(a.cloud.status.base == round + 1)
+
+      // B launches again, a new process: the base it holds is found on disk.
+      let b = Launch(
+        CityGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
+        server: server.base, token: token, device: "B")
+      b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
+      #expect(b.coordinator.waitForCatchUp())
+      #expect(b.coordinator.game.city == city, "round \(round): B plays on from A's tick")
+      let wire = b.transferred
+      #expect(wire.requests == 1, "round \(round): one request, \(wire)")
+      #expect(wire.wholeFilesReceived == 0, "round \(round): nothing whole, \(wire)")
+      #expect(wire.deltasReceived == 1)
+      #expect(
+        wire.bytesReceived <= 2 * changed + 4096,
+        "round \(round): \(wire.bytesReceived) B on the wire for \(changed) B of changed agents")
+      #expect(b.counters.readBacks == 0, "restored from what the sync wrote, in memory")
+      _ = b.application.quit()
+    }
+  }
+
+  @Test("a return with nothing new is one request (304), decodes nothing and waits for nothing")
+  func returnWithNothingNew() async throws {
+    defer { server.stop() }
+    let clock = ManualClock()
+    let a = Launch(
+      PlayerGame(), codec: playerCodec, folder: folder("a"), server: server.base, token: token, device: "A",
+      clock: clock)
+    a.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    #expect(a.coordinator.waitForCatchUp())
+    a.coordinator.game.state.score.points = 5
+    a.coordinator.saveNow()
+    await a.cloud.settle()
+    a.application.enterBackground()
+    while a.application.hasBackgroundEpisode { a.application.waitForBackgroundWork() }
+    let wire = a.transferred
+    let work = a.counters
+    a.application.enterForeground()
+    // A loop that holds the thread: it calls update() until the hold ends, and never awaits.
+    for _ in 0..<10_000 where a.coordinator.isCatchingUp {
+      if !a.application.hasPendingDeliveries { _ = a.application.waitForDeliveries(timeout: .milliseconds(5)) }
+      a.application.update()
+    }
+    #expect(!a.coordinator.isCatchingUp)
+    #expect(a.transferred.requests - wire.requests == 1, "\(a.transferred)")
+    #expect(a.cloud.status.state == .synced)
+    #expect(a.counters.decodes(since: work).isEmpty, "\(a.counters.decodes(since: work))")
+    #expect(a.counters.readBacks == work.readBacks)
+  }
+
+  @Test("case 5: a return with a conflict and a merge: ≤ 4 requests, each file decoded once, nothing read back")
+  func returnWithAMerge() async throws {
+    defer { server.stop() }
+    let policy = ConflictPolicy.merge(
+      rules: ["score.highScore": .max, "shards": .byIndex, "inventory": .union], fallback: .mostRecent)
+    // A tool on device A makes r1, the base.
+    let a = Device(server: server.base, token: token, name: "A")
+    try a.save(PlayerState(), at: 100)
+    #expect(await a.sync.synchronize().error == nil)
+    // The game on device B starts from it.
+    let b = Launch(
+      PlayerGame(), codec: playerCodec, folder: folder("b"), server: server.base, token: token, device: "B",
+      policy: policy)
+    b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    #expect(b.coordinator.waitForCatchUp())
+    #expect(b.cloud.status.base == 1)
+    // A moves on (r2); B plays too, and its save meets A's revision.
+    var theirs = PlayerState()
+    theirs.score.highScore = 900
+    theirs.shards[1].x = 100
+    try a.save(theirs, at: 200)
+    #expect(await a.sync.synchronize().error == nil)
+    b.coordinator.game.state.inventory["sword"] = 1
+    b.coordinator.game.state.shards[2].x = 200
+    b.coordinator.saveNow()
+    await b.cloud.settle()
+    #expect(b.cloud.status.state == .conflict, "\(b.cloud.status.events)")
+    b.application.enterBackground()
+    while b.application.hasBackgroundEpisode { b.application.waitForBackgroundWork() }
+
+    // The return: one pass.
+    let wire = b.transferred
+    let work = b.counters
+    b.application.enterForeground()
+    #expect(b.coordinator.waitForCatchUp())
+    let requests = b.transferred.requests - wire.requests
+    #expect(requests <= 4, "\(requests) requests")
+    let merged = b.coordinator.game.state
+    #expect(merged.score.highScore == 900 && merged.inventory["sword"] == 1, "the merge was restored")
+    #expect(merged.shards[1].x == 100 && merged.shards[2].x == 200)
+    #expect(b.cloud.status.conflicts.last?.outcome == .merged)
+    let decodes = b.counters.decodes(since: work)
+    #expect(decodes.values.allSatisfy { $0 == 1 }, "each file once: \(decodes)")
+    #expect(decodes.keys.contains("r2") && decodes.keys.contains("r1"), "theirs and the base: \(decodes)")
+    #expect(decodes.count == 3, "ours, theirs and the base, and nothing the merge made: \(decodes)")
+    #expect(b.counters.readBacks == work.readBacks, "the merged state came from memory")
+  }
+
+  // MARK: One delivery point
+
+  @Test(
+    "a loop that never yields hears, at its update(), a settings change from the CLI, a cloud catch-up and settings, a timer and a records commit"
+  )
+  func everyDeliveryInUpdate() async throws {
+    defer { server.stop() }
+    // Another device's save (r1) and settings wait on the server.
+    let other = Device(server: server.base, token: token, name: "A")
+    var theirs = PlayerState()
+    theirs.score.points = 42
+    try other.save(theirs, at: 100)
+    #expect(await other.sync.synchronize().error == nil)
+    let otherSettings = try SettingsStore(store: other.store, defaults: DeviceOptions())
+    try otherSettings.update { $0.palette = "tritanopia" }
+    _ = try await CloudClient(credentials: CloudCredentials(url: server.base, token: token, device: "A"))
+      .mergeSettings(otherSettings.entries)
+
+    let saves = folder("b")
+    let clock = ManualClock()
+    let wall = ManualWallClock()
+    let game = PlayerGame()
+    let store = SaveStore(directory: saves, wallClock: wall.milliseconds, device: "B")
+    let coordinator = SaveCoordinator(game: game, store: store, codec: playerCodec, slot: "autosave")
+    coordinator.syncPatience = .seconds(120)
+    let app = Application(delegate: coordinator, configuration: .init(clock: clock))
+    let credentials = CloudCredentials(url: server.base, token: token, device: "B")
+    let cloud = CloudSync(coordinator: coordinator, credentials: credentials)
+    let settings = try SettingsStore(store: store, defaults: DeviceOptions(), application: app)
+    let settingsSync = SettingsSync(settings: settings, credentials: credentials, application: app)
+    let timers = TimerCenter(store: store, application: app, wallClock: wall)
+    let records = try RecordStore(
+      directory: saves,
+      migrations: [
+        RecordMigration("scores") { db in
+          try db.create(table: "score") { table in
+            table.primaryKey("id", .integer)
+            table.column("points", .integer).notNull()
+          }
+        }
+      ], application: app)
+    let scores = FetchedResultsController(
+      store: records, request: RecordFetchRequest(ScoreRow.self, sortedBy: [Column("points").desc]))
+    try scores.start()
+
+    var heard: [String] = []
+    let kinds = ["cloud event", "catch-up", "settings (cloud)", "settings (file)", "timer", "records"]
+    coordinator.onEvent = { event in if case .restored = event { heard.append("catch-up") } }
+    cloud.onEvent(in: app) { event in if case .fastForwarded = event { heard.append("cloud event") } }
+    settings.addObserver { change in heard.append("settings (\(change.source.rawValue))") }
+    timers.addObserver { _ in heard.append("timer") }
+    scores.onChange = { _ in heard.append("records") }
+
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    try timers.schedule("harvest", after: .seconds(30))
+    // Another process changes a setting: `stasis settings set`.
+    let cli = try run(product("stasis"), ["settings", "set", "volume", "3", "--saves", saves])
+    #expect(cli.status == 0, "\(cli.err)")
+    // A records commit started from the loop, without awaiting it.
+    records.write({ db in try db.execute(sql: "INSERT INTO score (points) VALUES (?)", arguments: [42]) }) {
+      result in if case .failure(let error) = result { Issue.record("the write failed: \(error)") }
+    }
+    wall.advance(by: .seconds(31))
+    clock.advance(by: .seconds(2))  // past the settings file's check interval
+
+    // The loop: from here on it holds the thread. It never awaits, never pumps the main queue
+    // and never runs a run loop; it waits only in the explicit call that says so.
+    for _ in 0..<2_000 where Set(heard).count < kinds.count {
+      if !app.hasPendingDeliveries { _ = app.waitForDeliveries(timeout: .milliseconds(50)) }
+      app.update()
+    }
+    #expect(Set(heard) == Set(kinds), "heard \(heard)")
+    #expect(game.state.score.points == 42, "the catch-up was restored")
+    #expect(settings.value.volume == 3 && settings.value.palette == "tritanopia")
+    #expect(settingsSync.lastOutcome != nil)
+    #expect(scores.records.map(\.points) == [42])
+    try records.close()
+    _ = (cloud, settingsSync, timers)
+  }
+}
+
+/// A row of the records test's table.
+struct ScoreRow: Codable, FetchableRecord, TableRecord, Sendable {
+  static let databaseTableName = "score"
+  var id: Int64
+  var points: Int64
+}

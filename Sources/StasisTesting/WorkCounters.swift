@@ -1,0 +1,55 @@
+import Stasis
+
+/// Counted, not guessed: how many times a path did its work. A test asserts these on the path it
+/// drives — a return with nothing new decodes nothing, a conflict's merge decodes each file once
+/// and reads nothing back, a game loop's frame never blocks — where a timing would only say it
+/// was fast on that machine that day. Requests are the cloud client's own count
+/// (`CloudClient.transferred.requests`, in `StasisCloud`).
+///
+/// ```swift
+/// let before = WorkCounters(store: store, application: app)
+/// app.enterForeground()        // the return: a catch-up
+/// app.update()
+/// let after = WorkCounters(store: store, application: app)
+/// #expect(after.waitsOnGameThread == before.waitsOnGameThread)
+/// #expect(after.decodes(since: before).values.allSatisfy { $0 <= 1 })
+/// ```
+public struct WorkCounters: Sendable, Equatable {
+  /// Files decoded (bytes checked and read into a document), by file: a generation's path, or
+  /// `r7` for a revision the cloud sync downloaded, or `SLOT (incoming)` for bytes a sync wrote
+  /// without handing over their document.
+  public var decodes: [String: Int]
+  /// Generations the coordinator read back from disk after a sync wrote them (a restore that
+  /// did not come from memory).
+  public var readBacks: Int
+  /// Blocking waits on the game's thread: each call of an explicit wait that had to wait
+  /// (`Application.waitForBackgroundWork()`, `SaveCoordinator.waitForCatchUp()`,
+  /// `waitForSaves()`). Nothing else in the library waits there.
+  public var waitsOnGameThread: Int
+
+  /// The counts of `store` and `application` now.
+  @MainActor
+  public init(store: SaveStore, application: Application? = nil) {
+    var decodes: [String: Int] = [:]
+    var readBacks = 0
+    for (key, count) in store.counts.all {
+      if key == OperationCounts.readBacks {
+        readBacks = count
+      } else if key.hasPrefix("decode ") {
+        decodes[String(key.dropFirst("decode ".count))] = count
+      }
+    }
+    self.decodes = decodes
+    self.readBacks = readBacks
+    waitsOnGameThread = application?.counts[OperationCounts.gameThreadWaits] ?? 0
+  }
+
+  /// The decodes made since `earlier`, by file (files not decoded since are left out).
+  public func decodes(since earlier: WorkCounters) -> [String: Int] {
+    var since: [String: Int] = [:]
+    for (file, count) in decodes where count > earlier.decodes[file, default: 0] {
+      since[file] = count - earlier.decodes[file, default: 0]
+    }
+    return since
+  }
+}
