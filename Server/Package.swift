@@ -169,7 +169,7 @@ let package = Package(
       dependencies: [
         "ServerTestSupport", .product(name: "Stasis", package: "Stasis"),
         "ServerDemoGame", .product(name: "StasisCloud", package: "Stasis"),
-        .product(name: "StasisTesting", package: "Stasis"),
+        .product(name: "StasisTesting", package: "Stasis"), .product(name: "StasisRecords", package: "Stasis"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Crypto", package: "swift-crypto"),
       ]

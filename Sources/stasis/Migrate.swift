@@ -55,7 +55,7 @@ struct Migrate: ParsableCommand {
         let store = SaveStore(directory: saves, generationsToKeep: existing.count + 1)
         let handle = store.save(document: document, slot: slot)
         handle.waitUntilEnded()  // the pruning too: the tool exits next
-        let receipt = try handle.wait().get()
+        let receipt = try handle.wait()
         out.line("migrated    \(file) → \(receipt.path)")
       } catch let error as SaveFileError {
         Terminal.standardError.line("error: \(error.description)")

@@ -170,7 +170,7 @@ struct Recover: ParsableCommand {
       _ = try store.readDocument(at: store.path(of: slot, generation: chosen))  // refuse an invalid one, naming why
       let handle = store.save(fileBytes: bytes, slot: slot, unreadableNewest: .saveAlongside)
       handle.waitUntilEnded()  // the pruning too: the tool exits next
-      let receipt = try handle.wait().get()
+      let receipt = try handle.wait()
       out.line("generation \(chosen) is now the newest, as generation \(receipt.generation) (\(receipt.path))")
     } catch let error as SaveFileError {
       throw fail(error)

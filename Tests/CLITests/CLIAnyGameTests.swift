@@ -56,7 +56,7 @@ private struct DungeonFixtures {
         causeOfDeath: "killed by an orc", playerLevel: 1, device: "the orc's club", bytes: 12, progress: "deep",
         valid: "no", generation: 7),
       frame: 36_000, playTime: 600, progress: 0.5, device: "deck")
-    return try store.save(dungeon, codec: codec, slot: "dungeon", summary: summary).wait().get().path
+    return try store.save(dungeon, codec: codec, slot: "dungeon", summary: summary).wait().path
   }
 
   /// Writes `document` to `name`, signed with `key` when given.

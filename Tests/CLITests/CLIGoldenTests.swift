@@ -57,7 +57,7 @@ private struct Fixtures {
       _ = try store.save(
         garden, codec: codec, slot: "spring",
         summary: try gardenSummary(day: day)
-      ).wait().get()
+      ).wait()
     }
     let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: store.path(of: "spring", generation: 3))))
     try Data(good).write(to: root.appendingPathComponent("good.stasis"))
@@ -312,10 +312,10 @@ struct CLIGoldenTests {
     let garden = Garden(plants: [], weather: [:], sprinklers: [])
     _ = try SaveStore(directory: fixtures.saves, wallClock: { 1_767_225_600_000 }).save(
       garden, codec: newer, slot: "summer", summary: try gardenSummary(day: 4)
-    ).wait().get()
+    ).wait()
     _ = try SaveStore(directory: fixtures.saves, wallClock: { 1_767_225_600_000 }).save(
       garden, codec: older, slot: "summer", summary: try gardenSummary(day: 4), unreadableNewest: .saveAlongside
-    ).wait().get()
+    ).wait()
     let result = try fixtures.stasis("slots", "Saves")
     #expect(result.status == 0)
     let rows = result.out.split(separator: "\n").filter { $0.hasPrefix("summer") }
@@ -412,7 +412,7 @@ struct CLIGoldenTests {
     let garden = Garden(plants: [], weather: [:], sprinklers: [])
     let store = SaveStore(directory: fixtures.saves)
     _ = try store.save(garden, codec: codec, slot: "pictured", summary: try gardenSummary(day: 0), thumbnail: png)
-      .wait().get()
+      .wait()
     let stored = try fixtures.stasis("thumbnail", "Saves/pictured/0000000001.stasis", "-o", "stored.png")
     #expect(stored.status == 0)
     #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("stored.png")))) == png)
@@ -556,7 +556,7 @@ struct CLIGoldenTests {
     let key = SigningKey(bytes: Array("the garden's key, thirty-two b!!".utf8))
     let store = SaveStore(directory: fixtures.saves, signing: .signed(with: key, acceptingUnsigned: true))
     let signed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("signed.stasis"))))
-    let first = try store.save(fileBytes: signed, slot: "signed").wait().get()
+    let first = try store.save(fileBytes: signed, slot: "signed").wait()
     let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("good.stasis"))))
     let stripped = store.path(of: "signed", generation: first.generation + 1)
     try Data(good).write(to: URL(fileURLWithPath: stripped))

@@ -131,10 +131,10 @@ struct CanvasLevelTests {
     let codec = DemoSaveFormat.codec(levels: Self.assets)
     let store = SaveStore(directory: try temporaryFolder().path)
     var engine = try Self.played(90)
-    let first = try store.save(engine.snapshot(), codec: codec, slot: "autosave", summary: SaveSummary()).wait().get()
+    let first = try store.save(engine.snapshot(), codec: codec, slot: "autosave", summary: SaveSummary()).wait()
     #expect(try store.load(codec: codec, slot: "autosave").state == engine.state)
     for _ in 0..<60 { engine.step(engine.autopilotInput()) }
-    let second = try store.save(engine.snapshot(), codec: codec, slot: "autosave", summary: SaveSummary()).wait().get()
+    let second = try store.save(engine.snapshot(), codec: codec, slot: "autosave", summary: SaveSummary()).wait()
     let a = try store.readBytes(at: first.path)
     let b = try store.readBytes(at: second.path)
     let differing = zip(a, b).filter { $0 != $1 }.count

@@ -97,7 +97,7 @@
         _ = try SaveStore(directory: folder, wallClock: { time }).save(
           ["score": Int(score)], codec: codec, slot: slot,
           summary: try SaveSummary(DemoSummary(level: 1, score: score))
-        ).wait().get()
+        ).wait()
       }
       try save("alpha", at: 1_000, score: 10)
       try save("beta", at: 2_000, score: 20)

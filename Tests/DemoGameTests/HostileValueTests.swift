@@ -52,11 +52,11 @@ struct HostileValueTests {
     let codec = DemoSaveFormat.codec(levels: Self.assets)
     for (name, field, edit) in Self.cases {
       let store = SaveStore(directory: try temporaryFolder().path)
-      _ = try store.save(good, codec: codec, slot: "autosave", summary: SaveSummary()).wait().get()
+      _ = try store.save(good, codec: codec, slot: "autosave", summary: SaveSummary()).wait()
       var hostile = good
       edit(&hostile)
       // Written as a save editor would: every checksum right.
-      _ = try store.save(hostile, codec: codec, slot: "autosave", summary: SaveSummary()).wait().get()
+      _ = try store.save(hostile, codec: codec, slot: "autosave", summary: SaveSummary()).wait()
       let loaded = try store.load(codec: codec, slot: "autosave")
       #expect(loaded.generation == 1, "\(name): fell back to the good save")
       #expect(loaded.state == good, "\(name)")
@@ -105,7 +105,7 @@ struct HostileValueProcessTests {
     let saves = try temporaryFolder().path
     let receipt = try SaveStore(directory: saves).save(
       state, codec: DemoSaveFormat.codec, slot: "autosave", summary: SaveSummary()
-    ).wait().get()
+    ).wait()
     return (saves, receipt.path)
   }
 

@@ -65,7 +65,7 @@ struct IOErrorTests {
     }
     #expect(error.kind == .notFound)
     for _ in 0..<10 { game.tick(app) }
-    let receipt = try game.coordinator.saveNow().wait().get()
+    let receipt = try game.coordinator.saveNow().wait()
     #expect(receipt.generation == 1)
     #expect(try store.load(codec: DemoSaveFormat.codec, slot: "autosave").state.level.runFrame == 10)
   }

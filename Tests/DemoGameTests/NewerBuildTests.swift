@@ -21,7 +21,7 @@ struct NewerBuildTests {
     let loaded = try store.load(codec: DemoSaveFormat.codec, slot: "autosave")
     let receipt = try store.save(
       loaded.state, codec: Self.newer, slot: "autosave", summary: try loaded.state.summary()
-    ).wait().get()
+    ).wait()
     return (saves, receipt.path, try Data(contentsOf: URL(fileURLWithPath: receipt.path)))
   }
 

@@ -16,7 +16,7 @@ struct SlotMenuTests {
         ["level": index], codec: SaveCodec<[String: Int]>(game: GameIdentity(name: "menu")),
         slot: try SaveSlot("slot-\(index)"),
         summary: try SaveSummary(DemoSummary(level: index, score: 0))
-      ).wait().get()
+      ).wait()
     }
     return try SaveStore(directory: folder).listSlots()
   }
@@ -64,12 +64,12 @@ struct SlotMenuTests {
     for (slot, time) in [("old", Int64(1_000)), ("new", Int64(2_000))] {
       _ = try SaveStore(directory: folder, wallClock: { time }).save(
         ["x": 1], codec: codec, slot: try SaveSlot(slot), summary: SaveSummary()
-      ).wait().get()
+      ).wait()
     }
     // A later save of "new" whose header is damaged.
     let damaged = try SaveStore(directory: folder, wallClock: { 3_000 }).save(
       ["x": 2], codec: codec, slot: "new", summary: SaveSummary()
-    ).wait().get()
+    ).wait()
     try Data([0x89, 0x53, 0x54]).write(to: URL(fileURLWithPath: damaged.path))
     let menu = SlotMenu(slots: try SaveStore(directory: folder).listSlots(), visibleRows: 5)
     #expect(menu.slots.map(\.name) == ["new", "old"])

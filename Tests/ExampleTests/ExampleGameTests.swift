@@ -80,7 +80,7 @@ struct ExampleGameTests {
     guard case .tree(var tank) = document.sections[index].content else { throw CocoaError(.coderInvalidValue) }
     tank.renameField("health", to: "hp")
     document.sections[index].content = .tree(tank)
-    let renamed = try store.save(document: document, slot: "slot-1").wait().get().generation
+    let renamed = try store.save(document: document, slot: "slot-1").wait().generation
 
     let refused = try run("stasis-example-tanks", ["--saves", saves, "--resume", "--frames", "900"])
     #expect(refused.status == 1)

@@ -126,8 +126,12 @@ struct SettingsSyncUnitTests {
     let (application, settings, sync) = try device(server, clock: clock)
     await sync.settle()
     try settings.update { $0.volume = 7 }  // inside changeDelay: not sent yet
+    let began = Mutex<[String]>([])
+    application.addBackgroundTaskObserver { event in
+      if case .began(_, let name) = event { began.withLock { $0.append(name) } }
+    }
     application.terminate()
-    #expect(application.runningBackgroundTasks.contains("settings upload"))
+    #expect(began.withLock { $0 }.contains("settings upload"))
     await sync.settle()
     #expect(server.settings["volume"]?.value == .int64(7))
     #expect(!application.runningBackgroundTasks.contains("settings upload"), "ended once it went up")

@@ -41,7 +41,7 @@ struct BuildsMeetTests {
     let store = SaveStore(directory: folder)
     var progress = TestGameState.sample()
     progress.level.progress = 900  // what the player reached on the newer build
-    let reached = try store.save(progress, codec: newer, slot: "autosave").wait().get()
+    let reached = try store.save(progress, codec: newer, slot: "autosave").wait()
 
     // The older build refuses it, the player starts over and plays.
     let (old, oldCoordinator, oldApp) = launch(folder, codec: testCodec, restoring: true)
@@ -78,7 +78,7 @@ struct BuildsMeetTests {
     let store = SaveStore(directory: folder)
     var progress = TestGameState.sample()
     progress.level.progress = 900
-    let reached = try store.save(progress, codec: newer, slot: "autosave").wait().get()
+    let reached = try store.save(progress, codec: newer, slot: "autosave").wait()
     let bytes = try Data(contentsOf: URL(fileURLWithPath: reached.path))
 
     // A new game on the older build: every save is made, none fails, the newer file untouched.
@@ -113,14 +113,14 @@ struct BuildsMeetTests {
   func decodeFailureKeptDurably() throws {
     let folder = makeTemporaryDirectory()
     let store = SaveStore(directory: folder)
-    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait()
     // Another build of the same schema renamed a field without a migration: only decoding finds it.
     var document = try store.readDocument(at: store.path(of: "autosave", generation: 1))
     let index = try #require(document.sections.firstIndex { $0.name == "score" })
     guard case .tree(var score) = document.sections[index].content else { return }
     score.renameField("points", to: "total")
     document.sections[index].content = .tree(score)
-    let renamed = try store.save(document: document, slot: "autosave").wait().get().generation
+    let renamed = try store.save(document: document, slot: "autosave").wait().generation
     let (_, coordinator, _) = launch(folder, codec: testCodec, restoring: true)
     #expect(coordinator.restoreFailure != nil)
     // A new process (a tool) that never decodes it sees it kept, on disk.
@@ -140,7 +140,7 @@ struct BuildsMeetTests {
       })
     defer { _ = app }
     play(game, coordinator, saves: 2)
-    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: newer, slot: "autosave").wait().get()
+    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: newer, slot: "autosave").wait()
     play(game, coordinator, saves: 5)
     #expect(failures(coordinator).count == 1, "one save failed, then the game was held")
     #expect(game.isPaused)
@@ -157,7 +157,7 @@ struct BuildsMeetTests {
   @Test("a held game says so when the hold begins and again every holdNoticeInterval, never silently, until answered")
   func heldGameIsLoud() throws {
     let folder = makeTemporaryDirectory()
-    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: newer, slot: "autosave").wait().get()
+    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: newer, slot: "autosave").wait()
     let lines = RecordingLogHandler.Lines()
     let clock = ManualClock()
     let game = CountingGame()
@@ -197,7 +197,7 @@ struct BuildsMeetTests {
     app.update()
     #expect(holds().map(\.1) == [.zero, .seconds(10), .seconds(20)])
     #expect(lines.messages.filter { $0.contains("(for 20 s)") }.count == 1)
-    guard case .failure(let refused) = coordinator.saveNow().wait() else {
+    guard case .failure(let refused) = coordinator.saveNow().waitForResult() else {
       Issue.record("a save was made while held")
       return
     }

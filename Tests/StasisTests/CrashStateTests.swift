@@ -111,13 +111,13 @@ struct CrashStateTests {
     var old = TestGameState.sample(bodies: 50, seed: 1)
     for generation in 1...existingGenerations {
       old.score.points = Int64(generation)
-      _ = try store.save(old, codec: testCodec, slot: "autosave", summary: old.summary).wait().get()
+      _ = try store.save(old, codec: testCodec, slot: "autosave", summary: old.summary).wait()
     }
     let initial = try snapshot(folder)
     recorder.reset()
     var new = TestGameState.sample(bodies: 50, seed: 2)
     new.score.points = 999
-    _ = try store.save(new, codec: testCodec, slot: "autosave", summary: new.summary).wait().get()
+    _ = try store.save(new, codec: testCodec, slot: "autosave", summary: new.summary).wait()
     let operations = recorder.operations
     #expect(operations.contains { if case .fsync = $0 { return true } else { return false } })
 

@@ -105,7 +105,7 @@ struct SaveCoordinatorTests {
     _ = firstCoordinator.saveNow().waitForResult()
     let good = first.state
     play(first, firstCoordinator, steps: 5)
-    let damaged = try firstCoordinator.saveNow().wait().get()
+    let damaged = try firstCoordinator.saveNow().wait()
     var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: damaged.path)))
     bytes[bytes.count / 2] ^= 0x10
     try Data(bytes).write(to: URL(fileURLWithPath: damaged.path))

@@ -7,7 +7,7 @@ import Testing
 @Suite("Save store")
 struct SaveStoreTests {
   private func save(_ store: SaveStore, _ state: TestGameState, slot: SaveSlot = "autosave") throws -> SaveReceipt {
-    try store.save(state, codec: testCodec, slot: slot, summary: state.summary).wait().get()
+    try store.save(state, codec: testCodec, slot: slot, summary: state.summary).wait()
   }
 
   /// A state no earlier save of a test holds: a save of an unchanged state writes nothing.
@@ -29,7 +29,7 @@ struct SaveStoreTests {
     let kept = store.save(distinct(41), codec: testCodec, slot: "autosave")
     kept.keepWrittenFile()
     disk.openGate()
-    let receipt = try kept.wait().get()
+    let receipt = try kept.wait()
     let file = try #require(kept.takeWrittenFile())
     #expect(file.generation == receipt.generation)
     #expect(file.bytes == (try store.readBytes(at: receipt.path)))
@@ -37,13 +37,13 @@ struct SaveStoreTests {
     #expect(kept.takeWrittenFile() == nil, "handed over once, then let go")
     // Not asked, or nothing written (the same state again): nothing is kept.
     let unasked = store.save(distinct(42), codec: testCodec, slot: "autosave")
-    _ = try unasked.wait().get()
+    _ = try unasked.wait()
     #expect(unasked.takeWrittenFile() == nil)
     disk.closeGate()
     let unchanged = store.save(distinct(42), codec: testCodec, slot: "autosave")
     unchanged.keepWrittenFile()
     disk.openGate()
-    #expect(try unchanged.wait().get().outcome == .unchanged)
+    #expect(try unchanged.wait().outcome == .unchanged)
     #expect(unchanged.takeWrittenFile() == nil)
   }
 
@@ -61,7 +61,8 @@ struct SaveStoreTests {
     }
     #expect(same == error)
     // A save that succeeds returns its receipt from the same call.
-    let receipt = try store.save(distinct(8), codec: testCodec, slot: "autosave").wait()
+    let receipt = try SaveStore(directory: makeTemporaryDirectory()).save(distinct(8), codec: testCodec, slot: "autosave")
+      .wait()
     #expect(receipt.outcome == .written)
   }
 
@@ -74,7 +75,7 @@ struct SaveStoreTests {
       state.score.points = Int64(score)
       let handle = store.save(state, codec: testCodec, slot: "autosave", summary: state.summary)
       handle.onCompletion { _ in pruned.signal() }  // after the save's pruning
-      let receipt = try handle.wait().get()
+      let receipt = try handle.wait()
       #expect(receipt.generation == score)
     }
     #expect(try store.generations(of: "autosave") == [5, 4, 3])
@@ -109,7 +110,7 @@ struct SaveStoreTests {
     #expect(completed.wait(timeout: .now()) == .timedOut, "the callbacks wait for the pruning")
     disk.open()
     completed.wait()
-    #expect(try handle.wait().get().generation == 3)
+    #expect(try handle.wait().generation == 3)
     #expect(files(in: store.folder(of: "autosave")) == [".lock", "0000000002.stasis", "0000000003.stasis"])
     #expect(try store.generations(of: "autosave") == [3, 2])
   }
@@ -255,7 +256,7 @@ struct SaveStoreTests {
     #expect(app.backgroundEpisodes.last?.outcome == .expired(cutTasks: ["save autosave"]))
     #expect(app.backgroundEpisodes.last?.watchdogViolations == [])
     fileSystem.openGate()
-    guard case .failure(let error) = handle!.wait() else {
+    guard case .failure(let error) = handle!.waitForResult() else {
       Issue.record("the save finished after its budget expired")
       return
     }
@@ -325,7 +326,7 @@ struct SaveStoreTests {
     let store = SaveStore(directory: makeTemporaryDirectory(), wallClock: { 1_700_000_000_000 }, device: "test-device")
     let state = TestGameState.sample()
     _ = try save(store, state, slot: "alpha")
-    _ = try store.save(state, codec: testCodec, slot: "beta", summary: state.summary, thumbnail: [1, 2, 3]).wait().get()
+    _ = try store.save(state, codec: testCodec, slot: "beta", summary: state.summary, thumbnail: [1, 2, 3]).wait()
     _ = try save(store, state, slot: "beta")
     let fileSystem = FaultInjectingFileSystem()
     let listing = try SaveStore(directory: store.directory, fileSystem: fileSystem).listSlots()

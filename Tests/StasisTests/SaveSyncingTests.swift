@@ -67,7 +67,7 @@ struct SaveSyncingTests {
 
   /// Writes `state` as the slot's next generation, as a sync does after `mayWrite()`.
   private func write(_ state: TestGameState, _ coordinator: SaveCoordinator<CountingGame>) throws -> Int {
-    try coordinator.store.save(state, codec: testCodec, slot: "autosave").wait().get().generation
+    try coordinator.store.save(state, codec: testCodec, slot: "autosave").wait().generation
   }
 
   @Test("launch: the game is held while the sync catches up, and what it wrote is restored before the first step")
@@ -202,7 +202,7 @@ struct NewHistoryTests {
     _ states: [(TestGameState, SaveCodec<TestGameState>)], restoring: Bool
   ) throws -> (coordinator: SaveCoordinator<CountingGame>, sync: ScriptedSync, app: Application) {
     let store = SaveStore(directory: makeTemporaryDirectory())
-    for (state, codec) in states { _ = try store.save(state, codec: codec, slot: "autosave").wait().get() }
+    for (state, codec) in states { _ = try store.save(state, codec: codec, slot: "autosave").wait() }
     let coordinator = SaveCoordinator(game: CountingGame(), store: store, codec: testCodec, slot: "autosave")
     let sync = ScriptedSync()
     coordinator.sync = sync

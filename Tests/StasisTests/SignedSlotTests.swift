@@ -12,7 +12,7 @@ struct SignedSlotTests {
   func strippedSignature() throws {
     let folder = makeTemporaryDirectory()
     let store = SaveStore(directory: folder, signing: .signed(with: Self.key, acceptingUnsigned: true))
-    let signed = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    let signed = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait()
     #expect(store.isSigned("autosave"))
 
     // The player edits the score and writes the save back without a signature.
@@ -32,9 +32,9 @@ struct SignedSlotTests {
     // The same bytes as a download: refused before anything is written.
     try FileManager.default.removeItem(atPath: store.path(of: "autosave", generation: 2))
     let copy = SaveStore(directory: makeTemporaryDirectory(), signing: .signed(with: Self.key, acceptingUnsigned: true))
-    _ = try copy.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    _ = try copy.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait()
     let download = #expect(throws: SaveFileError.self) {
-      try copy.save(fileBytes: stripped, slot: "autosave").wait().get()
+      try copy.save(fileBytes: stripped, slot: "autosave").wait()
     }
     #expect(download?.kind == .unsigned)
     #expect(try copy.generations(of: "autosave") == [1])
@@ -42,7 +42,7 @@ struct SignedSlotTests {
     // A game that stops signing on purpose resets the slot; then an unsigned save is one again.
     try copy.resetSigning(of: "autosave")
     #expect(!copy.isSigned("autosave"))
-    _ = try copy.save(fileBytes: stripped, slot: "autosave").wait().get()
+    _ = try copy.save(fileBytes: stripped, slot: "autosave").wait()
     #expect(try copy.load(codec: testCodec, slot: "autosave").state.score.points == 999_999)
   }
 
@@ -52,27 +52,27 @@ struct SignedSlotTests {
     let old = SigningKey(bytes: Array("the old key, thirty-two bytes!!!".utf8))
     let state = TestGameState.sample()
     _ = try SaveStore(directory: folder, signing: .signed(with: old)).save(state, codec: testCodec, slot: "autosave")
-      .wait().get()
+      .wait()
     let rotating = SaveStore(directory: folder, signing: .signed(with: Self.key, retired: [old]))
     #expect(try rotating.load(codec: testCodec, slot: "autosave").state == state)
-    let again = try rotating.save(state, codec: testCodec, slot: "autosave").wait().get()
+    let again = try rotating.save(state, codec: testCodec, slot: "autosave").wait()
     #expect(again.outcome == .written, "the same state, written again to be signed with the current key")
     let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: again.path)))
     #expect(bytes.withUnsafeBytes { SaveFileFormat.verify($0, signing: .signed(with: Self.key)) }.error == nil)
-    let third = try rotating.save(state, codec: testCodec, slot: "autosave").wait().get()
+    let third = try rotating.save(state, codec: testCodec, slot: "autosave").wait()
     #expect(third.outcome == .unchanged, "now signed with the current key: written once")
   }
 
   @Test("turning signing on still loads the unsigned saves made before it")
   func turningSigningOn() throws {
     let folder = makeTemporaryDirectory()
-    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+    _ = try SaveStore(directory: folder).save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait()
     let store = SaveStore(directory: folder, signing: .signed(with: Self.key, acceptingUnsigned: true))
     #expect(!store.isSigned("autosave"))
     #expect(try store.load(codec: testCodec, slot: "autosave").generation == 1)
     var next = TestGameState.sample()
     next.score.points += 1
-    _ = try store.save(next, codec: testCodec, slot: "autosave").wait().get()
+    _ = try store.save(next, codec: testCodec, slot: "autosave").wait()
     #expect(store.isSigned("autosave"), "its first signed save marks the slot")
     #expect(
       try store.load(codec: testCodec, slot: "autosave", generation: 1).generation == 1, "older unsigned ones too")
@@ -86,9 +86,9 @@ struct WrittenOnceTests {
   func newProcessWithoutLoad() throws {
     let folder = makeTemporaryDirectory()
     let state = TestGameState.sample()
-    _ = try SaveStore(directory: folder).save(state, codec: testCodec, slot: "autosave").wait().get()
+    _ = try SaveStore(directory: folder).save(state, codec: testCodec, slot: "autosave").wait()
     for _ in 0..<3 {
-      let receipt = try SaveStore(directory: folder).save(state, codec: testCodec, slot: "autosave").wait().get()
+      let receipt = try SaveStore(directory: folder).save(state, codec: testCodec, slot: "autosave").wait()
       #expect(receipt.outcome == .unchanged)
     }
     #expect(try SaveStore(directory: folder).generations(of: "autosave") == [1])
@@ -99,11 +99,11 @@ struct WrittenOnceTests {
     let folder = makeTemporaryDirectory()
     let store = SaveStore(directory: folder)
     var state = TestGameState.sample()
-    _ = try store.save(state, codec: testCodec, slot: "autosave").wait().get()
+    _ = try store.save(state, codec: testCodec, slot: "autosave").wait()
     state.score.points += 5
     let bytes = SaveFileFormat.encode(try testCodec.document(for: state, summary: SaveSummary(), createdAt: 1))
-    let written = try store.save(fileBytes: bytes, slot: "autosave").wait().get()
-    let again = try store.save(state, codec: testCodec, slot: "autosave").wait().get()
+    let written = try store.save(fileBytes: bytes, slot: "autosave").wait()
+    let again = try store.save(state, codec: testCodec, slot: "autosave").wait()
     #expect(again.outcome == .unchanged)
     #expect(again.generation == written.generation)
     #expect(try store.generations(of: "autosave") == [2, 1])

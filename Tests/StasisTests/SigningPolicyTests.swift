@@ -9,7 +9,7 @@ struct SigningPolicyTests {
   static let otherKey = SigningKey(bytes: Array("nobody's key, thirty-two bytes!!".utf8))
 
   private func save(_ store: SaveStore, _ state: TestGameState) throws -> SaveReceipt {
-    try store.save(state, codec: testCodec, slot: "autosave", summary: state.summary).wait().get()
+    try store.save(state, codec: testCodec, slot: "autosave", summary: state.summary).wait()
   }
 
   private func bytes(_ path: String) throws -> [UInt8] {

@@ -9,7 +9,7 @@ struct SlotOperationsTests {
     for points in 1...count {
       var state = TestGameState.sample()
       state.score.points = Int64(points)
-      _ = try store.save(state, codec: testCodec, slot: slot, summary: state.summary).wait().get()
+      _ = try store.save(state, codec: testCodec, slot: slot, summary: state.summary).wait()
     }
     return store
   }
@@ -66,7 +66,7 @@ struct SlotOperationsTests {
     let newer = SaveCodec<TestGameState>(game: GameIdentity(name: testGame.name, schemaVersion: 2))
     _ = try SaveStore(directory: store.directory).save(
       TestGameState.sample(), codec: newer, slot: "slot-1", summary: SaveSummary()
-    ).wait().get()
+    ).wait()
     try store.renameSlot("slot-1", to: "campaign")
     #expect(!FileManager.default.fileExists(atPath: store.folder(of: "slot-1")))
     #expect(try store.generations(of: "campaign") == [3, 2, 1])

@@ -34,7 +34,7 @@ struct SlotWriterTests {
     }
     var written: [(sequence: UInt64, generation: Int)] = []
     for handle in handles {
-      let receipt = try handle.wait().get()
+      let receipt = try handle.wait()
       if receipt.outcome == .written { written.append((handle.sequence, receipt.generation)) }
     }
     #expect(written.count >= 2)
@@ -57,8 +57,8 @@ struct SlotWriterTests {
     #expect(store.heldSnapshots(of: "autosave") == 2)
     #expect(background.result == nil, "the background save waits for the autosave in flight")
     disk.openGate()
-    let first = try autosave.wait().get()
-    let second = try background.wait().get()
+    let first = try autosave.wait()
+    let second = try background.wait()
     #expect((first.generation, second.generation) == (1, 2))
     #expect(try store.load(codec: testCodec, slot: "autosave").state.level.progress == 450)
   }
@@ -80,10 +80,10 @@ struct SlotWriterTests {
     let third = store.save(state(frame: 3, bodies: 4), codec: testCodec, slot: "autosave")
     #expect(store.heldSnapshots(of: "autosave") == 2, "one in flight, one waiting")
     release.signal()
-    #expect(try first.wait().get().generation == 1)
-    let newest = try third.wait().get()
+    #expect(try first.wait().generation == 1)
+    let newest = try third.wait()
     #expect(newest.generation == 2 && newest.outcome == .written)
-    let dropped = try second.wait().get()
+    let dropped = try second.wait()
     #expect(dropped.outcome == .superseded(by: third.sequence))
     #expect(dropped.generation == 2)
     #expect(try store.generations(of: "autosave") == [2, 1])
@@ -102,7 +102,7 @@ struct SlotWriterTests {
     }
     var written = 0
     for handle in handles {
-      let receipt = try handle.wait().get()  // throws on any failure
+      let receipt = try handle.wait()  // throws on any failure
       if receipt.outcome == .written { written += 1 }
     }
     #expect(mostHeld <= 2)
@@ -118,19 +118,19 @@ struct SlotWriterTests {
     let folder = makeTemporaryDirectory()
     let store = SaveStore(directory: folder)
     let saved = state(frame: 900, bodies: 16)
-    #expect(try store.save(saved, codec: testCodec, slot: "autosave").wait().get().generation == 1)
-    let again = try store.save(saved, codec: testCodec, slot: "autosave").wait().get()
+    #expect(try store.save(saved, codec: testCodec, slot: "autosave").wait().generation == 1)
+    let again = try store.save(saved, codec: testCodec, slot: "autosave").wait()
     #expect(again.outcome == .unchanged && again.generation == 1)
     #expect(try store.generations(of: "autosave") == [1])
 
     // A new process that restored generation 1 and saves it unchanged writes nothing either.
     let restarted = SaveStore(directory: folder)
     _ = try restarted.load(codec: testCodec, slot: "autosave")
-    let afterRestore = try restarted.save(saved, codec: testCodec, slot: "autosave").wait().get()
+    let afterRestore = try restarted.save(saved, codec: testCodec, slot: "autosave").wait()
     #expect(afterRestore.outcome == .unchanged && afterRestore.generation == 1)
     var changed = saved
     changed.score.points += 1
-    #expect(try restarted.save(changed, codec: testCodec, slot: "autosave").wait().get().generation == 2)
+    #expect(try restarted.save(changed, codec: testCodec, slot: "autosave").wait().generation == 2)
   }
 
   @Test(
@@ -142,7 +142,7 @@ struct SlotWriterTests {
     DispatchQueue.concurrentPerform(iterations: 20) { index in
       #expect(throws: Never.self) { try store.writeRecord(Array("\(index)".utf8), named: "note", slot: "autosave") }
     }
-    for handle in handles { _ = try handle.wait().get() }
+    for handle in handles { _ = try handle.wait() }
   }
 }
 

@@ -59,8 +59,8 @@ struct UnreadableGenerationTests {
   func renamedFieldStopsTheLoad() throws {
     let folder = makeTemporaryDirectory()
     let store = SaveStore(directory: folder)
-    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
-    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait().get()
+    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait()
+    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait()
 
     let error = try #require(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "autosave") }
     #expect(error.kind == .missingField)
@@ -72,7 +72,7 @@ struct UnreadableGenerationTests {
     #expect(store.keptGenerations(of: "autosave").isEmpty, "load is pure")
     #expect(try FileManager.default.contentsOfDirectory(atPath: store.folder(of: "autosave")).sorted() == files)
     let refused = #expect(throws: SaveFileError.self) {
-      try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait().get()
+      try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait()
     }
     #expect(refused?.kind == .newerSaveInSlot, "a same-schema save this build cannot decode is not written over")
     let kept = store.keptGenerations(of: "autosave")
@@ -84,7 +84,7 @@ struct UnreadableGenerationTests {
   func threeRunsNeverPruneIt() throws {
     let folder = makeTemporaryDirectory()
     let store = SaveStore(directory: folder)
-    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait().get()
+    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait()
 
     // A run that ignores the failure plays nothing and saves nothing.
     let (ignored, held) = run(folder: folder, choice: nil)
@@ -114,8 +114,8 @@ struct UnreadableGenerationTests {
     let store = SaveStore(directory: folder)
     var older = TestGameState.sample()
     older.level.progress = 41
-    _ = try store.save(older, codec: testCodec, slot: "autosave").wait().get()
-    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait().get()
+    _ = try store.save(older, codec: testCodec, slot: "autosave").wait()
+    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait()
     let (game, coordinator) = run(folder: folder, choice: .loadGeneration(1), steps: 0)
     #expect(coordinator.restoreFailure == nil)
     #expect(game.state.level.progress == 41)
@@ -127,10 +127,10 @@ struct UnreadableGenerationTests {
     let folder = makeTemporaryDirectory()
     let codec = refusingNegativePoints
     let store = SaveStore(directory: folder, generationsToKeep: 2)
-    _ = try store.save(TestGameState.sample(), codec: codec, slot: "autosave").wait().get()
+    _ = try store.save(TestGameState.sample(), codec: codec, slot: "autosave").wait()
     var hostile = TestGameState.sample()
     hostile.score.points = -5
-    _ = try store.save(hostile, codec: testCodec, slot: "autosave").wait().get()
+    _ = try store.save(hostile, codec: testCodec, slot: "autosave").wait()
     let loaded = try store.load(codec: codec, slot: "autosave")
     #expect(loaded.generation == 1)
     #expect(loaded.skipped.map(\.error.kind) == [.invalidState])
@@ -138,7 +138,7 @@ struct UnreadableGenerationTests {
     for points in 1...3 {
       var next = TestGameState.sample()
       next.score.points = Int64(points)
-      _ = try store.save(next, codec: codec, slot: "autosave").wait().get()
+      _ = try store.save(next, codec: codec, slot: "autosave").wait()
     }
     #expect(try store.generations(of: "autosave").contains(2), "kept past generationsToKeep")
     #expect(store.keptGenerations(of: "autosave").map(\.generation) == [2])
@@ -152,7 +152,7 @@ struct UnreadableGenerationTests {
     let store = SaveStore(directory: makeTemporaryDirectory(), generationsToKeep: 1, fileSystem: disk)
     var hostile = TestGameState.sample()
     hostile.score.points = -5
-    _ = try store.save(hostile, codec: testCodec, slot: "autosave").wait().get()
+    _ = try store.save(hostile, codec: testCodec, slot: "autosave").wait()
     disk.closeGate()
     // The writer has classified generation 1 (loadable, as far as the files tell) and waits
     // in its first write.
@@ -160,12 +160,12 @@ struct UnreadableGenerationTests {
     disk.reachedGate.wait()
     #expect(throws: SaveFileError.self) { try store.load(codec: codec, slot: "autosave") }
     disk.openGate()
-    #expect(try save.wait().get().generation == 2)
+    #expect(try save.wait().generation == 2)
     #expect(try store.generations(of: "autosave").contains(1), "generation 1 is kept past generationsToKeep")
     // The next save keeps it durably, in the slot's kept list.
     var next = TestGameState.sample()
     next.score.points += 1
-    _ = try store.save(next, codec: codec, slot: "autosave").wait().get()
+    _ = try store.save(next, codec: codec, slot: "autosave").wait()
     #expect(try store.generations(of: "autosave").contains(1))
     #expect(store.keptGenerations(of: "autosave").map(\.generation) == [1])
   }

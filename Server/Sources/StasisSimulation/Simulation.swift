@@ -460,7 +460,7 @@ public final class Simulation {
     let handle = save.handle
     let number = save.number
     let reason = save.reason.rawValue
-    switch handle.wait() {
+    switch handle.waitForResult() {
     case .success(let receipt):
       switch receipt.outcome {
       case .written:
@@ -728,7 +728,7 @@ public final class Simulation {
       let lost = device.kill(&random)
       result.kills += 1
       note("\(device.name): SIGKILL while the write is held (\(lost) unflushed changes lost)")
-      for save in [first] + later { _ = save.handle.wait() }
+      for save in [first] + later { _ = save.handle.waitForResult() }
       return
     }
     device.disk.releaseHold()

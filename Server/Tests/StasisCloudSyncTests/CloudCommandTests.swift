@@ -45,7 +45,7 @@ struct CloudCommandTests {
     let storeA = SaveStore(directory: a, device: "A")
     let storeB = SaveStore(directory: b, device: "B")
     var state = PlayerState()
-    try storeA.save(state, codec: playerCodec, slot: "autosave").wait().get()
+    try storeA.save(state, codec: playerCodec, slot: "autosave").wait()
     let ahead = try stasis("cloud", "status", "--saves", a, "--login", "$LOGIN")
     #expect(ahead.out.split(separator: "\n").last?.split(separator: " ").prefix(2) == ["autosave", "ahead"])
     let pushed = try stasis("cloud", "push", "autosave", "--saves", a, "--login", "$LOGIN")
@@ -60,12 +60,12 @@ struct CloudCommandTests {
 
     state.score.highScore = 40
     state.volume = 0.1
-    try storeA.save(state, codec: playerCodec, slot: "autosave").wait().get()
+    try storeA.save(state, codec: playerCodec, slot: "autosave").wait()
     #expect(try stasis("cloud", "push", "autosave", "--saves", a, "--login", "$LOGIN").status == 0)
     var other = PlayerState()
     other.score.highScore = 60
     other.inventory["map"] = 1
-    try storeB.save(other, codec: playerCodec, slot: "autosave").wait().get()
+    try storeB.save(other, codec: playerCodec, slot: "autosave").wait()
     let conflicted = try stasis("cloud", "push", "autosave", "--saves", b, "--login", "$LOGIN")
     #expect(conflicted.status == 1, "a conflict is refused, never forced")
     #expect(conflicted.err.contains("conflict: the slot's head is revision 2, not 1"))

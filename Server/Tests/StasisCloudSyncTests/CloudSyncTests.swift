@@ -475,7 +475,7 @@ struct CloudSyncTests {
       state.score.points = Int64(index)
       let handle = device.store.save(state, codec: playerCodec, slot: "autosave")
       device.sync.upload(after: handle)
-      handle.wait()
+      _ = handle.waitForResult()
     }
     await device.sync.settle()
     #expect(device.sync.status.state == .offline)
@@ -656,7 +656,7 @@ struct CloudSyncTests {
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()
     game.count = 1
-    coordinator.saveNow().wait()
+    _ = coordinator.saveNow().waitForResult()
     await cloud.settle()
     #expect(cloud.status.uploaded == [1])
 

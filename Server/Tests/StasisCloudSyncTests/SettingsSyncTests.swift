@@ -168,7 +168,7 @@ struct SettingsSyncTests {
       store: device.settings.store, slot: "autosave")
     _ = try device.settings.store.save(
       CounterState(count: 3), codec: counterCodec, slot: "autosave", summary: SaveSummary()
-    ).wait().get()
+    ).wait()
     let report = await sync.synchronize()
     #expect(report.error == nil)
     #expect(report.state == .synced)

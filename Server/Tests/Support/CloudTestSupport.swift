@@ -57,7 +57,7 @@ final class Device: Sendable {
   func save(_ state: PlayerState, playTime: Double = 0, progress: Double? = nil, at time: Int64? = nil) throws -> Int {
     if let time { clock.now = time }
     let summary = SaveSummary(playTime: playTime, progress: progress)
-    return try store.save(state, codec: playerCodec, slot: "autosave", summary: summary).wait().get().generation
+    return try store.save(state, codec: playerCodec, slot: "autosave", summary: summary).wait().generation
   }
 
   /// The newest generation's state.
