@@ -33,6 +33,10 @@
     public nonisolated var reader: any DatabaseReader { pool }
 
     private nonisolated let pool: DatabasePool
+    private var lifecycleObservers: [ObserverToken] = []
+    /// Writes begun and not yet ended: the last one to end in the background checkpoints.
+    private var writesInFlight = 0
+    private var isClosed = false
 
     /// Opens (creating it and the folder if needed) the store in a save folder, and runs the
     /// migrations it has not run yet, in order. It opens and migrates before it returns: call
@@ -73,6 +77,24 @@
         }
         migrator.registerMigration(migration.name, migrate: migration.migrate)
       }
+      // A newer build's database is refused before anything opens it for writing: its
+      // migrations are read through a read-only connection that changes no byte of it (an
+      // ordinary connection folds the WAL into the file, or writes the WAL's index, as it
+      // opens or closes), so the refused file, its `-wal` and its `-shm` stay as they were.
+      let known = migrationNames
+      let unknown: [String]
+      do {
+        unknown = try Self.readOnlyMigrations(path: path).filter { !known.contains($0) }
+      } catch {
+        throw RecordStoreError(.cannotOpen, "the records database could not be read", path: path, cause: error)
+      }
+      guard unknown.isEmpty else {
+        throw RecordStoreError(
+          .newerDatabase,
+          "a newer build migrated this database (\(unknown.joined(separator: ", "))): update the game; the file is kept "
+            + "as it is, never written",
+          path: path)
+      }
       var configuration = Configuration()
       configuration.prepareDatabase { db in
         // A commit is on disk when it returns (WAL alone, at NORMAL, may lose the last ones).
@@ -86,29 +108,24 @@
       } catch {
         throw RecordStoreError(.cannotOpen, "the records database could not be opened", path: path, cause: error)
       }
-      let known = migrationNames
-      let unknown: [String]
-      do {
-        unknown = try pool.read { db -> [String] in
-          guard try db.tableExists("grdb_migrations") else { return [] }
-          return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
-            .filter { !known.contains($0) }
-        }
-      } catch {
-        throw RecordStoreError(.cannotOpen, "the records database could not be read", path: path, cause: error)
-      }
-      guard unknown.isEmpty else {
-        throw RecordStoreError(
-          .newerDatabase,
-          "a newer build migrated this database (\(unknown.joined(separator: ", "))): update the game; the file is kept as it is",
-          path: path)
-      }
       do {
         try migrator.migrate(pool)
       } catch {
         throw RecordStoreError(
           .migrationFailed, "a migration failed; the database is as it was before it", path: path, cause: error)
       }
+      if let application {
+        // On the way to the background, and at a quit, the WAL is folded into the file: a
+        // backup of `records.sqlite` alone then holds every row.
+        for event in [LifecycleEvent.didEnterBackground, .willTerminate] {
+          lifecycleObservers.append(
+            application.addObserver(for: event) { [weak self] application in self?.checkpointLeaving(application) })
+        }
+      }
+    }
+
+    isolated deinit {
+      for token in lifecycleObservers { application?.removeObserver(token) }
     }
 
     /// The migrations the database has run, in the order they ran.
@@ -142,13 +159,23 @@
           work.cancel()
         }
       }
-      defer { application?.endBackgroundTask(taskID) }
+      writesInFlight += 1
+      defer {
+        writesInFlight -= 1
+        application?.endBackgroundTask(taskID)
+      }
       do {
-        return try await withTaskCancellationHandler {
+        let value = try await withTaskCancellationHandler {
           try await work.value
         } onCancel: {
           work.cancel()
         }
+        // The last write to end in the background folds the WAL into the file, inside its own
+        // background task (a checkpoint asked for while it ran waited for it).
+        if writesInFlight == 1, let application, application.state.isInBackground || application.isTerminating {
+          try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        }
+        return value
       } catch is CancellationError where expiry.expired {
         throw RecordStoreError(
           .expired, "the background budget ran out before the write committed; it was rolled back", path: path)
@@ -160,8 +187,104 @@
     }
 
     /// Closes the database; later reads and writes throw. Controllers stop delivering.
+    ///
+    /// It first folds the WAL into the database (`PRAGMA wal_checkpoint(TRUNCATE)`): after a
+    /// close, `records.sqlite` alone holds every row, and SQLite removes its `-wal` and `-shm`.
     public func close() throws {
+      guard !isClosed else { return }
+      for token in lifecycleObservers { application?.removeObserver(token) }
+      lifecycleObservers = []
+      // Best effort: a reader still in a snapshot keeps the checkpoint from finishing; closing
+      // the last connection then folds the rest in.
+      _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
       try pool.close()
+      isClosed = true
+    }
+
+    /// Copies the database, as of one moment, into a new self-contained file at `path` (which
+    /// must not exist yet): a backup that needs no `-wal` beside it, made while the store stays
+    /// open and in use (SQLite's online backup).
+    ///
+    /// - Throws: ``RecordStoreError`` (`cannotOpen`) when `path` exists or cannot be written.
+    public nonisolated func backup(to path: String) async throws {
+      guard !FileManager.default.fileExists(atPath: path) else {
+        throw RecordStoreError(.cannotOpen, "a file is already there: a backup never overwrites one", path: path)
+      }
+      let pool = self.pool
+      try await Task.detached {
+        let destination = try DatabaseQueue(path: path)
+        do {
+          try pool.backup(to: destination)
+          try destination.close()
+        } catch {
+          try? destination.close()
+          try? FileManager.default.removeItem(atPath: path)
+          throw error
+        }
+      }.value
+    }
+
+    /// Folds the WAL into the file on the way to the background or at a quit, as a background
+    /// task; when writes are in flight, the last one to end does it instead.
+    private func checkpointLeaving(_ application: Application) {
+      guard !isClosed, writesInFlight == 0 else { return }
+      let taskID = application.beginCancellableBackgroundTask(named: "records checkpoint") {}
+      // Queued on the writer now: it runs before any write begun after this moment.
+      pool.asyncWriteWithoutTransaction { db in
+        _ = try? db.checkpoint(.truncate)
+        application.endBackgroundTask(taskID)
+      }
+    }
+
+    /// The migrations a database has run, read without changing a byte of it, its `-wal` or its
+    /// `-shm`: empty when there is no database yet.
+    ///
+    /// With no WAL (or an empty one) the file alone is read as immutable; with a WAL and its
+    /// index, read-only connection uses the index read-only (`readonly_shm`); a WAL without its
+    /// index (or a SQLite that takes no URI file names) is read from a private copy.
+    private nonisolated static func readOnlyMigrations(path: String) throws -> [String] {
+      let files = FileManager.default
+      guard files.fileExists(atPath: path) else { return [] }
+      let walSize = (try? files.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue
+      var configuration = Configuration()
+      configuration.readonly = true
+      var copy: String?
+      defer { if let copy { try? files.removeItem(atPath: copy) } }
+      let location: String
+      if try takesURIs(), walSize == nil || walSize == 0 {
+        location = uri(path) + "?immutable=1"
+      } else if try takesURIs(), files.fileExists(atPath: path + "-shm") {
+        location = uri(path) + "?readonly_shm=1"
+      } else {
+        let folder = files.temporaryDirectory.appendingPathComponent("stasis-records-\(UUID().uuidString)").path
+        try files.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        copy = folder
+        location = (folder as NSString).appendingPathComponent(fileName)
+        try files.copyItem(atPath: path, toPath: location)
+        if walSize != nil { try files.copyItem(atPath: path + "-wal", toPath: location + "-wal") }
+        configuration.readonly = false  // SQLite rebuilds the copy's index from its WAL
+      }
+      let queue = try DatabaseQueue(path: location, configuration: configuration)
+      defer { try? queue.close() }
+      return try queue.read { db -> [String] in
+        guard try db.tableExists("grdb_migrations") else { return [] }
+        return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
+      }
+    }
+
+    /// Whether this SQLite reads `file:` names as URIs (built with `SQLITE_USE_URI`, as
+    /// Debian's is): GRDB opens without `SQLITE_OPEN_URI`.
+    private nonisolated static func takesURIs() throws -> Bool {
+      try DatabaseQueue().read { db in
+        try Bool.fetchOne(db, sql: "SELECT sqlite_compileoption_used('USE_URI')") ?? false
+      }
+    }
+
+    /// `path` as a `file:` URI, every character a URI gives a meaning to escaped.
+    private nonisolated static func uri(_ path: String) -> String {
+      var allowed = CharacterSet.urlPathAllowed
+      allowed.remove(charactersIn: "?#%;")
+      return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path)
     }
 
     /// Whether a write's budget ran out, set by its expiration handler on the main actor.
