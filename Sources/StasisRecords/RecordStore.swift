@@ -81,7 +81,7 @@
       // migrations are read through a read-only connection that changes no byte of it (an
       // ordinary connection folds the WAL into the file, or writes the WAL's index, as it
       // opens or closes), so the refused file, its `-wal` and its `-shm` stay as they were.
-      let known = migrationNames
+      let known = migrations.map(\.name)
       let unknown: [String]
       do {
         unknown = try Self.readOnlyMigrations(path: path).filter { !known.contains($0) }
