@@ -240,7 +240,7 @@
     /// `-shm`: empty when there is no database yet.
     ///
     /// With no WAL (or an empty one) the file alone is read as immutable; with a WAL and its
-    /// index, read-only connection uses the index read-only (`readonly_shm`); a WAL without its
+    /// index, the index is opened read-only (`readonly_shm`); a WAL without its
     /// index (or a SQLite that takes no URI file names) is read from a private copy.
     private nonisolated static func readOnlyMigrations(path: String) throws -> [String] {
       let files = FileManager.default
