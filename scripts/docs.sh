@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The DocC catalog of Stasis, with the toolchain's own docc (no plugin package to resolve), and
 # the docs' checks (scripts/check-docs.py):
-#   scripts/docs.sh            → .build/Stasis.doccarchive; any DocC warning or failed check fails (CI runs this)
+#   scripts/docs.sh            → .build/Stasis.doccarchive; any DocC warning or failed check fails (CI runs this);
+#                                its last line says how to open it
 #   scripts/docs.sh preview    → browse it at http://localhost:8080
 # The checks: the public-symbol count of each library module; the landing page lists every
 # public type of Stasis; every name in code font in README.md and the articles resolves (to a
@@ -43,4 +44,6 @@ fi
 checks=0
 python3 scripts/check-docs.py "$graphs" || checks=$?
 docc convert Sources/Stasis/Stasis.docc "${options[@]}" --output-path .build/Stasis.doccarchive --warnings-as-errors
+# The last line says how to open what was built (a static-hosting archive: any web server serves it).
+echo "Open the reference: python3 -m http.server --directory .build/Stasis.doccarchive 8000, then http://localhost:8000/documentation/stasis"
 exit "$checks"

@@ -76,3 +76,14 @@ func syncSettings(settings: SettingsStore<GameOptions>, app: Application, token:
   let settingsSync = SettingsSync(settings: settings, credentials: credentials, application: app)
   return settingsSync  // keep it for as long as the game runs
 }
+
+/// A merged save's summary, made from the merged document.
+func summarizingMerges() -> CloudSyncConfiguration {
+  let configuration = CloudSyncConfiguration(
+    policy: .merge(rules: mergeRules(), fallback: .longestPlayTime),
+    summarize: { document in  // the merged document, not the state
+      let state = try snippetCodec.state(from: document)
+      return try SaveSummary(LevelSummary(level: state.level.index, score: state.score.points))
+    })
+  return configuration
+}

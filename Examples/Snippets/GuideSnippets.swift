@@ -86,7 +86,10 @@ func saveCutOffByTheBudget(game: SnippetGame, folder: String) throws -> Bool {
     game: game, store: SaveStore(directory: folder, fileSystem: disk), codec: snippetCodec, slot: "autosave")
   let app = Application(delegate: coordinator, configuration: Application.Configuration(clock: clock))
   app.launch()
-  try coordinator.saveNow().wait()  // generation 1, whole
+  let first = try coordinator.saveNow().wait()  // generation 1, whole
+  let again = try coordinator.saveNow().wait()  // the same state: nothing to write
+  guard first.outcome == .written, again.outcome == .unchanged else { return false }
+  game.state.score.points += 1  // a new state: the background save writes, so it reaches the gate
   disk.closeGate()  // the next write waits at the gate
   app.enterBackground()  // the background save starts, as a background task
   disk.reachedGate.wait()  // it is writing now
@@ -96,6 +99,16 @@ func saveCutOffByTheBudget(game: SnippetGame, folder: String) throws -> Bool {
   coordinator.waitForSaves()
   // The save failed with `cancelled`, and generation 1 is still the newest, whole.
   return try coordinator.store.generations(of: "autosave") == [1]
+}
+
+// MARK: - TestingYourSavePath: comparing states
+
+@MainActor
+func restoredBitForBit(game: SnippetGame, coordinator: SaveCoordinator<SnippetGame>) throws -> Bool {
+  let before = try StateDigest.sha256(game.state)
+  try coordinator.saveNow().wait()  // durable
+  let restored = try coordinator.store.load(codec: snippetCodec, slot: "autosave").state
+  return try StateDigest.sha256(restored) == before  // restored bit for bit
 }
 
 // MARK: - VersionsAndMigrations: building values, and the signing key

@@ -92,9 +92,27 @@
 
   // MARK: - In a game loop that holds the main thread
 
-  @MainActor
-  func runMainQueueOnce() {
-    // Each frame, before the events: what the records' writes and controllers queued.
+  // Each frame, before the events: what the records' writes and controllers queued. A function
+  // of its own, not async: `RunLoop.run` is unavailable in an async function, this is not.
+  @MainActor func runMainQueueOnce() {
     _ = RunLoop.main.run(mode: .default, before: .distantPast)
+  }
+
+  @MainActor
+  func frame(app: Application) async {
+    runMainQueueOnce()  // also from an async function
+    app.update()
+  }
+
+  // MARK: - Quitting, and backups
+
+  @MainActor
+  func quitGame(app: Application, store: RecordStore) throws {
+    app.quit()  // the quit's writes end, and the WAL is folded into records.sqlite, inside the budget
+    try store.close()  // then: records.sqlite alone holds every row; no -wal or -shm is left beside it
+  }
+
+  func backUpWhileOpen(store: RecordStore) async throws {
+    try await store.backup(to: "Backups/records.sqlite")  // one self-contained file; the store stays open
   }
 #endif

@@ -1,6 +1,8 @@
 // The Swift blocks of SettingsAndTimers.md, compiled (GuideTests checks each is here).
 import Foundation
 import Stasis
+import StasisCloud
+import StasisTesting
 
 // MARK: - Settings
 
@@ -44,7 +46,7 @@ final class SnippetAudio {
 func openTimers(store: SaveStore, app: Application, energy: SnippetEnergy) throws {
   let timers = try TimerCenter(store: store, application: app, notificationTitle: "My Game")
   timers.addObserver { firing in
-    // At its date while active; on return or at launch when it fell due away, once,
+    // At its date while active; on return, or at the first update() after launch, when it fell due away, once,
     // in date order. A repeating timer missed five times is one firing of five occurrences.
     if firing.identifier == "energy" { energy.refill(times: firing.occurrences) }
   }
@@ -63,4 +65,29 @@ func backgroundLoop(app: Application, timers: TimerCenter) {
 
 final class SnippetEnergy {
   func refill(times: Int) {}
+}
+
+// MARK: - A tool that changes a setting, then exits
+
+@MainActor
+func changePaletteAndExit(settings: SettingsStore<GameOptions>, settingsSync: SettingsSync<GameOptions>) async throws {
+  try settings.update { $0.palette = "tritanopia" }
+  await settingsSync.settle()  // before the tool exits: the change's round trip has ended
+  print(settingsSync.lastOutcome.map { "\($0)" } ?? "no round trip")
+}
+
+// MARK: - Testing them: the wall clock
+
+@MainActor
+func timersOnAManualWallClock(folder: String) throws {
+  let wall = ManualWallClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+  let clock = ManualClock()
+  let app = Application(configuration: Application.Configuration(clock: clock))
+  let store = SaveStore(directory: folder, wallClock: wall.milliseconds)
+  let timers = try TimerCenter(store: store, application: app, wallClock: wall)
+  app.launch()
+  try timers.schedule("energy", after: .seconds(30 * 60), message: "Energy is full")
+  wall.advance(by: .seconds(30 * 60))  // half an hour of real time
+  app.update()  // the timer fires here, on time
+  wall.set(to: Date(timeIntervalSince1970: 1_700_000_000))  // the player moved the clock back
 }

@@ -106,6 +106,14 @@
     package func waitForCurrentResults() async throws {
       let request = self.request
       let now = try await store.read { db in try request.fetch(db).map(\.row) }
+      if let application = store.application {
+        // With an application, changes reach the controller at its update(): run what is handed
+        // over (and only that) until they have come, or nothing more comes for 30 s.
+        while observed != now, application.waitForDeliveries(timeout: .seconds(30)) {
+          application.runPendingDeliveries()
+        }
+        return
+      }
       guard observed != now else { return }
       await withCheckedContinuation { waiters.append((now, $0)) }
     }

@@ -34,6 +34,12 @@
     public nonisolated var reader: any DatabaseReader { pool }
 
     private nonisolated let pool: DatabasePool
+    private var lifecycleObservers: [ObserverToken] = []
+    /// Writes begun and not yet ended, and whether the last one to end folds the WAL into the
+    /// file (asked on the way to the background while writes ran). Behind a lock: a write ends
+    /// on its own task, never through the game's thread.
+    private nonisolated let inFlight = Mutex<(count: Int, checkpointWhenIdle: Bool)>((0, false))
+    private var isClosed = false
 
     /// Opens (creating it and the folder if needed) the store in a save folder, and runs the
     /// migrations it has not run yet, in order. It opens and migrates before it returns: call
@@ -74,6 +80,24 @@
         }
         migrator.registerMigration(migration.name, migrate: migration.migrate)
       }
+      // A newer build's database is refused before anything opens it for writing: its
+      // migrations are read through a read-only connection that changes no byte of it (an
+      // ordinary connection folds the WAL into the file, or writes the WAL's index, as it
+      // opens or closes), so the refused file, its `-wal` and its `-shm` stay as they were.
+      let known = migrations.map(\.name)
+      let unknown: [String]
+      do {
+        unknown = try Self.readOnlyMigrations(path: path).filter { !known.contains($0) }
+      } catch {
+        throw RecordStoreError(.cannotOpen, "the records database could not be read", path: path, cause: error)
+      }
+      guard unknown.isEmpty else {
+        throw RecordStoreError(
+          .newerDatabase,
+          "a newer build migrated this database (\(unknown.joined(separator: ", "))): update the game; the file is kept "
+            + "as it is, never written",
+          path: path)
+      }
       var configuration = Configuration()
       configuration.prepareDatabase { db in
         // A commit is on disk when it returns (WAL alone, at NORMAL, may lose the last ones).
@@ -87,29 +111,24 @@
       } catch {
         throw RecordStoreError(.cannotOpen, "the records database could not be opened", path: path, cause: error)
       }
-      let known = migrationNames
-      let unknown: [String]
-      do {
-        unknown = try pool.read { db -> [String] in
-          guard try db.tableExists("grdb_migrations") else { return [] }
-          return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
-            .filter { !known.contains($0) }
-        }
-      } catch {
-        throw RecordStoreError(.cannotOpen, "the records database could not be read", path: path, cause: error)
-      }
-      guard unknown.isEmpty else {
-        throw RecordStoreError(
-          .newerDatabase,
-          "a newer build migrated this database (\(unknown.joined(separator: ", "))): update the game; the file is kept as it is",
-          path: path)
-      }
       do {
         try migrator.migrate(pool)
       } catch {
         throw RecordStoreError(
           .migrationFailed, "a migration failed; the database is as it was before it", path: path, cause: error)
       }
+      if let application {
+        // On the way to the background, and at a quit, the WAL is folded into the file: a
+        // backup of `records.sqlite` alone then holds every row.
+        for event in [LifecycleEvent.didEnterBackground, .willTerminate] {
+          lifecycleObservers.append(
+            application.addObserver(for: event) { [weak self] application in self?.checkpointLeaving(application) })
+        }
+      }
+    }
+
+    isolated deinit {
+      for token in lifecycleObservers { application?.removeObserver(token) }
     }
 
     /// The migrations the database has run, in the order they ran.
@@ -184,7 +203,13 @@
       let pool = self.pool
       let application = self.application
       let ending = Mutex<(id: BackgroundTaskID?, done: Bool)>((nil, false))
-      let work = Task.detached {
+      // A write begun in the background or at a quit folds the WAL into the file when it ends.
+      let leaving = application.map { $0.state.isInBackground || $0.isTerminating } ?? false
+      inFlight.withLock { state in
+        state.count += 1
+        if leaving { state.checkpointWhenIdle = true }
+      }
+      let work = Task.detached { [self] in
         defer {
           let id = ending.withLock { state -> BackgroundTaskID? in
             state.done = true
@@ -192,7 +217,22 @@
           }
           if let id { application?.endBackgroundTask(id) }
         }
-        return try await pool.write(updates)
+        let result: Result<T, any Error>
+        do {
+          result = .success(try await pool.write(updates))
+        } catch {
+          result = .failure(error)
+        }
+        // The last write to end after the way to the background asked for a checkpoint folds
+        // the WAL into the file, inside its own background task.
+        let checkpoint = self.inFlight.withLock { state -> Bool in
+          state.count -= 1
+          guard state.count == 0, state.checkpointWhenIdle else { return false }
+          state.checkpointWhenIdle = false
+          return true
+        }
+        if checkpoint { try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
+        return try result.get()
       }
       let expiry = Expiry()
       if let application {
@@ -225,8 +265,110 @@
     }
 
     /// Closes the database; later reads and writes throw. Controllers stop delivering.
+    ///
+    /// It first folds the WAL into the database (`PRAGMA wal_checkpoint(TRUNCATE)`): after a
+    /// close, `records.sqlite` alone holds every row, and SQLite removes its `-wal` and `-shm`.
     public func close() throws {
+      guard !isClosed else { return }
+      for token in lifecycleObservers { application?.removeObserver(token) }
+      lifecycleObservers = []
+      // Best effort: a reader still in a snapshot keeps the checkpoint from finishing; closing
+      // the last connection then folds the rest in.
+      _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
       try pool.close()
+      isClosed = true
+    }
+
+    /// Copies the database, as of one moment, into a new self-contained file at `path` (which
+    /// must not exist yet): a backup that needs no `-wal` beside it, made while the store stays
+    /// open and in use (SQLite's online backup).
+    ///
+    /// - Throws: ``RecordStoreError`` (`cannotOpen`) when `path` exists or cannot be written.
+    public nonisolated func backup(to path: String) async throws {
+      guard !FileManager.default.fileExists(atPath: path) else {
+        throw RecordStoreError(.cannotOpen, "a file is already there: a backup never overwrites one", path: path)
+      }
+      let pool = self.pool
+      try await Task.detached {
+        let destination = try DatabaseQueue(path: path)
+        do {
+          try pool.backup(to: destination)
+          try destination.close()
+        } catch {
+          try? destination.close()
+          try? FileManager.default.removeItem(atPath: path)
+          throw error
+        }
+      }.value
+    }
+
+    /// Folds the WAL into the file on the way to the background or at a quit, as a background
+    /// task; when writes are in flight, the last one to end does it instead.
+    private func checkpointLeaving(_ application: Application) {
+      guard !isClosed else { return }
+      let busy = inFlight.withLock { state -> Bool in
+        guard state.count > 0 else { return false }
+        state.checkpointWhenIdle = true
+        return true
+      }
+      guard !busy else { return }
+      let taskID = application.beginCancellableBackgroundTask(named: "records checkpoint") {}
+      // Queued on the writer now: it runs before any write begun after this moment.
+      pool.asyncWriteWithoutTransaction { db in
+        _ = try? db.checkpoint(.truncate)
+        application.endBackgroundTask(taskID)
+      }
+    }
+
+    /// The migrations a database has run, read without changing a byte of it, its `-wal` or its
+    /// `-shm`: empty when there is no database yet.
+    ///
+    /// With no WAL (or an empty one) the file alone is read as immutable; with a WAL and its
+    /// index, the index is opened read-only (`readonly_shm`); a WAL without its
+    /// index (or a SQLite that takes no URI file names) is read from a private copy.
+    private nonisolated static func readOnlyMigrations(path: String) throws -> [String] {
+      let files = FileManager.default
+      guard files.fileExists(atPath: path) else { return [] }
+      let walSize = (try? files.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue
+      var configuration = Configuration()
+      configuration.readonly = true
+      var copy: String?
+      defer { if let copy { try? files.removeItem(atPath: copy) } }
+      let location: String
+      if try takesURIs(), walSize == nil || walSize == 0 {
+        location = uri(path) + "?immutable=1"
+      } else if try takesURIs(), files.fileExists(atPath: path + "-shm") {
+        location = uri(path) + "?readonly_shm=1"
+      } else {
+        let folder = files.temporaryDirectory.appendingPathComponent("stasis-records-\(UUID().uuidString)").path
+        try files.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        copy = folder
+        location = (folder as NSString).appendingPathComponent(fileName)
+        try files.copyItem(atPath: path, toPath: location)
+        if walSize != nil { try files.copyItem(atPath: path + "-wal", toPath: location + "-wal") }
+        configuration.readonly = false  // SQLite rebuilds the copy's index from its WAL
+      }
+      let queue = try DatabaseQueue(path: location, configuration: configuration)
+      defer { try? queue.close() }
+      return try queue.read { db -> [String] in
+        guard try db.tableExists("grdb_migrations") else { return [] }
+        return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
+      }
+    }
+
+    /// Whether this SQLite reads `file:` names as URIs (built with `SQLITE_USE_URI`, as
+    /// Debian's is): GRDB opens without `SQLITE_OPEN_URI`.
+    private nonisolated static func takesURIs() throws -> Bool {
+      try DatabaseQueue().read { db in
+        try Bool.fetchOne(db, sql: "SELECT sqlite_compileoption_used('USE_URI')") ?? false
+      }
+    }
+
+    /// `path` as a `file:` URI, every character a URI gives a meaning to escaped.
+    private nonisolated static func uri(_ path: String) -> String {
+      var allowed = CharacterSet.urlPathAllowed
+      allowed.remove(charactersIn: "?#%;")
+      return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path)
     }
 
     /// Whether a write's budget ran out, set by its expiration handler on the main actor.

@@ -64,7 +64,10 @@ struct Settings: ParsableCommand {
       let file = try readSettings(saves)
       let path = key.split(separator: ".").map(String.init)
       guard let entry = file[path[0]], let value = entry.value.at(path.dropFirst()) else {
-        throw fail(SaveFileError(.notFound, "no setting '\(key)'", context: .init(file: settingsPath(saves))))
+        // The file was read: a key it does not hold is an answer (exit 1), not an I/O error (74).
+        Terminal.standardError.line(
+          Terminal.standardError.paint("error: ", .red) + "no setting '\(key)' in \(settingsPath(saves))")
+        throw Exit.invalid
       }
       print(value.inlineText)
     }

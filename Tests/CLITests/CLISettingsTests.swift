@@ -65,4 +65,18 @@ struct CLISettingsTests {
       try run("stasis", ["dump", root.appendingPathComponent(".settings").path]).status == 0,
       "a Stasis file: dump opens it")
   }
+
+  @Test("get of a key the file does not hold: exit 1 (not 74, an I/O error) and one line naming the key")
+  func unknownKey() throws {
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    _ = try SettingsStore(store: SaveStore(directory: root.path), defaults: Options())
+    for key in ["nosuchkey", "bindings.nosuchfield"] {
+      let result = try stasis("settings", "get", key)
+      #expect(result.status == 1, "\(key): \(result.err)")
+      #expect(result.out.isEmpty)
+      let lines = result.err.split(separator: "\n")
+      #expect(lines.count == 1, "\(result.err)")
+      #expect(lines.first?.contains("no setting '\(key)'") == true, "\(result.err)")
+    }
+  }
 }

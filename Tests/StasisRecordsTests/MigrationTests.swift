@@ -51,6 +51,49 @@
       #expect(try store.appliedMigrations() == ["v1: scores", "v2: score time"])
     }
 
+    @Test("a newer build's database left with rows in its WAL, refused: records.sqlite, -wal and -shm keep their bytes")
+    func refusedNewerDatabaseIsNeverWritten() async throws {
+      let live = try temporarySaves()
+      let newer = try RecordStore(directory: live, migrations: [scoresV1, scoresV2])
+      try await newer.write { db in
+        try Score(id: 1, player: "ada", level: "a", points: 300).insert(db)
+      }
+      // The files as the newer build leaves them when it is killed: its rows in the WAL, no
+      // checkpoint, the WAL's index beside it.
+      let saves = try temporarySaves()
+      try copy(["", "-wal", "-shm"].map { RecordStore.fileName + $0 }, from: live, to: saves)
+      try newer.close()
+      let before = databaseFiles(in: saves)
+      #expect((before["-wal"] ?? nil)?.isEmpty == false, "the rows are in the WAL")
+      #expect((before["-shm"] ?? nil) != nil)
+
+      #expect {
+        _ = try RecordStore(directory: saves, migrations: [scoresV1])
+      } throws: { ($0 as? RecordStoreError)?.kind == .newerDatabase }
+      let after = databaseFiles(in: saves)
+      for suffix in ["", "-wal", "-shm"] {
+        #expect(after[suffix] == before[suffix], "records.sqlite\(suffix) changed, appeared or went away")
+      }
+
+      // The newer build still finds its rows.
+      let again = try RecordStore(directory: saves, migrations: [scoresV1, scoresV2])
+      #expect(try await again.read { db in try Score.fetchCount(db) } == 1)
+    }
+
+    @Test("a newer build's database closed cleanly, refused: the file keeps its bytes, and nothing appears beside it")
+    func refusedClosedNewerDatabaseIsNeverWritten() async throws {
+      let saves = try temporarySaves()
+      let newer = try RecordStore(directory: saves, migrations: [scoresV1, scoresV2])
+      try await newer.write { db in try Score(id: 1, player: "ada", level: "a", points: 300).insert(db) }
+      try newer.close()
+      let before = databaseFiles(in: saves)
+      #expect(before["-wal"] == .some(nil) && before["-shm"] == .some(nil))
+      #expect {
+        _ = try RecordStore(directory: saves, migrations: [scoresV1])
+      } throws: { ($0 as? RecordStoreError)?.kind == .newerDatabase }
+      #expect(databaseFiles(in: saves) == before)
+    }
+
     @Test("two migrations with one name are refused, not crashed on; a failing migration leaves the database as it was")
     func misuse() throws {
       #expect {

@@ -31,6 +31,37 @@
     return url.path
   }
 
+  /// The bytes of `records.sqlite`, `records.sqlite-wal` and `records.sqlite-shm` in `folder`,
+  /// by suffix; nil for a file that is not there.
+  func databaseFiles(in folder: String) -> [String: Data?] {
+    var files: [String: Data?] = [:]
+    for suffix in ["", "-wal", "-shm"] {
+      let path = (folder as NSString).appendingPathComponent(RecordStore.fileName + suffix)
+      files[suffix] = FileManager.default.contents(atPath: path)
+    }
+    return files
+  }
+
+  /// Copies `names` (file names) from one folder to another.
+  func copy(_ names: [String], from source: String, to destination: String) throws {
+    for name in names {
+      try FileManager.default.copyItem(
+        atPath: (source as NSString).appendingPathComponent(name),
+        toPath: (destination as NSString).appendingPathComponent(name))
+    }
+  }
+
+  /// The scores a copy of `records.sqlite` alone holds: the file is copied, without its `-wal`
+  /// and `-shm`, to a fresh folder and opened there, as a backup of the one file is.
+  @MainActor
+  func scoresInACopyOfTheFileAlone(from folder: String) async throws -> [String] {
+    let backup = try temporarySaves()
+    try copy([RecordStore.fileName], from: folder, to: backup)
+    let store = try RecordStore(directory: backup, migrations: [scoresV1])
+    defer { try? store.close() }
+    return try await store.read { db in try Score.order(Column("id")).fetchAll(db).map(\.player) }
+  }
+
   /// An application driven by the test, on a clock that moves only when told to.
   @MainActor
   func makeApplication(budget: Duration = .seconds(10)) -> (Application, ManualClock) {

@@ -67,6 +67,11 @@ struct UnreadableGenerationTests {
     #expect(error.isUnreadableByThisBuild)
     #expect(error.message.hasPrefix("generation 2:"))
     #expect(error.suggestion?.contains("stasis recover autosave --generation 1") == true)
+    // A field this build cannot decode is a migration the developer forgot, not an update the
+    // player missed: the decoder's own advice stays, and says to add the migration.
+    #expect(error.suggestion?.contains("register the migration that renamed it") == true, "\(error)")
+    #expect(error.suggestion?.contains("the game's developer adds or fixes it") == true)
+    #expect(error.suggestion?.contains("update the game") == false)
     // A load changes no file; the next write keeps the generation, durably, before anything else.
     let files = try FileManager.default.contentsOfDirectory(atPath: store.folder(of: "autosave")).sorted()
     #expect(store.keptGenerations(of: "autosave").isEmpty, "load is pure")

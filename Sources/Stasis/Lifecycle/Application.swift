@@ -330,6 +330,10 @@ public final class Application {
     return true
   }
 
+  /// Runs what was handed over so far, without the rest of ``update()`` (the budget, the update
+  /// observers): for test helpers that wait for one delivery.
+  package func runPendingDeliveries() { runDeliveries() }
+
   private func runDeliveries() {
     // What is delivered now may hand over more: that waits for the next update, so one update
     // always ends.

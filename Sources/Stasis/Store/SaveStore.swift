@@ -457,6 +457,13 @@ public final class SaveStore: Sendable {
         "the save was never signed and this build's signing policy requires a signature: a policy that accepts "
         + "unsigned saves (`acceptingUnsigned: true`) loads it; it is kept"
     case .signatureMismatch: update = "use the build that signed it to load it; it is kept"
+    case .typeMismatch, .missingField, .droppedField, .migrationFailed:
+      // A build of this schema wrote a field this one cannot decode: a migration is missing
+      // (or failed), which the game's developer fixes; updating the game does not.
+      update =
+        (error.suggestion.map { "\($0); " } ?? "")
+        + "a migration is missing or failed: the game's developer adds or fixes it (`SchemaMigrations.register(from:)`; "
+        + "a removed field is declared in `removedSaveFields`), and a build with it loads the save; it is kept"
     default: update = "update the game to load it; it is kept"
     }
     error.suggestion =

@@ -30,7 +30,7 @@ public struct TimerFiring: Sendable, Equatable, CustomStringConvertible {
     /// In the background or suspended: delivered on the return to the foreground (and a
     /// desktop notification posted, where a ``TimerNotifier`` was given).
     case inBackground
-    /// The game was not running: delivered at launch.
+    /// The game was not running: delivered at the first ``Application/update()`` after launch.
     case notRunning
   }
 
@@ -69,7 +69,7 @@ public struct TimerFiring: Sendable, Equatable, CustomStringConvertible {
 /// - While the game is active, a timer fires at its date (checked on every
 ///   ``Application/update()``).
 /// - A timer that fell due while the game was in the background, suspended or not running is
-///   delivered on its return or at launch: once, in date order, coalesced per identifier (a
+///   delivered on its return or at the first ``Application/update()`` after launch: once, in date order, coalesced per identifier (a
 ///   repeating timer that fell due five times is one firing of five occurrences).
 /// - While in the background, a timer that falls due posts a desktop notification through the
 ///   ``TimerNotifier`` given (once per due date, across restarts).
