@@ -48,6 +48,25 @@ func reportingTheLineage(store: SaveStore, codec: SaveCodec<GameState>, logger: 
 
 // MARK: - LifecycleAndBudget: the budget, the clock, and headless loops
 
+/// A loop that holds its thread: everything arrives at `app.update()`.
+@MainActor
+func loopThatHoldsItsThread(
+  app: Application, game: SnippetGame, coordinator: SaveCoordinator<SnippetGame>, pollInput: () -> Bool,
+  draw: () -> Void
+) {
+  var running = true
+  var frame: Int64 = 0
+  while running {
+    running = pollInput()
+    if app.state == .active, !game.isPaused {
+      frame += 1
+      coordinator.didStep(frame: frame)
+    }
+    app.update()  // saves that ended, cloud events, settings, timers, records: all here, in order
+    draw()
+  }
+}
+
 @MainActor
 func configuredApplication(coordinator: SaveCoordinator<SnippetGame>) -> Application {
   let app = Application(

@@ -33,7 +33,7 @@ struct Hero: Codable, Sendable { var x = 0.0, coins = 0 }  // the state: plain v
       game.step()
       coordinator.didStep(frame: frame)
     }
-    app.update()  // ends the background work that finished; cuts it when the budget runs out
+    app.update()  // the one delivery point: saves that ended, cloud, settings, timers, the budget
   }
 }
 

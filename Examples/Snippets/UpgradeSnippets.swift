@@ -73,3 +73,11 @@ struct ArenaState: Codable, Sendable {
 }
 
 let arenaCodec = SaveCodec<ArenaState>(game: GameIdentity(name: "arena", schemaVersion: 1))
+
+// MARK: - From 0.10 to 0.11
+
+func receiptOfASave(store: SaveStore, state: GameState) throws {
+  let codec = snippetCodec
+  let receipt = try store.save(state, codec: codec, slot: "autosave").wait()
+  print("saved generation \(receipt.generation)")
+}
