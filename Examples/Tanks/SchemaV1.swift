@@ -25,7 +25,8 @@ enum SchemaV1 {
   /// Writes the save a 1.0 player has in `slot-1` of `folder`.
   static func writeSave(in folder: String) {
     let codec = SaveCodec<State>(game: GameIdentity(name: "tanks", build: "1.0", schemaVersion: 1))
-    let result = SaveStore(directory: folder).save(State(), codec: codec, slot: "slot-1", summary: SaveSummary()).waitForResult()
+    let result = SaveStore(directory: folder).save(State(), codec: codec, slot: "slot-1", summary: SaveSummary())
+      .waitForResult()
     print((try? result.get()).map { _ in "wrote a schema-1 save" } ?? "failed: \(result)")
   }
 }

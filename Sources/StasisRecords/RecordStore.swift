@@ -170,9 +170,9 @@
     /// `update()` (on the main actor, without an application).
     ///
     /// ```swift
-    /// records.write({ db in try HighScore(points: score).insert(db) }) { result in
-    ///   if case .failure(let error) = result { hud.show("not recorded: \(error)") }
-    /// }
+    /// records.write(
+    ///   { db in try HighScore(points: score).insert(db) },
+    ///   completion: { result in if case .failure(let error) = result { hud.show("not recorded: \(error)") } })
     /// ```
     public func write<T: Sendable>(
       _ updates: @escaping @Sendable (Database) throws -> T,

@@ -61,8 +61,10 @@ struct SaveStoreTests {
     }
     #expect(same == error)
     // A save that succeeds returns its receipt from the same call.
-    let receipt = try SaveStore(directory: makeTemporaryDirectory()).save(distinct(8), codec: testCodec, slot: "autosave")
-      .wait()
+    let receipt = try SaveStore(directory: makeTemporaryDirectory()).save(
+      distinct(8), codec: testCodec, slot: "autosave"
+    )
+    .wait()
     #expect(receipt.outcome == .written)
   }
 

@@ -103,7 +103,9 @@ public final class SaveHandle: Sendable {
 
   /// The result, blocking: the form before 0.11, whose failure a caller could drop unseen.
   @_disfavoredOverload
-  @available(*, deprecated, renamed: "waitForResult()", message: "use `try wait()`, or `waitForResult()` for the Result")
+  @available(
+    *, deprecated, renamed: "waitForResult()", message: "use `try wait()`, or `waitForResult()` for the Result"
+  )
   public func wait() -> Result<SaveReceipt, SaveFileError> {
     waitForResult()
   }

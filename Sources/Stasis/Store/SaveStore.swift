@@ -322,15 +322,16 @@ public final class SaveStore: Sendable {
     bytes: [UInt8], document: SaveDocument
   ) {
     let path = path(of: slot, generation: generation)
-    // A generation is never rewritten in place: what a load just read and checked is this file.
-    if let kept = handedOver.withLock({ state -> (bytes: [UInt8], document: SaveDocument)? in
+    let bytes = try readBytes(at: path)
+    // What a load just read and checked, when the file holds exactly those bytes still (a
+    // generation number can come back after a crash lost the file that had it): not decoded again.
+    if let kept = handedOver.withLock({ state -> SaveDocument? in
       guard let file = state.file, file.path == path else { return nil }
       state.file = nil
-      return (file.bytes, file.document)
+      return file.bytes == bytes ? file.document : nil
     }) {
-      return kept
+      return (bytes, kept)
     }
-    let bytes = try readBytes(at: path)
     return (bytes, try verified(bytes, path: path).document)
   }
 

@@ -171,25 +171,21 @@ extension SyncEngine {
     var base: (bytes: [UInt8], document: SaveDocument)?
     var baseSigned = false
     if let revision = shared {
-      // The base is most often the revision this device agreed on, whose file it holds: that
-      // one is used as it is (no request) when it passes every check; else the server's.
-      let held = heldBase(load()).flatMap { $0.revision == revision ? $0.bytes : nil }
-      if let held, case .success(let file) = verify(held, revision: revision) {
-        (base, baseSigned) = ((held, file.document), file.signed)
-      } else {
-        let bytes: [UInt8]?
-        do {
-          bytes = try await client.download(slot: slot, revision: revision, holding: heldBase(load()))
-        } catch {
-          return .stopped(.conflict, failed(error, generation: nil))
-        }
-        if let bytes {
-          switch verify(bytes, revision: revision) {
-          case .success(let file): (base, baseSigned) = ((bytes, file.document), file.signed)
-          case .failure(let error):
-            emit(.refused(error.message))  // a damaged base is no base: never written, never merged
-            report.note = "base r\(revision) failed verification"
-          }
+      // Downloaded, never taken from what this device holds: the held file is only what the
+      // device last agreed on (a delta's starting point, checked by the delta's own checksum),
+      // which need not be the revision both sides continue (stasis-sim, seed 17).
+      let bytes: [UInt8]?
+      do {
+        bytes = try await client.download(slot: slot, revision: revision, holding: heldBase(load()))
+      } catch {
+        return .stopped(.conflict, failed(error, generation: nil))
+      }
+      if let bytes {
+        switch verify(bytes, revision: revision) {
+        case .success(let file): (base, baseSigned) = ((bytes, file.document), file.signed)
+        case .failure(let error):
+          emit(.refused(error.message))  // a damaged base is no base: never written, never merged
+          report.note = "base r\(revision) failed verification"
         }
       }
     }

@@ -413,7 +413,8 @@ final class SyncEngine: Sendable {
   /// The slot's revisions, newest first (nil: no such slot): fetched, unless this pass listed
   /// them already and the list holds `revision` (the head it is about).
   func listRevisions(holding revision: Int? = nil) async throws(CloudError) -> [RemoteRevision]? {
-    if let revision, let listed = listedRevisions.withLock({ $0 }), listed.contains(where: { $0.revision == revision }) {
+    if let revision, let listed = listedRevisions.withLock({ $0 }), listed.contains(where: { $0.revision == revision })
+    {
       return listed
     }
     let listed = try await client.revisions(slot: slot)
