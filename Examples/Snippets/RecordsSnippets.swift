@@ -92,16 +92,13 @@
 
   // MARK: - In a game loop that holds the main thread
 
-  // Each frame, before the events: what the records' writes and controllers queued. A function
-  // of its own, not async: `RunLoop.run` is unavailable in an async function, this is not.
-  @MainActor func runMainQueueOnce() {
-    _ = RunLoop.main.run(mode: .default, before: .distantPast)
-  }
-
   @MainActor
-  func frame(app: Application) async {
-    runMainQueueOnce()  // also from an async function
-    app.update()
+  func recordFromTheLoop(store: RecordStore) {
+    store.write(
+      { db in try HighScore(id: nil, player: "di", points: 250).insert(db) },
+      completion: { result in
+        if case .failure(let error) = result { print("not recorded: \(error)") }
+      })
   }
 
   // MARK: - Quitting, and backups

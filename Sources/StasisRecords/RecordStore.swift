@@ -152,7 +152,8 @@
     /// - Throws: ``RecordStoreError`` (`expired`), `CancellationError` when the calling task
     ///   was cancelled, or what SQLite or `updates` threw; in every case nothing was written.
     public func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-      let (work, expiry) = startWrite(updates)
+      let expiry = Expiry()
+      let work = startWrite(updates, expiry: expiry)
       do {
         return try await withTaskCancellationHandler {
           try await work.value
@@ -178,17 +179,20 @@
       _ updates: @escaping @Sendable (Database) throws -> T,
       completion: @escaping @MainActor @Sendable (Result<T, any Error>) -> Void
     ) {
-      let (work, expiry) = startWrite(updates)
       let application = self.application
+      let expiry = Expiry()
       let deliver: @MainActor @Sendable (Result<T, any Error>) -> Void = { [weak self] result in
         completion(result.mapError { self?.expired($0, expiry) ?? $0 })
       }
-      Task.detached {
-        let result = await work.result
-        if let application {
-          application.deliverOnUpdate { deliver(result) }
-        } else {
-          await MainActor.run { deliver(result) }
+      // Handed over before the write's background task ends: a quit that waits for the task
+      // runs the completion in the update() that follows, never after the app has stopped.
+      let work = startWrite(updates, expiry: expiry) { result in
+        application?.deliverOnUpdate { deliver(result) }
+      }
+      if application == nil {
+        Task.detached {
+          let result = await work.result
+          await deliver(result)
         }
       }
     }
@@ -197,9 +201,11 @@
     /// application is attached. The background task ends from the write's own task, the moment
     /// it commits or rolls back: never through a hop to the main actor, which a game loop
     /// holding its thread (a quit waiting for its work) would not run until the budget ran out.
-    private func startWrite<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) -> (
-      work: Task<T, any Error>, expiry: Expiry
-    ) {
+    /// `ended` is called on the write's task with its result, before its background task ends.
+    private func startWrite<T: Sendable>(
+      _ updates: @escaping @Sendable (Database) throws -> T, expiry: Expiry,
+      ended: (@Sendable (Result<T, any Error>) -> Void)? = nil
+    ) -> Task<T, any Error> {
       let pool = self.pool
       let application = self.application
       let ending = Mutex<(id: BackgroundTaskID?, done: Bool)>((nil, false))
@@ -232,9 +238,9 @@
           return true
         }
         if checkpoint { try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
+        ended?(result)
         return try result.get()
       }
-      let expiry = Expiry()
       if let application {
         let taskID = application.beginCancellableBackgroundTask(named: "records write") {
           expiry.expired = true
@@ -246,7 +252,7 @@
         }
         if done { application.endBackgroundTask(taskID) }
       }
-      return (work, expiry)
+      return work
     }
 
     /// The error a write that the budget's expiry cancelled throws; nil for any other error.

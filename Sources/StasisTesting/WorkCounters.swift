@@ -22,9 +22,11 @@ public struct WorkCounters: Sendable, Equatable {
   /// Generations the coordinator read back from disk after a sync wrote them (a restore that
   /// did not come from memory).
   public var readBacks: Int
-  /// Blocking waits on the game's thread: each call of an explicit wait that had to wait
-  /// (`Application.waitForBackgroundWork()`, `SaveCoordinator.waitForCatchUp()`,
-  /// `waitForSaves()`). Nothing else in the library waits there.
+  /// Blocking waits on the game's thread: each call of an explicit wait made while there was
+  /// something to wait for (`Application.waitForBackgroundWork()` during a background episode,
+  /// `waitForDeliveries(timeout:)` with nothing delivered yet, `SaveCoordinator.waitForCatchUp()`
+  /// during a catch-up, `waitForSaves()` with a save in flight). Nothing else in the library
+  /// waits there.
   public var waitsOnGameThread: Int
 
   /// The counts of `store` and `application` now.

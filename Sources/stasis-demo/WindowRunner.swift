@@ -138,8 +138,8 @@ final class WindowRunner {
     var running = true
     while running {
       var event = SDL_Event()
-      // The main queue: the records' writes end, and their controllers deliver, here (the loop
-      // holds the main thread, so nothing else would run them).
+      // The main queue: the demo's own records writes begin here (DemoRecords starts each as a
+      // main-actor task); what Stasis delivers comes at app.update(), without it.
       _ = RunLoop.main.run(mode: .default, before: .distantPast)
       while SDL_PollEvent(&event) != 0 {
         if handleKey(event) { continue }
@@ -154,8 +154,8 @@ final class WindowRunner {
         }
       }
       if app.state == .notRunning {  // terminated: wait for the final save and score, then leave
-        // The wait runs the main queue, where the score's records write begins and ends; one
-        // begun as the episode ended (the final save's index) is waited for here too.
+        // The demo's records writes begin on the main queue (DemoRecords's main-actor tasks):
+        // one begun as the episode ended (the final save's index) is run and waited for here.
         while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
         while hasPendingRecords { _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005)) }
         game.coordinator.waitForSaves()

@@ -155,8 +155,12 @@ struct SettingsSyncUnitTests {
     }
     try settings.update { $0.volume = 3 }  // inside changeDelay: not sent yet
     // From here to its end the loop holds the thread: no await, no main queue, no run loop.
+    let started = ContinuousClock.now
     let episode = application.quit()
+    let waited = ContinuousClock.now - started
     quitReturned.signal()
+    // The budget is 10 s: a quit that slept until it ran out (on any clock) did not hear the answer.
+    #expect(waited < .seconds(9), "quit() returned after \(waited) of real time")
     #expect(episode?.outcome == .completed, "\(String(describing: episode))")
     let took = try #require(episode?.duration)
     #expect(took >= .milliseconds(300) && took < .milliseconds(300) + .seconds(1), "within 1 s of the answer: \(took)")

@@ -8,39 +8,49 @@ extension SaveCoordinator {
   @discardableResult
   public func waitForCatchUp() -> Bool {
     guard let application else { return !isCatchingUp }
-    if catchUpAfterSaves { waitForSaves() }
+    if catchUpWanted { waitForSaves() }
+    application.runPendingDeliveries()
     update()
-    guard let (progress, since) = catchUp else { return true }
+    guard let (progress, since) = catchUp else { return !isCatchingUp }
     application.counts.count(OperationCounts.gameThreadWaits)
     let left = syncPatience - (application.configuration.clock.now() - since)
     _ = progress.wait(timeout: max(.zero, left))
+    application.runPendingDeliveries()
     update()
     if catchUp != nil, !settleCatchUp() {
       // Out of patience while the sync writes: its outcome follows the write, bounded by the budget.
       _ = progress.wait(timeout: application.configuration.backgroundBudget)
+      application.runPendingDeliveries()
       update()
     }
-    return catchUp == nil
+    return !isCatchingUp
   }
 
   /// Called by the application at every ``Application/update()``: records finished saves,
-  /// begins a catch-up that waited for them, and, while the game is held, sees whether ``sync``
-  /// has caught up. Nothing here waits.
+  /// begins a catch-up that waited (for the save of the state, or for the write of the one
+  /// before), and ends a hold whose patience ran out. Nothing here waits. A catch-up's outcome
+  /// comes as a delivery of its own (``caughtUp(_:)``), after what the sync told before it.
   func update() {
     collectFinishedSaves()
     defer { sayHold() }
     guard let application else { return }
-    if catchUpAfterSaves, !hasPendingSaves {
-      catchUpAfterSaves = false
+    if catchUpWanted, !hasPendingSaves, application.state == .active || application.state == .inactive {
+      catchUpWanted = false
       beginCatchUp(application)
     }
-    guard let (progress, since) = catchUp else { return }
-    if let outcome = progress.outcome {
-      finishCatchUp(outcome, application, document: progress.writtenDocument)
-    } else if application.configuration.clock.now() - since >= syncPatience, progress.stopWaiting() {
+    guard let (progress, since) = catchUp, progress.outcome == nil else { return }
+    if application.configuration.clock.now() - since >= syncPatience, progress.stopWaiting() {
       logger.notice("sync did not catch up within \(syncPatience); playing on from the local save")
       finishCatchUp(.unchanged, application)
     }
+  }
+
+  /// A catch-up's outcome, delivered on the game's thread: restores what it wrote, if it is still
+  /// the catch-up in progress.
+  func caughtUp(_ progress: CatchUp) {
+    guard let application, let current = catchUp?.progress, current === progress, let outcome = progress.outcome
+    else { return }
+    finishCatchUp(outcome, application, document: progress.writtenDocument)
   }
 
   /// Ends a catch-up in progress now — before a save, or another catch-up — so nothing the
@@ -64,24 +74,28 @@ extension SaveCoordinator {
 
   /// Holds the game and asks ``sync`` to catch up, when the state is a generation it may
   /// write on top of (never over unsaved progress); otherwise only lets waiting uploads go.
-  /// While a save of the state is still being written, the game is held and the catch-up
-  /// begins at the ``Application/update()`` after it ends: the state's own generation first.
+  /// While a save of the state is still being written (or the write of a catch-up before it),
+  /// the game is held and the catch-up begins at the ``Application/update()`` after it ends.
   func beginCatchUp(_ application: Application) {
     guard let sync else { return }
-    guard settleCatchUp() else { return }  // the one under way is restored first
-    if hasPendingSaves {
-      catchUpAfterSaves = true
+    // The one whose write is under way is restored first, and the state's own save ends first:
+    // this one begins at the update() after.
+    guard settleCatchUp(), !hasPendingSaves else {
+      catchUpWanted = true
       game.isPaused = true
       return
     }
     guard let generation = stateGeneration else {
+      store.dropHandedOver()
       sync.resumeUploads(application: application)
       return
     }
     let progress = sync.catchUp(stateGeneration: generation, application: application)
     catchUp = (progress, application.configuration.clock.now())
-    // The outcome reaches the game's thread as a delivery: the update that runs it restores.
-    progress.whenFinished { [weak self] in application.deliverOnUpdate { self?.update() } }
+    // The outcome reaches the game's thread as a delivery: after the sync's own events of it.
+    progress.whenFinished { [weak self, weak progress] in
+      application.deliverOnUpdate { if let progress { self?.caughtUp(progress) } }
+    }
     game.isPaused = true
     if let outcome = progress.outcome { finishCatchUp(outcome, application, document: progress.writtenDocument) }
   }
@@ -90,6 +104,7 @@ extension SaveCoordinator {
   /// (no read back from disk), else from the file.
   func finishCatchUp(_ outcome: CatchUpOutcome, _ application: Application, document: SaveDocument? = nil) {
     catchUp = nil
+    store.dropHandedOver()  // what the restore read for the catch-up is not kept past it
     let launchFailure = launchLoadFailure
     launchLoadFailure = nil
     var restored = false

@@ -57,7 +57,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// plays on from what it has; frames go on meanwhile, only the steps wait.
   public var syncPatience: Duration = .seconds(5)
   /// True while the game is held for ``sync`` to catch up (or for the save it catches up from).
-  public var isCatchingUp: Bool { catchUp != nil || catchUpAfterSaves }
+  public var isCatchingUp: Bool { catchUp != nil || catchUpWanted }
   /// True while the game is held: paused, its steps waiting, nothing saved into the slot. A
   /// loop that steps only while `!game.isPaused` waits; ``heldReason`` says what ends it.
   public var isHeld: Bool { heldReason != nil }
@@ -91,9 +91,10 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Steps and restores so far: a save's snapshot is the state only while none came after it.
   var steps: UInt64 = 0
   var catchUp: (progress: CatchUp, since: Duration)?
-  /// A catch-up asked for while a save of the state was still being written: begun by the
-  /// ``Application/update()`` after the save ends, the game held meanwhile.
-  var catchUpAfterSaves = false
+  /// A catch-up asked for while a save of the state was still being written, or while the write
+  /// of the catch-up before it was under way: begun by the ``Application/update()`` after, in the
+  /// foreground, the game held meanwhile. A trip to the background drops it (the return asks again).
+  var catchUpWanted = false
   /// A cold start's failed restore, held back while the sync catches up: what the catch-up
   /// restores is the launch's one load outcome, and only when it restores nothing is this one.
   var launchLoadFailure: SaveFileError?
@@ -139,7 +140,12 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Saves now on a worker (a save key, a checkpoint).
   @discardableResult
   public func saveNow(_ reason: SaveReason = .manual) -> SaveHandle {
-    guard settleCatchUp() else { return heldSave(because: "the sync is writing the slot") }
+    guard settleCatchUp() else {
+      // Held since the catch-up began: nothing newer than what the sync writes on top of.
+      let handle = heldSave(because: "the sync is writing the slot; save again once it is restored")
+      if case .failure(let error)? = handle.result { record(.saveFailed(reason, error, summary: SaveSummary())) }
+      return handle
+    }
     return startSave(reason)
   }
 
@@ -439,6 +445,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   @discardableResult
   private func pauseAndSave(_ reason: SaveReason, named name: String, _ application: Application) -> SaveHandle? {
     game.isPaused = true
+    catchUpWanted = false  // the return asks again
     // What a catch-up wrote is restored first: the save is of the state the game has.
     guard settleCatchUp() else { return nil }
     let snapshot = game.snapshot()

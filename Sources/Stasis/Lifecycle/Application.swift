@@ -233,13 +233,14 @@ public final class Application {
   /// Names of the background tasks still running, in the order they began.
   public nonisolated var runningBackgroundTasks: [String] { tasks.live.map(\.name) }
 
-  /// The game's one delivery point, called once per main-loop iteration on the game's thread:
-  /// runs, in the order they happened, the deliveries other threads handed over (saves that
-  /// ended, cloud events and catch-up results, settings changes, records changes; see
-  /// ``deliverOnUpdate(_:)``), then enforces the budget: reports tasks ended since the last call,
-  /// suspends the app when none are left, and runs the expiration handlers once the budget is
-  /// spent. Timers and the coordinator's own checks run in it too, as update observers. A loop
-  /// that never yields, never pumps the main queue and never awaits hears everything here.
+  /// The game's one delivery point, called once per main-loop iteration on the game's thread.
+  /// First it runs, in the order they were handed over, the deliveries of other threads (cloud
+  /// events, catch-up outcomes, settings round trips' answers, records changes and writes; see
+  /// ``deliverOnUpdate(_:)``). Then it enforces the budget: reports tasks ended since the last
+  /// call, suspends the app when none are left, and runs the expiration handlers once the budget
+  /// is spent. Last, the update observers poll what is theirs: the coordinator's saves that ended,
+  /// timers due, another process's settings. A loop that never yields, never pumps the main queue
+  /// and never awaits hears everything here.
   public func update() {
     // Update observers last: what they report follows the episode's own line.
     defer {
@@ -289,10 +290,15 @@ public final class Application {
   /// budget ran out.
   @discardableResult
   public func waitForBackgroundWork() -> Bool {
+    // A task that ended, or a delivery that came, since the last update is what this waits for:
+    // the update now handles it, and nothing is left to wait for.
+    let happened = hasWorkForUpdate()
     update()
     guard let episode else { return false }
+    if happened { return true }
     counts.count(OperationCounts.gameThreadWaits)
-    let woken = deliveries.waitForWakeup(timeout: max(Duration.zero, episode.deadline - configuration.clock.now()))
+    let woken = deliveries.waitForWakeup(
+      timeout: max(Duration.zero, episode.deadline - configuration.clock.now()), unless: hasWorkForUpdate)
     update()
     return woken
   }
@@ -316,16 +322,18 @@ public final class Application {
 
   /// Blocks the game's thread until something is handed over for the next ``update()`` (or
   /// `timeout` passes), without running it: for a headless loop with nothing to do until the
-  /// library has news. Returns true when a delivery is waiting. An explicit wait, counted as one.
+  /// library has news. Returns true when a delivery is waiting. An explicit wait: a call that
+  /// has to wait counts as one wait on the game's thread.
   @discardableResult
   public func waitForDeliveries(timeout: Duration) -> Bool {
+    guard deliveries.isEmpty else { return true }
+    counts.count(OperationCounts.gameThreadWaits)
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while deliveries.isEmpty {
       let left = deadline - clock.now
       guard left > .zero else { return false }
-      counts.count(OperationCounts.gameThreadWaits)
-      _ = deliveries.waitForWakeup(timeout: left)
+      _ = deliveries.waitForWakeup(timeout: left, unless: { !self.deliveries.isEmpty })
     }
     return true
   }
@@ -333,6 +341,12 @@ public final class Application {
   /// Runs what was handed over so far, without the rest of ``update()`` (the budget, the update
   /// observers): for test helpers that wait for one delivery.
   package func runPendingDeliveries() { runDeliveries() }
+
+  /// What the next ``update()`` has to do that a wait must not sleep through: deliveries, and
+  /// tasks that ended since it last looked.
+  private nonisolated func hasWorkForUpdate() -> Bool {
+    !deliveries.isEmpty || tasks.hasUnreported
+  }
 
   private func runDeliveries() {
     // What is delivered now may hand over more: that waits for the next update, so one update

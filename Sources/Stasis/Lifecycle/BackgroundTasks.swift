@@ -90,6 +90,9 @@ final class BackgroundTaskRegistry: Sendable {
     state.withLock { $0.live.removeAll { $0.id == id } }
   }
 
+  /// True when a task ended since the last ``takeUnreported()``.
+  var hasUnreported: Bool { state.withLock { !$0.unreported.isEmpty } }
+
   /// The end events that happened since the last call, in order.
   func takeUnreported() -> [BackgroundTaskEvent] {
     state.withLock { state in

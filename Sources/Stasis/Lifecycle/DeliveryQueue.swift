@@ -36,8 +36,15 @@ final class DeliveryQueue: Sendable {
   var isEmpty: Bool { pending.withLock { $0.isEmpty } }
 
   /// Blocks the calling thread until a delivery arrives, a task ends or `timeout` passes; true
-  /// when woken. Only the application's waits that say so in their names call it.
-  func waitForWakeup(timeout: Duration) -> Bool {
-    wakeup.wait(timeout: timeout.deadlineFromNow) == .success
+  /// when woken. `ready` is asked after the signals of what was already handled are dropped: when
+  /// it says there is work now, this returns at once. Only the application's waits that say so
+  /// in their names call it.
+  func waitForWakeup(timeout: Duration, unless ready: () -> Bool) -> Bool {
+    // The semaphore counts every signal, most of them for work an update() has since handled:
+    // dropped here, so a wait never returns early for them. A signal that comes after the drop
+    // is for work `ready` may not have seen, and ends the wait at once.
+    while wakeup.wait(timeout: .now()) == .success {}
+    if ready() { return true }
+    return wakeup.wait(timeout: timeout.deadlineFromNow) == .success
   }
 }

@@ -353,6 +353,11 @@ public final class SaveStore: Sendable {
     }
   }
 
+  /// Lets go of a file kept by ``handOverNextRead(of:)`` that no one took.
+  package func dropHandedOver() {
+    handedOver.withLock { $0 = ([], nil) }
+  }
+
   /// A file's bytes decoded under the store's signing policy; unsigned in a signed slot refused.
   func verified(_ bytes: [UInt8], path: String) throws(SaveFileError) -> (
     document: SaveDocument, signature: SignatureStatus

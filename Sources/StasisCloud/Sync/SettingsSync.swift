@@ -111,6 +111,9 @@ public final class SettingsSync<Settings: Codable & Sendable> {
 
   isolated deinit {
     worker?.cancel()
+    // A round trip let go ends nothing by itself: its background tasks end here, so a quit
+    // never waits out the budget for a sync the game released.
+    for id in backgroundTasks { application?.endBackgroundTask(id) }
     if let settingsObserver { settings.removeObserver(settingsObserver) }
     if let application { for token in applicationObservers { application.removeObserver(token) } }
   }

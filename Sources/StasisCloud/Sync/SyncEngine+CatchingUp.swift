@@ -34,6 +34,8 @@ extension SyncEngine {
   /// Fetch the head; fast-forward, resolve or upload; repeat while the server moved meanwhile.
   func synchronize(gate: WriteGate, uploading: Bool = true) async -> SyncReport {
     var restore: Int?
+    // A list an upload made before this pass is not this pass's.
+    listedRevisions.withLock { $0 = nil }
     defer { listedRevisions.withLock { $0 = nil } }
     for _ in 0..<4 {
       var record = load()
