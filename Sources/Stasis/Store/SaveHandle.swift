@@ -138,7 +138,7 @@ public final class SaveHandle: Sendable {
     kept.withLock { if $0.wanted { $0.file = file() } }
   }
 
-  /// Sets the result and wakes the threads in ``wait()``, without running the callbacks: the
+  /// Sets the result and wakes the threads in ``waitForResult()``, without running the callbacks: the
   /// writer settles a save the moment it is durable, while it still holds the slot's lock to
   /// prune, and runs the callbacks with ``finish(_:)`` once it has let the lock go (a callback may
   /// take the slot's lock itself). The first result set is the save's.
@@ -169,7 +169,7 @@ public final class SaveHandle: Sendable {
   }
 
   /// Blocks until the save has ended: settled, the slot's oldest generations pruned, and the
-  /// callbacks run. For a tool that exits right after its save (``wait()`` returns before the
+  /// callbacks run. For a tool that exits right after its save (``waitForResult()`` returns before the
   /// pruning, which an exit would cut short, leaving an old generation for the next save).
   package func waitUntilEnded() {
     ended.wait()

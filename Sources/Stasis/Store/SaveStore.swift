@@ -171,7 +171,7 @@ public final class SaveStore: Sendable {
 
   /// Saves `state` to `slot` on a worker thread: encode, checksum, write a temporary file,
   /// flush it, rename it over the next generation, flush the folder, drop the oldest
-  /// generations. Returns at once; the handle tells when the save is durable: ``SaveHandle/wait()``
+  /// generations. Returns at once; the handle tells when the save is durable: ``SaveHandle/waitForResult()``
   /// returns before the oldest generations are dropped, and the handle's
   /// ``SaveHandle/onCompletion(_:)`` callbacks run after.
   ///
