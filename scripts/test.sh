@@ -80,7 +80,10 @@ stage "swift test, Server/"
 # the other suites' pipes and sockets was seen to crash once under that churn.
 # The studio console's browser test (Chromium) and the schemathesis runs, in a process of their
 # own too: they load the machine, and a test with a 2 s wall-clock budget runs beside the others.
-(cd Server && swift test --skip-build --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests")
+# Cloud sync's suites start a stasis-server (and its pipes) per test: a process of their own
+# too, so fewer pipes share one libdispatch (the crash above was seen again under that churn).
+(cd Server && swift test --skip-build --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests|StasisCloudSyncTests")
+(cd Server && swift test --skip-build --filter "StasisCloudSyncTests")
 (cd Server && swift test --skip-build --filter "ConsoleTests|OpenAPITests")
 (cd Server && swift test --skip-build --filter "ServerHostileClientTests")
 (cd Server && swift test --skip-build --filter "StasisSimulationTests")
