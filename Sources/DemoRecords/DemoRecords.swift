@@ -74,9 +74,11 @@
   /// high-score table (F3) and the slot picker's index (F10), each shown through a
   /// `FetchedResultsController` that moves rows as they change.
   ///
-  /// Writes run off the main actor as background tasks of the application, so a quit waits for
-  /// the last score: a game loop that holds the main thread pumps it (`RunLoop.main`) until
-  /// ``hasPendingWrites`` is false and the application's background work has ended.
+  /// Writes run off the game's thread as background tasks of the application, so a quit waits
+  /// for the last score; each write's end is delivered at the application's next `update()`
+  /// (``RecordStore/write(_:completion:)``), so a loop that holds its thread calls `update()`
+  /// (or `waitForDeliveries(timeout:)` then `update()`) until ``hasPendingWrites`` is false.
+  /// Nothing here needs the main queue or a run loop.
   @MainActor
   public final class DemoRecords {
     /// The migrations, oldest first; a shipped one is never edited.
@@ -219,22 +221,29 @@
       }
     }
 
-    /// Begins one write, counted in ``pendingWrites`` from now until it ends; an error is kept
-    /// in ``lastError``, never thrown into the game loop (the table is not the save: the game
-    /// goes on). `then` runs on the main actor with what a committed write returned.
+    /// Begins one write now, counted in ``pendingWrites`` until its end is delivered (at the
+    /// application's next `update()`, or on the main actor without one); an error is kept in
+    /// ``lastError``, never thrown into the game loop (the table is not the save: the game goes
+    /// on). `then` runs with what a committed write returned. The task ends after the delivery:
+    /// for a test that awaits it, not for the game's loop.
     private func begin<T: Sendable>(
       _ updates: @escaping @Sendable (Database) throws -> T, then: @escaping @MainActor (T) -> Void = { _ in }
     ) -> Task<Void, Never> {
       pendingWrites += 1
-      return Task { @MainActor in
-        defer { pendingWrites -= 1 }
-        do {
-          then(try await store.write(updates))
+      let (ended, delivered) = AsyncStream<Void>.makeStream()
+      store.write(updates) { [weak self] result in
+        defer { delivered.finish() }
+        guard let self else { return }
+        pendingWrites -= 1
+        switch result {
+        case .success(let value):
+          then(value)
           lastError = nil
-        } catch {
+        case .failure(let error):
           lastError = error
         }
       }
+      return Task { for await _ in ended {} }
     }
   }
 #endif

@@ -138,9 +138,6 @@ final class WindowRunner {
     var running = true
     while running {
       var event = SDL_Event()
-      // The main queue: the demo's own records writes begin here (DemoRecords starts each as a
-      // main-actor task); what Stasis delivers comes at app.update(), without it.
-      _ = RunLoop.main.run(mode: .default, before: .distantPast)
       while SDL_PollEvent(&event) != 0 {
         if handleKey(event) { continue }
         if event.type == SDL_WINDOWEVENT.rawValue {
@@ -154,10 +151,13 @@ final class WindowRunner {
         }
       }
       if app.state == .notRunning {  // terminated: wait for the final save and score, then leave
-        // The demo's records writes begin on the main queue (DemoRecords's main-actor tasks):
-        // one begun as the episode ended (the final save's index) is run and waited for here.
+        // A records write begun as the episode ended (the final save's index) ends at an
+        // update(): waited for here, on this thread, without the main queue.
         while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
-        while hasPendingRecords { _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005)) }
+        while hasPendingRecords {
+          app.waitForDeliveries(timeout: .seconds(1))
+          app.update()
+        }
         game.coordinator.waitForSaves()
         running = false
         continue
