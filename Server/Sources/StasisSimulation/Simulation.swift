@@ -84,6 +84,18 @@ public struct SimulationResult: Sendable {
   public var resumptions = 0
 }
 
+/// How the simulated games' loops wait for the library.
+public enum GameLoop: String, Sendable, CaseIterable {
+  /// The game's thread never yields: it never awaits, never pumps the main queue or a run
+  /// loop. Where it must wait for its sync (a catch-up, the uploads an operation queued), it
+  /// blocks its own thread, as a headless loop does, and everything the library hands it comes
+  /// at its next `update()`. Anything of the library that needed the main thread to make
+  /// progress would never arrive: the wait runs out and the run fails.
+  case neverYields = "never-yields"
+  /// The game's thread awaits its sync (`await cloud.settle()`), freeing the main actor meanwhile.
+  case awaits
+}
+
 /// The deterministic simulation: several devices of one player and one in-process server,
 /// operations drawn from a seed, each run to completion, and every invariant checked after
 /// each. The same seed gives the same trace.
@@ -111,6 +123,11 @@ public final class Simulation {
   private var interleaves = false
   /// The settings' and timers' operations (``settingsOrTimers(_:)``).
   private var recipeRandom: SeededGenerator
+  /// How the games' loops wait for their syncs.
+  private let loop: GameLoop
+  /// Where builds meet across devices (``carryOnWithNewerBuild(_:)``): its own
+  /// generator, so adding it moved no seed's other draws.
+  private var buildsRandom: SeededGenerator
 
   /// The declared merge: the level goes with its creatures, from one side; the ledger is a
   /// union; the rest by play time.
@@ -119,11 +136,15 @@ public final class Simulation {
     "merge with declarations"
   )
 
-  private init(seed: UInt64, server: InProcessServer, wallClock: WallClock, plantedBugs: PlantedBugs, echo: Bool) {
+  private init(
+    seed: UInt64, server: InProcessServer, wallClock: WallClock, plantedBugs: PlantedBugs, loop: GameLoop, echo: Bool
+  ) {
+    self.loop = loop
     self.wallClock = wallClock
     self.plantedBugs = plantedBugs
     random = SeededGenerator(seed: seed)
     recipeRandom = SeededGenerator(seed: seed ^ 0x7E_C1_9E)
+    buildsRandom = SeededGenerator(seed: seed ^ 0xB0_11_D5)
     self.server = server
     devices = []
     result = SimulationResult(seed: seed, trace: [])
@@ -135,7 +156,8 @@ public final class Simulation {
   /// everything else in the process, are untouched. `echo` prints each operation as it runs
   /// (`--trace`).
   public static func run(
-    seed: UInt64, operations: Int = 150, planting bug: PlantedBug? = nil, echo: Bool = false
+    seed: UInt64, operations: Int = 150, planting bug: PlantedBug? = nil, loop: GameLoop = .neverYields,
+    echo: Bool = false
   ) async -> SimulationResult {
     let planted = bug?.planted ?? []
     let folder = Self.scratchFolder(seed: seed)
@@ -150,7 +172,8 @@ public final class Simulation {
     } catch {
       return SimulationResult(seed: seed, trace: [], failure: "the server could not start: \(error)")
     }
-    let simulation = Simulation(seed: seed, server: server, wallClock: wallClock, plantedBugs: planted, echo: echo)
+    let simulation = Simulation(
+      seed: seed, server: server, wallClock: wallClock, plantedBugs: planted, loop: loop, echo: echo)
     await simulation.run(operations: operations)
     server.crash()
     return simulation.result
@@ -162,6 +185,31 @@ public final class Simulation {
   }
 
   private var now: @Sendable () -> Int64 { wallClock.read }
+
+  /// How long the game's thread waits for its sync before the run calls it stuck: far longer
+  /// than any operation takes, and only ever reached when the work waited for cannot progress.
+  static let gameThreadPatience: DispatchTimeInterval = .seconds(120)
+
+  /// The game waits for `work` of its sync (`what`): with ``GameLoop/neverYields``, on its own
+  /// thread, blocked, while the work runs on the sync's tasks — nothing of it may need the main
+  /// thread; with ``GameLoop/awaits``, by awaiting. Nil (and the run failed) when it never ended.
+  private func waitOnGameThread<T: Sendable>(
+    _ what: String, _ work: @escaping @Sendable () async -> T
+  ) async -> T? {
+    guard loop == .neverYields else { return await work() }
+    let answer = Mutex<T?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+      let value = await work()
+      answer.withLock { $0 = value }
+      done.signal()
+    }
+    guard done.wait(timeout: .now() + Self.gameThreadPatience) == .success else {
+      fail("\(what) did not end while the game's loop held its thread: the library needed that thread")
+      return nil
+    }
+    return answer.withLock { $0 }
+  }
 
   private func note(_ line: String) {
     result.trace.append(line)
@@ -216,7 +264,10 @@ public final class Simulation {
       if result.failure == nil { await checkAll() }
       if result.failure == nil { fireEveryTimer() }
     }
-    for device in devices where device.isRunning { await device.sync?.settle() }
+    for device in devices where device.isRunning {
+      guard let cloud = device.sync else { continue }
+      await waitOnGameThread("\(device.name)'s sync") { await cloud.settle() }
+    }
     result.checks = checker.checks
     result.skippedChecks += checker.skipped
     // Faults as injected, not as armed: answers lost, uploads the server died inside, and
@@ -378,6 +429,7 @@ public final class Simulation {
       if result.failure != nil { return }
       device.build = build
       await coldStart(device, newGame: newGame)
+      if !newGame { await carryOnWithNewerBuild(device) }
     case 86..<89:
       let policies: [(String, ConflictPolicy)] = [
         ("recent", .mostRecent), ("playtime", .longestPlayTime), ("progress", .highestProgress),
@@ -395,6 +447,38 @@ public final class Simulation {
       note("\(device.name): sync")
       await synchronize(device)
     }
+  }
+
+  /// Issue 43 case 6, generated: `device` has just come back on the newer build. Another device
+  /// on the older build saves and syncs (nothing of its own left to send), `device` plays on
+  /// and carries the slot to the newer schema, and the other goes to the background and back:
+  /// its return finds the cloud's head a save its build cannot read, and must be held as one
+  /// device is held (``checkHeldBehindNewerHead(_:_:after:)``), never play on beside it unsaid.
+  private func carryOnWithNewerBuild(_ device: SimulatedDevice) async {
+    guard device.build == .v2, device.network.isOnline, server.isUp, device.process?.isPaused == false,
+      device.sync?.status.state != .conflict, buildsRandom.chance(80),
+      let other = devices.first(where: {
+        $0 !== device && $0.isRunning && $0.network.isOnline && $0.build == .v1 && $0.process?.isPaused == false
+          && $0.sync?.status.state != .conflict
+      }), let process = other.process
+    else { return }
+    // Everything it draws comes from its own generator: the seed's other operations stay as they were.
+    swap(&random, &buildsRandom)
+    defer { swap(&random, &buildsRandom) }
+    note("\(other.name): saves and syncs on build v1 before \(device.name) carries the slot on")
+    await save(other, .manual)
+    await synchronize(other)
+    guard other.sync?.status.state == .synced else { return note("\(other.name): not in step; nothing carried on") }
+    play(device, frames: 1 + random.below(60))
+    await save(device, .manual)
+    await synchronize(device, answering: true)
+    await checkAll()
+    guard result.failure == nil else { return }
+    note("\(other.name): background and back, nothing played since its sync")
+    process.application.enterBackground()
+    for save in started(other) { finish(other, save) }
+    await settle(other)
+    await foreground(other)
   }
 
   private func play(_ device: SimulatedDevice, frames: Int) {
@@ -486,11 +570,33 @@ public final class Simulation {
   }
 
   /// Waits for the device's uploads (the coordinator's sync queued them) and looks at its events.
-  private func settle(_ device: SimulatedDevice) async {
-    guard let process = device.process else { return }
-    await process.cloud.settle()
+  @discardableResult
+  private func settle(_ device: SimulatedDevice) async -> [CloudEvent] {
+    guard let process = device.process else { return [] }
+    let cloud = process.cloud
+    await waitOnGameThread("\(device.name)'s sync") { await cloud.settle() }
     process.application.update()
-    await collectEvents(device)
+    return await collectEvents(device)
+  }
+
+  /// Issue 43 case 6: a catch-up that found the cloud's head of a newer schema (or format) than
+  /// this build reads, with nothing of the device's own unsynced (the sync is behind), holds the
+  /// game as one device does when its newest generation is such a save: paused, with the
+  /// choices, loudly. Never playing on as if nothing were there.
+  private func checkHeldBehindNewerHead(_ device: SimulatedDevice, _ events: [CloudEvent], after: String) {
+    guard let process = device.process else { return }
+    let refusedNewer = events.contains { event in
+      guard case .refused(let message) = event else { return false }
+      // A download refused before anything local changed, for its schema or format.
+      return message.contains("failed verification")
+        && (message.contains("newer schema version") || message.contains("newer format version"))
+    }
+    guard refusedNewer, device.sync?.status.state == .behind else { return }
+    checker.checks += 1
+    guard let failure = process.restoreFailure, process.isPaused else {
+      return fail("\(device.name): \(after): the cloud's head is of a newer schema and the game plays on, not held")
+    }
+    note("\(device.name): \(after): held behind the cloud's newer head (\(failure.error.kind))")
   }
 
   private func save(_ device: SimulatedDevice, _ reason: SaveReason) async {
@@ -707,7 +813,8 @@ public final class Simulation {
       device.disk.releaseHold()
       finish(device, first)
       process.releaseUploads()
-      return await settle(device)
+      await settle(device)
+      return
     }
     note("\(device.name): autosave snapshot \(first.number) held mid-write by the disk")
     var later: [PendingSave] = []
@@ -774,8 +881,9 @@ public final class Simulation {
     guard let process = device.process else { return }
     process.application.enterForeground()
     process.waitForCatchUp()
-    await settle(device)
+    let events = await settle(device)
     checkRestores(device, after: "foreground", coldStart: false)
+    checkHeldBehindNewerHead(device, events, after: "foreground")
   }
 
   /// A new process: the application launches with the slot to restore, the coordinator
@@ -793,14 +901,16 @@ public final class Simulation {
       return note("\(device.name): a new game (build \(device.build.rawValue))")
     }
     process.application.launch(options: LaunchOptions(restoreSlot: SimulatedDevice.slot))
+    var events: [CloudEvent] = []
     if process.restoreFailure == nil {
       // The launch's one load outcome waits for the catch-up when the local restore failed,
       // and the catch-up runs on the sync's own task: whether it has ended by now is the
       // threads' to say. Wait for it, so the trace does not depend on them.
       process.waitForCatchUp()
-      await settle(device)
+      events = await settle(device)
     }
     checkRestores(device, after: "cold start", coldStart: true)
+    checkHeldBehindNewerHead(device, events, after: "cold start")
     if let failure = process.restoreFailure { answer(device, failure) }
     process.waitForCatchUp()
     await settle(device)
@@ -914,11 +1024,13 @@ public final class Simulation {
   /// base is gone) is answered as a player would, by the most recent side.
   private func synchronize(_ device: SimulatedDevice, answering: Bool = false) async {
     guard let sync = device.sync else { return }
-    var report = await sync.synchronize()
+    guard var report = await waitOnGameThread("\(device.name)'s sync", { await sync.synchronize() }) else { return }
     await collectEvents(device)
     if answering, report.state == .conflict, report.error == nil {
       note("\(device.name): the player settles the pending conflict: recent")
-      report = await sync.resolve(with: .mostRecent, named: "recent")
+      let resolve: @Sendable () async -> SyncReport = { await sync.resolve(with: .mostRecent, named: "recent") }
+      guard let resolved = await waitOnGameThread("\(device.name)'s resolution", resolve) else { return }
+      report = resolved
       await collectEvents(device)
     }
     if let generation = report.restore {
@@ -932,7 +1044,8 @@ public final class Simulation {
     }
   }
 
-  private func collectEvents(_ device: SimulatedDevice) async {
+  @discardableResult
+  private func collectEvents(_ device: SimulatedDevice) async -> [CloudEvent] {
     let events = device.takeEvents()
     // An upload whose 201 was lost, taken as the device's own when it meets it on the server.
     let answered = Set(device.network.acknowledged.map(\.revision))
@@ -954,6 +1067,7 @@ public final class Simulation {
         await checkMergedLedger(device, report, isLast: index == conflicts.count - 1)
       }
     }
+    return events
   }
 
   /// A merge combined the two sides: the declared union keeps every ledger entry of both (a

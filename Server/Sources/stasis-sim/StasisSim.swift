@@ -29,6 +29,12 @@ struct StasisSim: AsyncParsableCommand {
   @Flag(help: "Print every operation as it runs.")
   var trace = false
 
+  @Option(
+    help: ArgumentHelp(
+      "How the games' loops wait for their syncs: never-yields (blocks its own thread, never awaits; the default) or awaits.",
+      valueName: "loop"))
+  var loop: String = GameLoop.neverYields.rawValue
+
   @Option(help: "Plant a known bug (\(PlantedBug.allCases.map(\.rawValue).joined(separator: ", "))) to see it found.")
   var plant: String?
 
@@ -39,13 +45,18 @@ struct StasisSim: AsyncParsableCommand {
       throw ValidationError("--seeds wants FIRST-LAST with FIRST <= LAST, such as 1-500; got '\(seeds)'")
     }
     if let plant, PlantedBug(rawValue: plant) == nil { throw ValidationError("no planted bug named '\(plant)'") }
+    if GameLoop(rawValue: loop) == nil {
+      throw ValidationError(
+        "--loop is one of \(GameLoop.allCases.map(\.rawValue).joined(separator: ", ")); got '\(loop)'")
+    }
     if operations < 1 { throw ValidationError("--operations must be at least 1") }
   }
 
   func run() async throws {
     let bug = plant.flatMap(PlantedBug.init(rawValue:))
     if let seed {
-      let result = await Simulation.run(seed: seed, operations: operations, planting: bug, echo: trace)
+      let result = await Simulation.run(
+        seed: seed, operations: operations, planting: bug, loop: gameLoop, echo: trace)
       print(Self.summary([result], seconds: nil))
       if let failure = result.failure {
         report(result, failure)
@@ -70,7 +81,7 @@ struct StasisSim: AsyncParsableCommand {
     var results: [SimulationResult] = []
     for next in seeds {
       guard more(next) else { break }
-      let result = await Simulation.run(seed: next, operations: operations, planting: bug)
+      let result = await Simulation.run(seed: next, operations: operations, planting: bug, loop: gameLoop)
       results.append(result)
       if let failure = result.failure {
         print(Self.summary(results, seconds: Date().timeIntervalSince(start)))
@@ -80,6 +91,8 @@ struct StasisSim: AsyncParsableCommand {
     }
     print(Self.summary(results, seconds: Date().timeIntervalSince(start)))
   }
+
+  private var gameLoop: GameLoop { GameLoop(rawValue: loop) ?? .neverYields }
 
   /// `FIRST-LAST`, both included.
   static func range(_ text: String) -> ClosedRange<UInt64>? {
@@ -96,7 +109,7 @@ struct StasisSim: AsyncParsableCommand {
     for line in result.trace { print("  \(line)") }
     print(
       "replay: stasis-sim --seed \(result.seed) --operations \(operations) --trace"
-        + (plant.map { " --plant \($0)" } ?? ""))
+        + (gameLoop == .neverYields ? "" : " --loop \(loop)") + (plant.map { " --plant \($0)" } ?? ""))
   }
 
   static func summary(_ results: [SimulationResult], seconds: Double?) -> String {

@@ -207,6 +207,78 @@ struct GameThreadTests {
     #expect(b.counters.readBacks == work.readBacks, "the merged state came from memory")
   }
 
+  // MARK: Versions across devices
+
+  @Test("case 6: an older build whose cloud head is a newer schema is held as on one device, with the same choices")
+  func olderBuildBehindANewerHead() async throws {
+    defer { server.stop() }
+    let newer = SaveCodec<PlayerState>(game: GameIdentity(name: playerCodec.game.name, build: "2", schemaVersion: 2))
+    // B, on the older build, plays and syncs: r1.
+    let b = Launch(
+      PlayerGame(), codec: playerCodec, folder: folder("b"), server: server.base, token: token, device: "B")
+    b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    #expect(b.coordinator.waitForCatchUp())
+    b.coordinator.game.state.score.highScore = 100
+    b.coordinator.saveNow()
+    await b.cloud.settle()
+    #expect(b.cloud.status.base == 1 && b.cloud.status.state == .synced)
+    let held = try #require(try b.store.generations(of: "autosave").first)
+
+    // A, on the newer build, picks it up, plays on and carries the slot to schema 2: r2.
+    let a = Launch(PlayerGame(), codec: newer, folder: folder("a"), server: server.base, token: token, device: "A")
+    a.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    #expect(a.coordinator.waitForCatchUp())
+    #expect(a.coordinator.game.state.score.highScore == 100)
+    a.coordinator.game.state.score.highScore = 900
+    a.coordinator.saveNow()
+    await a.cloud.settle()
+    #expect(a.cloud.status.base == 2)
+
+    // B returns with nothing new of its own: held, loudly, as one device whose newest it cannot read.
+    b.application.enterBackground()
+    while b.application.hasBackgroundEpisode { b.application.waitForBackgroundWork() }
+    b.application.enterForeground()
+    #expect(b.coordinator.waitForCatchUp())
+    let failure = try #require(b.coordinator.restoreFailure, "held, not playing on from its older save")
+    #expect(failure.error.kind == .newerSchema)
+    #expect(failure.remote)
+    #expect(failure.olderGeneration == held, "the choice to play on names the generation the game holds")
+    #expect(failure.error.description.contains("revision 2 of slot 'autosave' on the server"), "\(failure.error)")
+    #expect(b.coordinator.game.isPaused)
+    #expect(b.cloud.status.state == .behind)
+    #expect(b.coordinator.events.contains { if case .held(.restoreFailure, _) = $0 { true } else { false } })
+    guard case .failure? = b.coordinator.saveNow().result else {
+      Issue.record("a save while held must fail at once: nothing is saved into the slot")
+      return
+    }
+
+    // The same slot on one device: the same error kind, and the same choices.
+    let oneDevice = folder("one")
+    let local = SaveStore(directory: oneDevice)
+    _ = try local.save(PlayerState(), codec: playerCodec, slot: "autosave").wait()
+    _ = try local.save(PlayerState(), codec: newer, slot: "autosave").wait()
+    let alone = SaveCoordinator(game: PlayerGame(), store: local, codec: playerCodec, slot: "autosave")
+    let aloneApp = Application(delegate: alone, configuration: .init(clock: ManualClock()))
+    aloneApp.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    #expect(alone.restoreFailure?.error.kind == failure.error.kind)
+    #expect(alone.restoreFailure?.olderGeneration == 1 && alone.restoreFailure?.remote == false)
+
+    // The player plays on alongside: B's saves never go up on top of the newer head.
+    try b.coordinator.resolveRestoreFailure(.loadGeneration(held))
+    #expect(!b.coordinator.game.isPaused)
+    b.coordinator.game.state.score.highScore = 150
+    b.coordinator.saveNow()
+    await b.cloud.settle()
+    #expect(b.cloud.status.state == .conflict, "waits as a conflict for a build that reads both")
+    // A returns: nothing new on the server; its newer save is still the head.
+    a.application.enterBackground()
+    while a.application.hasBackgroundEpisode { a.application.waitForBackgroundWork() }
+    a.application.enterForeground()
+    #expect(a.coordinator.waitForCatchUp())
+    #expect(a.cloud.status.base == 2 && a.coordinator.game.state.score.highScore == 900)
+    #expect(a.coordinator.restoreFailure == nil)
+  }
+
   // MARK: One delivery point
 
   @Test(

@@ -12,12 +12,20 @@ public struct RestoreFailure: Sendable, Equatable {
   /// that newer save, which this build reads. Offer both: ``olderGeneration`` is the older
   /// build's newest save. The one not chosen stays kept until discarded.
   public var alongside: Int?
+  /// True when the save this build cannot read is not in the slot but the synchronizer's (a
+  /// cloud head a newer build uploaded from another device, ``CatchUp/finish(unreadable:)``):
+  /// every local generation still loads, ``olderGeneration`` is the one the game holds, and
+  /// ``RestoreChoice/loadGeneration(_:)`` plays on from it beside the newer save. Its uploads
+  /// never go on top of the newer save: they wait as a conflict until a build that reads both
+  /// settles it.
+  public var remote: Bool
 
   /// A failure, with the older generation that would load and the save kept alongside.
-  public init(error: SaveFileError, olderGeneration: Int?, alongside: Int? = nil) {
+  public init(error: SaveFileError, olderGeneration: Int?, alongside: Int? = nil, remote: Bool = false) {
     self.error = error
     self.olderGeneration = olderGeneration
     self.alongside = alongside
+    self.remote = remote
   }
 }
 

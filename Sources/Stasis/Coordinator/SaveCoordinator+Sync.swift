@@ -50,7 +50,7 @@ extension SaveCoordinator {
   func caughtUp(_ progress: CatchUp) {
     guard let application, let current = catchUp?.progress, current === progress, let outcome = progress.outcome
     else { return }
-    finishCatchUp(outcome, application, document: progress.writtenDocument)
+    finishCatchUp(outcome, application, document: progress.writtenDocument, unreadable: progress.unreadable)
   }
 
   /// Ends a catch-up in progress now — before a save, or another catch-up — so nothing the
@@ -63,7 +63,7 @@ extension SaveCoordinator {
   func settleCatchUp() -> Bool {
     guard let (progress, _) = catchUp, let application else { return true }
     if let outcome = progress.outcome {
-      finishCatchUp(outcome, application, document: progress.writtenDocument)
+      finishCatchUp(outcome, application, document: progress.writtenDocument, unreadable: progress.unreadable)
     } else if progress.stopWaiting() {
       finishCatchUp(.unchanged, application)
     } else {
@@ -97,12 +97,18 @@ extension SaveCoordinator {
       application.deliverOnUpdate { if let progress { self?.caughtUp(progress) } }
     }
     game.isPaused = true
-    if let outcome = progress.outcome { finishCatchUp(outcome, application, document: progress.writtenDocument) }
+    if let outcome = progress.outcome {
+      finishCatchUp(outcome, application, document: progress.writtenDocument, unreadable: progress.unreadable)
+    }
   }
 
   /// Restores what the catch-up wrote: from `document` when the sync handed over what it wrote
-  /// (no read back from disk), else from the file.
-  func finishCatchUp(_ outcome: CatchUpOutcome, _ application: Application, document: SaveDocument? = nil) {
+  /// (no read back from disk), else from the file. `unreadable`: the other side's newest is a
+  /// save this build cannot read, and the game is held as a slot whose newest it cannot read.
+  func finishCatchUp(
+    _ outcome: CatchUpOutcome, _ application: Application, document: SaveDocument? = nil,
+    unreadable: SaveFileError? = nil
+  ) {
     catchUp = nil
     store.dropHandedOver()  // what the restore read for the catch-up is not kept past it
     let launchFailure = launchLoadFailure
@@ -133,6 +139,12 @@ extension SaveCoordinator {
     }
     // A cold start whose local restore failed: the catch-up's restore is its one load outcome.
     if let launchFailure, !restored { record(.loadFailed(launchFailure)) }
+    if let unreadable, restoreFailure == nil {
+      // As on one device whose newest generation is a newer build's: held, with the choices.
+      let generation = stateGeneration.flatMap { $0 > 0 ? $0 : nil }
+      restoreFailure = RestoreFailure(error: unreadable, olderGeneration: generation, remote: true)
+      sayHold()
+    }
     if application.state == .active, restoreFailure == nil { game.isPaused = false }
   }
 }

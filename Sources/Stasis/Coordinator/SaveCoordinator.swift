@@ -74,7 +74,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// The restore that failed on launch over saves that exist, until the game answers it with
   /// ``resolveRestoreFailure(_:)``. Meanwhile the game stays paused and nothing is saved into
   /// the slot: a game that ignores it cannot play over, or prune, the save it could not read.
-  public private(set) var restoreFailure: RestoreFailure?
+  public internal(set) var restoreFailure: RestoreFailure?
   /// After the game chose to play on past unreadable generations, saves go alongside them.
   private var unreadableNewest: UnreadableNewest = .refuse
 
@@ -242,7 +242,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     case .startOver:
       let failed = restoreFailure?.error
       switch failed?.kind {
-      case .newerSchema?, .newerFormat?:
+      case .newerSchema? where restoreFailure?.remote != true, .newerFormat? where restoreFailure?.remote != true:
         break  // the header says so: the store keeps it, naming its schema, before the first save beside it
       case _? where failed!.isUnreadableByThisBuild && failed?.context.file == newestPath:
         try keepNewest(

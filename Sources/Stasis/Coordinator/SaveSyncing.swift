@@ -24,6 +24,8 @@ public final class CatchUp: Sendable {
     var abandoned = false
     /// The document of the generation written, when the synchronizer handed it over.
     var document: SaveDocument?
+    /// The other side's newest, when this build cannot read it.
+    var unreadable: SaveFileError?
     /// Called once when the outcome is given: the coordinator's delivery to the game's thread.
     var onFinish: (@Sendable () -> Void)?
   }
@@ -53,10 +55,15 @@ public final class CatchUp: Sendable {
   /// to restore (verified, and validated by the game's codec): the coordinator restores it from
   /// memory instead of reading back the file just written. The first outcome counts.
   package func finish(_ outcome: CatchUpOutcome, document: SaveDocument?) {
+    give(outcome, document: document, unreadable: nil)
+  }
+
+  private func give(_ outcome: CatchUpOutcome, document: SaveDocument?, unreadable: SaveFileError?) {
     let first = state.withLock { state -> (@Sendable () -> Void)?? in
       guard state.outcome == nil else { return nil }
       state.outcome = outcome
       state.document = document
+      state.unreadable = unreadable
       defer { state.onFinish = nil }
       return .some(state.onFinish)
     }
@@ -64,6 +71,19 @@ public final class CatchUp: Sendable {
     finished.signal()
     first?()
   }
+
+  /// The synchronizer: the other side's newest save is one this build cannot read — a newer
+  /// schema or format, from a newer build of the game on another device. Nothing was written.
+  /// The coordinator holds the game as it holds one whose newest local generation is such a
+  /// save (``SaveCoordinator/restoreFailure``, with ``RestoreFailure/remote`` set): the player
+  /// plays on from the state the game holds, or waits for the update. The first outcome counts.
+  public func finish(unreadable error: SaveFileError) {
+    give(.unchanged, document: nil, unreadable: error)
+  }
+
+  /// Why the catch-up ended without anything to restore, when the other side's newest is a
+  /// save this build cannot read (``finish(unreadable:)``).
+  public var unreadable: SaveFileError? { state.withLock { $0.unreadable } }
 
   /// Calls `body` once the outcome is given (at once if it was), on the thread that gave it: the
   /// coordinator hands the outcome to the game's thread with it, so a loop that holds the thread

@@ -22,6 +22,13 @@ struct WriteGate: Sendable {
   func wrote(_ generation: Int, _ reason: String, document: SaveDocument) {
     progress?.finish(.restore(generation: generation, reason: reason), document: document)
   }
+
+  /// The server's newest is a save of a newer schema or format than this build reads:
+  /// the game, held at its own state, is held on until the player answers. Nothing was written.
+  func cannotRead(_ error: SaveFileError) {
+    guard let progress, stateGeneration != nil else { return }
+    progress.finish(unreadable: error)
+  }
 }
 
 /// Catching up with the server: fast-forward, or a conflict settled by the policy (whole saves
@@ -105,6 +112,16 @@ extension SyncEngine {
     switch verify(bytes, revision: revision) {
     case .failure(let error):
       emit(.refused(error.message))
+      phase(.behind)
+      if let unreadable = error.underlyingError as? SaveFileError,
+        [.newerSchema, .newerFormat].contains(unreadable.kind)
+      {
+        // The head is a save of a newer build: the game is held as one device is held by a
+        // newest generation it cannot read, with the same choices (play on, or wait).
+        var held = unreadable
+        held.context.file = "revision \(revision) of slot '\(slot)' on the server"
+        gate.cannotRead(held)
+      }
       return .failure(error)
     case .success(let verified): file = verified
     }
@@ -112,6 +129,7 @@ extension SyncEngine {
     guard gate.mayWrite(over: newest) else { return .success(nil) }
     switch await writeLocal(bytes, file, ifNewestIs: newest) {
     case .failure(let error):
+      phase(.behind)
       var refusal = CloudError(.refused, "revision \(revision) could not be written locally: \(error)")
       refusal.underlyingError = error
       emit(.refused(refusal.message))
