@@ -211,27 +211,29 @@ static int fold_in_use(void) { return cached_probe(&use_fold, fold_available); }
 
 int stasis_crc32c_is_hardware(void) { return cached_probe(&use_hardware, hardware_available); }
 
-uint32_t stasis_crc32c(uint32_t crc, const void *data, size_t length) {
+uint32_t stasis_crc32c_on(uint32_t crc, const void *data, size_t length, int fold) {
 #if STASIS_HAVE_HW
-  if (length >= 256 && fold_in_use()) return crc32c_fold(crc, NULL, (const uint8_t *)data, length);
+  if (length >= 256 && fold && fold_in_use()) return crc32c_fold(crc, NULL, (const uint8_t *)data, length);
   if (stasis_crc32c_is_hardware()) return crc32c_hardware(crc, (const uint8_t *)data, length);
 #endif
   return crc32c_software(crc, (const uint8_t *)data, length);
 }
 
-uint32_t stasis_crc32c_copy(uint32_t crc, void *destination, const void *source, size_t length) {
+uint32_t stasis_crc32c(uint32_t crc, const void *data, size_t length) { return stasis_crc32c_on(crc, data, length, 1); }
+
+uint32_t stasis_crc32c_copy_on(uint32_t crc, void *destination, const void *source, size_t length, int fold) {
 #if STASIS_HAVE_HW
-  if (length >= 256 && fold_in_use())
+  if (length >= 256 && fold && fold_in_use())
     return crc32c_fold(crc, (uint8_t *)destination, (const uint8_t *)source, length);
 #endif
   // Without folding, a copy then a checksum: the CRC instruction alone is slower than memory,
   // so reading the bytes once would not make it faster.
   memcpy(destination, source, length);
-  return stasis_crc32c(crc, destination, length);
+  return stasis_crc32c_on(crc, destination, length, 0);
+}
+
+uint32_t stasis_crc32c_copy(uint32_t crc, void *destination, const void *source, size_t length) {
+  return stasis_crc32c_copy_on(crc, destination, source, length, 1);
 }
 
 int stasis_crc32c_is_folding(void) { return fold_in_use(); }
-
-void stasis_crc32c_use_folding(int enabled) {
-  __atomic_store_n(&use_fold, enabled && fold_available() ? 1 : 0, __ATOMIC_RELEASE);
-}

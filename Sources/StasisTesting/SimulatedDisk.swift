@@ -216,6 +216,11 @@ public final class SimulatedDisk: FileSystem {
 
   // MARK: FileSystem
 
+  /// The boot this mount belongs to (`boot0`, then one more for each ``crash(choose:)``): a
+  /// process of the simulated machine, never the host's process id, so a seed names the same
+  /// temporary files in every run, and a process after a crash never reuses a dead one's names.
+  public var temporaryTag: String { "boot\(boot)" }
+
   public func createExclusive(_ path: String) throws(FileSystemError) -> Int32 {
     try check("open", path)
     return try locked("open", path) { state throws(FileSystemError) -> Int32 in

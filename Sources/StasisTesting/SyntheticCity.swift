@@ -64,7 +64,7 @@ public struct SyntheticCity: Codable, Equatable, Sendable {
 
   /// A city of `agents` agents, a `side`×`side` grid and `ledger` entries, the same for the same `seed`.
   public init(agents count: Int, side: Int, ledger: Int, seed: UInt64) {
-    var random = SplitMix(seed)
+    var random = SeededRandom(seed: seed)
     agents = (0..<count).map { index in
       Agent(x: random.unit() * 512, y: random.unit() * 512, home: UInt32(index), mood: UInt32(random.next() % 100))
     }
@@ -76,7 +76,7 @@ public struct SyntheticCity: Codable, Equatable, Sendable {
 
   /// Moves `fraction` of the agents, chosen at random from `seed` (an agent may move twice).
   public mutating func tick(moving fraction: Double, seed: UInt64) {
-    var random = SplitMix(seed)
+    var random = SeededRandom(seed: seed)
     for _ in 0..<Int(Double(agents.count) * fraction) {
       let index = Int(random.next() % UInt64(agents.count))
       agents[index].x = random.unit() * 512
@@ -95,16 +95,7 @@ public struct SyntheticCity: Codable, Equatable, Sendable {
   }
 }
 
-/// SplitMix64: a small seeded generator, so a city is the same on every machine.
-struct SplitMix {
-  var state: UInt64
-  init(_ seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
+extension SeededRandom {
+  /// A number in [0, 1) with 24 bits: the city's coordinates.
   mutating func unit() -> Float { Float(next() >> 40) / Float(1 << 24) }
 }

@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import StasisTesting
 import TestSupport
 import Testing
 
@@ -8,13 +9,17 @@ import Testing
 struct KillSoakTests {
   /// 200 kills in CI; STASIS_SOAK_KILLS asks for more.
   static let kills = Int(ProcessInfo.processInfo.environment["STASIS_SOAK_KILLS"] ?? "") ?? 200
+  /// The seed of the kill moments: fresh each run, printed first; STASIS_SOAK_SEED replays them
+  /// (the moments after each save, not the machine's timing).
+  static let seed = UInt64(ProcessInfo.processInfo.environment["STASIS_SOAK_SEED"] ?? "") ?? .random(in: 0...UInt64.max)
 
   @Test(
     "SIGKILL at random moments while autosaving in a tight loop: the slot always loads, and no durable save is lost")
   func soak() throws {
     let saves = try temporaryFolder().path
     let store = SaveStore(directory: saves)
-    var generator = SystemRandomNumberGenerator()
+    print("kill -9 soak: seed \(Self.seed) (STASIS_SOAK_SEED=\(Self.seed) draws the same kill moments)")
+    var generator = SeededRandom(seed: Self.seed)
     var highestReported = 0
     var survived = 0
     for round in 0..<Self.kills {
@@ -31,8 +36,11 @@ struct KillSoakTests {
         highestReported = max(highestReported, Int(line.split(separator: " ")[3]) ?? 0)
       }
       let loaded = try store.load(codec: DemoSaveFormat.codec, slot: "autosave")
-      #expect(loaded.generation >= highestReported, "round \(round): a save reported durable was lost")
-      #expect(loaded.skipped.isEmpty, "round \(round): a generation on disk was torn: \(loaded.skipped.map(\.error))")
+      #expect(
+        loaded.generation >= highestReported, "seed \(Self.seed), round \(round): a save reported durable was lost")
+      #expect(
+        loaded.skipped.isEmpty,
+        "seed \(Self.seed), round \(round): a generation on disk was torn: \(loaded.skipped.map(\.error))")
       let temporaries = try FileManager.default.contentsOfDirectory(atPath: saves + "/autosave").filter {
         $0.contains(".tmp-")
       }
@@ -40,7 +48,7 @@ struct KillSoakTests {
       survived += 1
     }
     #expect(survived == Self.kills)
-    print("kill -9 soak: \(survived) kills survived, newest generation \(highestReported), 0 lost")
+    print("kill -9 soak (seed \(Self.seed)): \(survived) kills survived, newest generation \(highestReported), 0 lost")
   }
 }
 

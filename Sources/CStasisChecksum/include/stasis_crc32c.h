@@ -18,8 +18,10 @@ int stasis_crc32c_is_hardware(void);
 /// 1 when the carry-less-multiplication path (VPCLMULQDQ) is in use for 256 bytes and more.
 int stasis_crc32c_is_folding(void);
 
-/// Turns the carry-less-multiplication path off (0) or back on where the CPU has it (1): for
-/// tests, which check both paths against the definition on the same machine.
-void stasis_crc32c_use_folding(int enabled);
+/// `stasis_crc32c` and `stasis_crc32c_copy` with the carry-less-multiplication path allowed
+/// (`fold` 1, where the CPU has it) or not (0): tests check both paths against the definition on
+/// the same machine, each call choosing its own, so no test changes what another one runs.
+uint32_t stasis_crc32c_on(uint32_t crc, const void *data, size_t length, int fold);
+uint32_t stasis_crc32c_copy_on(uint32_t crc, void *destination, const void *source, size_t length, int fold);
 
 #endif

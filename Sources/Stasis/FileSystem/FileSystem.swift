@@ -163,6 +163,16 @@ public protocol FileSystem: Sendable {
   func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32
   /// Releases a lock taken with `lock`.
   func unlock(_ descriptor: Int32)
+  /// What names this process's temporary files (`.7.tmp-TAG-1`), so that two processes writing
+  /// one folder never share one: the process id on a real disk (the default). A simulated disk
+  /// names them from what it simulates, never from the host, so a seed replays to the same
+  /// names in every run.
+  var temporaryTag: String { get }
+}
+
+extension FileSystem {
+  /// The process id.
+  public var temporaryTag: String { String(getpid()) }
 }
 
 /// The real file system, through POSIX calls. `EINTR` is retried in one place; `close` is not.
@@ -328,4 +338,5 @@ extension FileSystemWrapper {
     try wrapped.lock(path, timeout: timeout)
   }
   public func unlock(_ descriptor: Int32) { wrapped.unlock(descriptor) }
+  public var temporaryTag: String { wrapped.temporaryTag }
 }

@@ -28,10 +28,23 @@ package enum CRC32C {
   }
 
   /// True when the carry-less-multiplication path (VPCLMULQDQ) checksums 256 bytes and more.
-  /// Tests turn it off to check the CRC instruction's path on the same machine.
-  package static var isFolding: Bool {
-    get { stasis_crc32c_is_folding() != 0 }
-    set { stasis_crc32c_use_folding(newValue ? 1 : 0) }
+  package static var isFolding: Bool { stasis_crc32c_is_folding() != 0 }
+
+  /// ``checksum(_:continuing:)`` on the path `folding` allows (false: the CRC instruction's,
+  /// or the table's): for tests, which check each path on the same machine without a
+  /// process-wide switch another test could see.
+  package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0, folding: Bool) -> UInt32 {
+    guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
+    return stasis_crc32c_on(crc, base, bytes.count, folding ? 1 : 0)
+  }
+
+  /// ``copy(_:to:continuing:)`` on the path `folding` allows.
+  package static func copy(
+    _ source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer, continuing crc: UInt32 = 0,
+    folding: Bool
+  ) -> UInt32 {
+    guard let base = source.baseAddress, source.count > 0 else { return crc }
+    return stasis_crc32c_copy_on(crc, destination, base, source.count, folding ? 1 : 0)
   }
 
   /// True when the CPU's CRC instruction is in use.

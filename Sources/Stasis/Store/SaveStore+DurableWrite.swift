@@ -186,7 +186,7 @@ extension SaveStore {
     for attempt in 1...2 {
       generation += 1
       let final = path(of: slot, generation: generation)
-      let temporary = "\(folder)/.\(generation).tmp-\(getpid())-\(attempt)"
+      let temporary = "\(folder)/.\(generation).tmp-\(fileSystem.temporaryTag)-\(attempt)"
       do throws(SaveFileError) {
         try writeFile(file, to: temporary, handle: handle)
         guard !handle.isCancelled else {

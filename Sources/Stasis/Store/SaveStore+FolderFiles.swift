@@ -80,7 +80,7 @@ extension SaveStore {
     throws(SaveFileError)
   {
     let final = "\(folder)/.\(name)"
-    let temporary = "\(folder)/.\(name).tmp-\(getpid())-record"
+    let temporary = "\(folder)/.\(name).tmp-\(fileSystem.temporaryTag)-record"
     try? fileSystem.unlink(temporary)
     try writeFile(bytes, to: temporary, handle: nil, flush: durable)
     do throws(FileSystemError) {

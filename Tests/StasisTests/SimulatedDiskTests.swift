@@ -1,0 +1,35 @@
+import Foundation
+import Stasis
+import StasisTesting
+import Testing
+
+/// Issue 44: the simulated world names its temporary files from what it simulates, never from
+/// the host, so a seed's trace is the same in every run.
+@Suite("A simulated disk")
+struct SimulatedDiskTests {
+  /// The description of a save that failed because every fsync of its temporary file did.
+  private func failedSave(on disk: SimulatedDisk) -> String? {
+    disk.fail(.fsync, times: 4, with: .ioError)
+    let store = SaveStore(directory: "/saves", fileSystem: disk)
+    guard
+      case .failure(let error) = store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").waitForResult()
+    else { return nil }
+    return error.description
+  }
+
+  @Test("names temporary files from its boot, never from the host's process id; a boot after a crash from its own")
+  func temporaryNames() throws {
+    let disk = SimulatedDisk()
+    let first = try #require(failedSave(on: disk), "the save failed with the fsync")
+    #expect(first.contains("/saves/autosave/.1.tmp-boot0-"), "\(first)")
+    #expect(!first.contains("tmp-\(getpid())"))
+    let rebooted = disk.crash { _ in 0 }.disk
+    let second = try #require(failedSave(on: rebooted))
+    #expect(second.contains(".tmp-boot1-"), "a new process of the simulated machine: \(second)")
+  }
+
+  @Test("the real disk names them from the process id, so two processes never share one")
+  func realNames() {
+    #expect(PosixFileSystem().temporaryTag == String(getpid()))
+  }
+}
