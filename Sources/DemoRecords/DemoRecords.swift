@@ -78,7 +78,8 @@
   /// for the last score; each write's end is delivered at the application's next `update()`
   /// (``RecordStore/write(_:completion:)``), so a loop that holds its thread calls `update()`
   /// (or `waitForDeliveries(timeout:)` then `update()`) until ``hasPendingWrites`` is false.
-  /// Nothing here needs the main queue or a run loop.
+  /// With an application, nothing here needs the main queue or a run loop (without one, as in
+  /// the tests, a write's end comes on the main actor).
   @MainActor
   public final class DemoRecords {
     /// The migrations, oldest first; a shipped one is never edited.

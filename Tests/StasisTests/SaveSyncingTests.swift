@@ -88,6 +88,66 @@ struct SaveSyncingTests {
     #expect(game.restores == 1)
   }
 
+  /// The other side's newest, a save of a newer schema than this build reads.
+  private let newerElsewhere = SaveFileError(
+    .newerSchema, "schema version 2; this build of \(testGame.name) knows up to 1",
+    context: .init(file: "revision 2 of slot 'autosave' on the server"))
+
+  @Test(
+    "issue 43 case 6: the other side's unreadable newest holds the game; start-over is refused, an answer is not asked again"
+  )
+  func heldByTheOtherSide() throws {
+    let (game, coordinator, app, _, sync) = make()
+    let mine = try write(TestGameState.sample(), coordinator)
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    sync.catchUps[0].progress.finish(unreadable: newerElsewhere)
+    #expect(!sync.catchUps[0].progress.stopWaiting(), "an outcome given is taken, never played past")
+    app.update()
+    let failure = try #require(coordinator.restoreFailure, "held, as by an unreadable newest of its own")
+    #expect(failure.remote && failure.olderGeneration == mine && failure.error == newerElsewhere)
+    #expect(game.isPaused && !coordinator.isCatchingUp)
+    #expect(coordinator.events.contains { if case .held(.restoreFailure, _) = $0 { true } else { false } })
+    #expect(throws: SaveFileError.self) { try coordinator.resolveRestoreFailure(.startOver) }
+    #expect(coordinator.restoreFailure != nil, "a refused answer leaves the hold")
+
+    // Answered: the same save elsewhere is not asked about again in this process.
+    try coordinator.resolveRestoreFailure(.loadGeneration(mine))
+    #expect(!game.isPaused)
+    app.enterBackground()
+    app.enterForeground()
+    coordinator.waitForSaves()
+    app.update()  // the return's catch-up begins once the background save has ended
+    #expect(sync.catchUps.count == 2)
+    let again = try #require(sync.catchUps.last?.progress)
+    again.finish(unreadable: newerElsewhere)
+    app.update()
+    #expect(coordinator.restoreFailure == nil && !game.isPaused)
+  }
+
+  @Test("a hold by the other side's unreadable newest ends when a later catch-up restores a save this build reads")
+  func heldByTheOtherSideUntilItMovesOn() throws {
+    let (game, coordinator, app, _, sync) = make()
+    _ = try write(TestGameState.sample(), coordinator)
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    sync.catchUps[0].progress.finish(unreadable: newerElsewhere)
+    app.update()
+    #expect(coordinator.restoreFailure?.remote == true)
+    app.enterBackground()
+    app.enterForeground()
+    coordinator.waitForSaves()
+    app.update()
+    let next = try #require(sync.catchUps.last?.progress)
+    #expect(sync.catchUps.count == 2, "a return while held catches up again")
+    var theirs = TestGameState.sample()
+    theirs.score.points = 4242
+    #expect(next.mayWrite())
+    let generation = try write(theirs, coordinator)
+    next.finish(.restore(generation: generation, reason: "fast-forward"))
+    app.update()
+    #expect(coordinator.restoreFailure == nil, "nothing left this build cannot read")
+    #expect(!game.isPaused && game.state.score.points == 4242)
+  }
+
   @Test("a cold start over an empty slot that the sync fills records one load outcome: restored, no loadFailed")
   func coldStartOneOutcome() throws {
     let (game, coordinator, app, _, sync) = make()

@@ -89,8 +89,9 @@ public enum GameLoop: String, Sendable, CaseIterable {
   /// The game's thread never yields: it never awaits, never pumps the main queue or a run
   /// loop. Where it must wait for its sync (a catch-up, the uploads an operation queued), it
   /// blocks its own thread, as a headless loop does, and everything the library hands it comes
-  /// at its next `update()`. Anything of the library that needed the main thread to make
-  /// progress would never arrive: the wait runs out and the run fails.
+  /// at its next `update()`. A wait for work that needed the main thread to make progress
+  /// would never end: it runs out and the run fails. (The checker's reads of the server
+  /// between operations still await.)
   case neverYields = "never-yields"
   /// The game's thread awaits its sync (`await cloud.settle()`), freeing the main actor meanwhile.
   case awaits
@@ -921,8 +922,10 @@ public final class Simulation {
   private func answer(_ device: SimulatedDevice, _ failure: RestoreFailure) {
     guard let process = device.process else { return }
     device.unreadableNewest = .saveAlongside
+    // Held by the cloud's newer head while holding a generation, the choices are to play on
+    // or to wait: a start-over is refused (the draw is made either way, so the seed's stream stays).
     let choice: RestoreChoice =
-      failure.olderGeneration.map { random.chance(80) ? .loadGeneration($0) : .startOver }
+      failure.olderGeneration.map { random.chance(80) || failure.remote ? .loadGeneration($0) : .startOver }
       ?? .startOver
     switch choice {
     case .loadGeneration(let generation):

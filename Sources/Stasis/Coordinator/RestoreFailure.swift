@@ -14,10 +14,13 @@ public struct RestoreFailure: Sendable, Equatable {
   public var alongside: Int?
   /// True when the save this build cannot read is not in the slot but the synchronizer's (a
   /// cloud head a newer build uploaded from another device, ``CatchUp/finish(unreadable:)``):
-  /// every local generation still loads, ``olderGeneration`` is the one the game holds, and
-  /// ``RestoreChoice/loadGeneration(_:)`` plays on from it beside the newer save. Its uploads
-  /// never go on top of the newer save: they wait as a conflict until a build that reads both
-  /// settles it.
+  /// every local generation still loads, ``olderGeneration`` is the one the game holds (nil
+  /// when the slot is empty), and ``RestoreChoice/loadGeneration(_:)`` plays on from it beside
+  /// the newer save; ``RestoreChoice/startOver`` is refused while the game holds a generation
+  /// (a new game is a launch without a slot to restore). Its uploads never go on top of the
+  /// newer save: they wait as a conflict until a build that reads both settles it. Such a hold
+  /// comes when a catch-up ends (after launch, or on a return), not only at launch; it ends by
+  /// itself when a later catch-up restores a save this build reads.
   public var remote: Bool
 
   /// A failure, with the older generation that would load and the save kept alongside.

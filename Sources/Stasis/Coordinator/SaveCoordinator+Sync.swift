@@ -62,10 +62,10 @@ extension SaveCoordinator {
   @discardableResult
   func settleCatchUp() -> Bool {
     guard let (progress, _) = catchUp, let application else { return true }
-    if let outcome = progress.outcome {
-      finishCatchUp(outcome, application, document: progress.writtenDocument, unreadable: progress.unreadable)
-    } else if progress.stopWaiting() {
+    if progress.outcome == nil, progress.stopWaiting() {
       finishCatchUp(.unchanged, application)
+    } else if let outcome = progress.outcome {  // given before, or while, the coordinator stopped waiting
+      finishCatchUp(outcome, application, document: progress.writtenDocument, unreadable: progress.unreadable)
     } else {
       return false
     }
@@ -139,8 +139,15 @@ extension SaveCoordinator {
     }
     // A cold start whose local restore failed: the catch-up's restore is its one load outcome.
     if let launchFailure, !restored { record(.loadFailed(launchFailure)) }
-    if let unreadable, restoreFailure == nil {
+    if restored, restoreFailure?.remote == true {
+      // The other side moved on to a save this build reads, and the game restored it: the hold
+      // on the one it could not read is over (its choices would now go back past this one).
+      restoreFailure = nil
+      sayHold()
+    }
+    if let unreadable, restoreFailure == nil, unreadable.context.file != answeredRemote {
       // As on one device whose newest generation is a newer build's: held, with the choices.
+      // Once answered, the same save on the other side is not asked about again in this process.
       let generation = stateGeneration.flatMap { $0 > 0 ? $0 : nil }
       restoreFailure = RestoreFailure(error: unreadable, olderGeneration: generation, remote: true)
       sayHold()

@@ -88,6 +88,9 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// snapshot wrote; 0 for a fresh game over an empty slot; nil once the game has stepped past
   /// every generation (unsaved progress). A sync writes on top of exactly this one.
   var stateGeneration: Int?
+  /// The other side's unreadable newest the player answered (its ``SaveFileError/Context/file``):
+  /// not asked about again in this process, as a slot's own is not until the next launch.
+  var answeredRemote: String?
   /// Steps and restores so far: a save's snapshot is the state only while none came after it.
   var steps: UInt64 = 0
   var catchUp: (progress: CatchUp, since: Duration)?
@@ -223,7 +226,14 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// Answers a ``restoreFailure``: restores the older generation, or starts over, and lets the
   /// game play. The generations that failed stay kept until discarded.
   public func resolveRestoreFailure(_ choice: RestoreChoice) throws(SaveFileError) {
-    guard restoreFailure != nil else { return }
+    guard let failure = restoreFailure else { return }
+    if failure.remote, let older = failure.olderGeneration, choice == .startOver {
+      // The game holds a state it restored: a new game is a launch without restoreSlot.
+      throw SaveFileError(
+        .held, "the other side's newest save is one this build cannot read; the game holds generation \(older)",
+        suggestion: "play on beside it with .loadGeneration(\(older)), or wait for the update")
+    }
+    if failure.remote { answeredRemote = failure.error.context.file }
     switch choice {
     case .loadGeneration(let generation):
       let loaded = try store.load(codec: codec, slot: slot, generation: generation)

@@ -113,10 +113,12 @@ public final class CatchUp: Sendable {
   public var outcome: CatchUpOutcome? { state.withLock { $0.outcome } }
 
   /// The coordinator, out of patience: true when the game may play on (nothing will be
-  /// written), false when a write has begun and its outcome must be awaited.
+  /// written), false when a write has begun or an outcome was given, and it must be taken.
   public func stopWaiting() -> Bool {
     state.withLock { state in
-      guard !state.writing else { return false }
+      // An outcome already given (a write's, or the other side's unreadable newest) is the
+      // catch-up's: the coordinator takes it, it does not play on past it.
+      guard !state.writing, state.outcome == nil else { return false }
       state.abandoned = true
       return true
     }

@@ -164,9 +164,9 @@ public protocol FileSystem: Sendable {
   /// Releases a lock taken with `lock`.
   func unlock(_ descriptor: Int32)
   /// What names this process's temporary files (`.7.tmp-TAG-1`), so that two processes writing
-  /// one folder never share one: the process id on a real disk (the default). A simulated disk
-  /// names them from what it simulates, never from the host, so a seed replays to the same
-  /// names in every run.
+  /// one folder at once never share one: the process id on a real disk (the default). A
+  /// simulated disk names them from what it simulates (its boot), never from the host, so a
+  /// seed replays to the same names in every run.
   var temporaryTag: String { get }
 }
 
