@@ -787,7 +787,8 @@ public final class Simulation {
       if !arrived && !waits {
         fail(
           "quit upload lost: \(device.name)'s quit save, generation \(quitSave.generation), neither reached the "
-            + "server nor waits in the sync record")
+            + "server nor waits in the sync record; the sync is \(process.cloud.status.state), its last event: "
+            + (process.cloud.status.events.last.map { "\($0)" } ?? "none"))
       }
       if !expires, !arrived, process.cloud.status.state != .conflict, server.isUp {
         fail("quit upload: \(device.name)'s quit save did not go up although the line let it go and nothing conflicted")

@@ -65,6 +65,11 @@ struct DeltaTests {
       damaged[damaged.count / 2] ^= 1
       wrong = try await client.upload("city", damaged, base: 1, deltaBase: 1, digest: Self.files[1])
       #expect(wrong.status == 400 && wrong.text.contains("delta"), "\(wrong.text)")
+      // Made against other bytes than the revision it names (the device's copy was edited):
+      // 409, send the whole file, as for a base the server no longer keeps.
+      let otherBase = SaveDelta.make(from: Self.files[2], to: Self.files[1])
+      wrong = try await client.upload("city", otherBase, base: 1, deltaBase: 1, digest: Self.files[1])
+      #expect(wrong.status == 409 && wrong.text.contains("send the whole file"), "\(wrong.text)")
       // Against a revision the slot does not have: 409, send the whole file.
       wrong = try await client.upload("city", delta, base: 1, deltaBase: 7, digest: Self.files[1])
       #expect(wrong.status == 409, "\(wrong.text)")

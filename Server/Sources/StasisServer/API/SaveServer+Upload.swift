@@ -41,7 +41,18 @@ extension SaveServer {
         // The limit applies to what the save becomes, not to the delta's few bytes.
         bytes = try SaveDelta.apply(body, to: base.bytes, limit: limit, path: "the upload's delta")
       } catch {
-        throw APIError(error.kind == .limitExceeded ? .contentTooLarge : .badRequest, error.description)
+        switch error.kind {
+        case .limitExceeded: throw APIError(.contentTooLarge, error.description)
+        case .wrongBase:
+          // The device's copy of the base is not the server's (a tool edited the local file):
+          // like a base the server no longer keeps, the answer is "send the whole file", and the
+          // client does. A 400 here made the client drop a good save as refused (stasis-sim).
+          throw APIError(
+            .conflict,
+            "the delta is made against other bytes than revision \(deltaBase) of slot '\(slot)': \(error.description); "
+              + "send the whole file")
+        default: throw APIError(.badRequest, error.description)
+        }
       }
       if let piece = base.piece { stored = StoredDelta(basePiece: piece, bytes: body) }
       Counter(label: "stasis_delta_uploads_total").increment()
