@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 // The save server (`stasis-server`), its load tool, and `stasis-sim`, which runs it in-process:
 // a package of their own, so a game that adds Stasis resolves none of the server's packages.
 // It depends on the library's package (the repository's root) by path.
@@ -14,8 +14,19 @@ let package = Package(
     .executable(name: "stasis-sim", targets: ["stasis-sim"]),
     .executable(name: "stasis-sync-bench", targets: ["stasis-sync-bench"]),
   ],
+  // `PlantedBugs` (off by default) compiles in the known bugs stasis-sim plants to prove its
+  // checker finds them, here and in the library: `swift build --traits PlantedBugs` (what
+  // scripts/test.sh builds and tests). A server built without it, as a studio builds one, has
+  // no planted-bug code at all; `stasis-sim --plant` then says it cannot plant.
+  traits: [
+    .trait(
+      name: "PlantedBugs",
+      description: "For stasis-sim and its tests only: the known bugs its honesty check plants. Never in production.")
+  ],
   dependencies: [
-    .package(name: "Stasis", path: ".."),
+    .package(
+      name: "Stasis", path: "..",
+      traits: [.defaults, .init(name: "PlantedBugs", condition: .when(traits: ["PlantedBugs"]))]),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),

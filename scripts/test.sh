@@ -44,6 +44,9 @@ fi
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
 stage "swift format lint"
 swift format lint --strict -r Sources Tests Examples Package.swift Server/Sources Server/Tests Server/Package.swift
+stage "nothing of the simulation ships; docs/ARCHITECTURE.md names every target and folder"
+python3 scripts/check-planted-bugs.py
+python3 scripts/check-architecture.py
 stage "the stasis CLI needs only Stasis"
 swift package describe --type json | python3 scripts/check-cli-closure.py
 stage "a game on Stasis alone: at most 4 packages (Examples/OneFileGame, traits: [])"
@@ -71,9 +74,15 @@ stage "documentation (DocC, warnings are errors)"
 scripts/docs.sh 2>&1 | tail -40   # public symbols per library, the names and links checked, each failure (file:line); a failure or a DocC warning fails the run
 stage "swift test"
 STASIS_USE_RELEASE=1 swift test --skip-build
-stage "build Server/"
+stage "build Server/ (with the PlantedBugs trait: the simulation's build)"
 # The server's tests also run the CLI and the demo: built from the root's sources, next to them.
-(cd Server && swift build --build-tests && swift build --product stasis && swift build --product stasis-demo)
+# Server/ is built and tested with the PlantedBugs trait, which compiles in the bugs stasis-sim
+# plants (here and in the library); the root's builds above have none. The symbols prove it:
+# the simulation's binary holds them (the control), the games' binaries none.
+(cd Server && swift build --build-tests --traits PlantedBugs && swift build --product stasis --traits PlantedBugs \
+  && swift build --product stasis-demo --traits PlantedBugs)
+scripts/check-no-planted-bugs.sh --control Server/.build/debug/stasis-sim \
+  .build/release/stasis-demo .build/debug/stasis-demo .build/debug/stasis
 stage "swift test, Server/"
 # The descriptor flood (thousands of sockets) and the simulation (servers opened and crashed
 # in-process) each run in a test process of their own: libdispatch in a process shared with
@@ -82,15 +91,19 @@ stage "swift test, Server/"
 # own too: they load the machine, and a test with a 2 s wall-clock budget runs beside the others.
 # Cloud sync's suites start a stasis-server (and its pipes) per test: a process of their own
 # too, so fewer pipes share one libdispatch (the crash above was seen again under that churn).
-(cd Server && swift test --skip-build --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests|StasisCloudSyncTests")
-(cd Server && swift test --skip-build --filter "StasisCloudSyncTests")
-(cd Server && swift test --skip-build --filter "ConsoleTests|OpenAPITests")
-(cd Server && swift test --skip-build --filter "ServerHostileClientTests")
-(cd Server && swift test --skip-build --filter "StasisSimulationTests")
+(cd Server && swift test --skip-build --traits PlantedBugs --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests|StasisCloudSyncTests")
+(cd Server && swift test --skip-build --traits PlantedBugs --filter "StasisCloudSyncTests")
+(cd Server && swift test --skip-build --traits PlantedBugs --filter "ConsoleTests|OpenAPITests")
+(cd Server && swift test --skip-build --traits PlantedBugs --filter "ServerHostileClientTests")
+(cd Server && swift test --skip-build --traits PlantedBugs --filter "StasisSimulationTests")
 # Fresh seeds on every run, as issue 20 asks: a broken invariant fails CI and prints the seed to
 # replay, which then becomes a regression test (`--seeds FIRST-LAST` reruns a fixed range).
 stage "stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds)"
 Server/.build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
+# The same seed's trace is the same in two processes, byte for byte (nothing of the host in it).
+Server/.build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-1.txt
+Server/.build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-2.txt
+cmp .build/sim-trace-1.txt .build/sim-trace-2.txt && echo "seed 7's trace: identical in two runs ($(wc -l < .build/sim-trace-1.txt) lines)"
 stage "fuzz the decoder (bounded)"
 scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"
 stage ""

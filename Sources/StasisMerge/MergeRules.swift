@@ -94,8 +94,14 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
   /// Groups of paths (sections, or fields inside them) taken together from one side: the side
   /// that changed them, or the fallback's when both did. Rules inside a group do not apply.
   public private(set) var groups: [[String]]
-  /// The bugs the simulation planted in merges by these rules; empty everywhere else.
-  @_spi(Simulation) public var plantedBugs: PlantedBugs = []
+  #if PlantedBugs
+    /// The bugs the simulation planted in merges by these rules; empty everywhere else.
+    @_spi(Simulation) public var plantedBugs: PlantedBugs = []
+    /// Undeclared values merge one by one (issue 27's case 3, planted).
+    var mergesRestValueByValue: Bool { plantedBugs.contains(.sectionBySection) }
+  #else
+    var mergesRestValueByValue: Bool { false }
+  #endif
 
   /// No declarations: a section both sides changed comes whole from the fallback side.
   public init() { self.init([(pattern: String, rule: MergeRule)](), groups: []) }

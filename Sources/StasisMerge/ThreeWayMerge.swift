@@ -375,7 +375,7 @@ struct Merger {
   private mutating func restValue(_ base: SaveValue?, _ ours: SaveValue?, _ theirs: SaveValue?, path: String)
     -> SaveValue?
   {
-    if rules.plantedBugs.contains(.sectionBySection) {
+    if rules.mergesRestValueByValue {
       if let one = takeOneSide(base, ours, theirs) { return one }
       return settle(MergeField(path: path, base: base, ours: ours, theirs: theirs))
     }

@@ -20,7 +20,7 @@ public final class InProcessServer: Sendable {
   public let keepRevisions: Int
   private let path: String
   private let clock: @Sendable () -> Int64
-  private let plantedBugs: PlantedBugs
+  private let plantedBug: PlantedBug?
   private struct Running: Sendable {
     var backend: SQLiteBackend
     var responder: RouterResponder<ServerContext>
@@ -44,7 +44,7 @@ public final class InProcessServer: Sendable {
   public init(
     path: String, keepRevisions: Int, clock: @escaping @Sendable () -> Int64, planting bug: PlantedBug? = nil
   ) async throws {
-    plantedBugs = bug?.planted ?? []
+    plantedBug = bug
     self.path = path
     self.keepRevisions = keepRevisions
     self.clock = clock
@@ -88,7 +88,11 @@ public final class InProcessServer: Sendable {
   public func start() throws {
     // Every revision stored as a delta when it may be, however small: the simulation's saves
     // are a few KB, and its chains, pins and collection must be the real ones.
-    let backend = try SQLiteBackend(path: path, plantedBugs: plantedBugs, smallestDelta: 0)
+    #if PlantedBugs
+      let backend = try SQLiteBackend(path: path, plantedBugs: plantedBug.planted, smallestDelta: 0)
+    #else
+      let backend = try SQLiteBackend(path: path, smallestDelta: 0)
+    #endif
     var logger = Logger(label: "stasis.sim.server")
     logger.logLevel = .critical
     let server = SaveServer(
@@ -103,7 +107,13 @@ public final class InProcessServer: Sendable {
 
   /// The next upload's transaction dies before its commit, and the server with it (or, with
   /// `false`, no longer).
-  public func dieInsideNextUpload(_ armed: Bool = true) { backend?.dieInsideNextUpload(armed) }
+  /// (Only in the simulation's build, `--traits PlantedBugs`: elsewhere the server cannot die
+  /// inside a transaction, and nothing is armed.)
+  public func dieInsideNextUpload(_ armed: Bool = true) {
+    #if PlantedBugs
+      backend?.dieInsideNextUpload(armed)
+    #endif
+  }
 
   /// What a request met.
   enum Answer {
@@ -119,10 +129,12 @@ public final class InProcessServer: Sendable {
   func respond(_ request: CloudRequest) async -> Answer {
     guard let (responder, backend) = running.withLock({ $0.map { ($0.responder, $0.backend) } }) else { return .down }
     let answer = await handle(request, responder)
-    if backend.takeDiedInsideUpload() {
-      crash()
-      return .died
-    }
+    #if PlantedBugs
+      if backend.takeDiedInsideUpload() {
+        crash()
+        return .died
+      }
+    #endif
     return answer.map(Answer.answered) ?? .down
   }
 

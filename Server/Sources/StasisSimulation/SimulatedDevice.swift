@@ -37,7 +37,7 @@ final class SimulatedDevice {
   /// The events the sync reported since the last look.
   let cloudEvents = EventLog()
   /// The bug planted in this run's instances: its store and its sync.
-  let plantedBugs: PlantedBugs
+  let plantedBug: PlantedBug?
   /// Its settings and timers, and what was acknowledged of them.
   let recipes = DeviceRecipes()
   /// The wall clock the timers are due by (the run's).
@@ -45,8 +45,8 @@ final class SimulatedDevice {
   /// Why the settings or timers could not be opened at the last start, if they could not.
   var recipesFailure: String?
 
-  init(name: String, server: InProcessServer, wallClock: @escaping @Sendable () -> Int64, plantedBugs: PlantedBugs) {
-    self.plantedBugs = plantedBugs
+  init(name: String, server: InProcessServer, wallClock: @escaping @Sendable () -> Int64, plantedBug: PlantedBug?) {
+    self.plantedBug = plantedBug
     self.name = name
     network = SimulatedNetwork(server: server, device: name)
     self.wallClock = wallClock
@@ -63,9 +63,15 @@ final class SimulatedDevice {
   func start() -> any DeviceProcess {
     var logger = Logger(label: "stasis.sim.\(name)")
     logger.logLevel = .critical
-    let store = SaveStore(
-      directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, fileSystem: disk,
-      wallClock: wallClock, device: name, logger: logger, plantedBugs: plantedBugs)
+    #if PlantedBugs
+      let store = SaveStore(
+        directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, fileSystem: disk,
+        wallClock: wallClock, device: name, logger: logger, plantedBugs: plantedBug.planted)
+    #else
+      let store = SaveStore(
+        directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, fileSystem: disk,
+        wallClock: wallClock, device: name, logger: logger)
+    #endif
     // A merged state's summary is the game's own, made from the state alone, off the main thread.
     var configuration = CloudSyncConfiguration(
       policy: policy,
@@ -73,7 +79,9 @@ final class SimulatedDevice {
         guard let model = GameBuild.model(of: document) else { return document.summary }
         return GameModel.summary(of: model)
       }, autosaveUploadInterval: .zero, sleep: { _ in throw CancellationError() })
-    configuration.plantedBugs = plantedBugs
+    #if PlantedBugs
+      configuration.plantedBugs = plantedBug.planted
+    #endif
     // Parts of 256 bytes: the simulation's saves and deltas are a few KB, and their uploads
     // must go in parts, cut and resumed, as a large save's do.
     configuration.transfer.partSize = 256

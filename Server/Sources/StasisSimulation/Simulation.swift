@@ -34,23 +34,46 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   /// Issue 31: the server's settings merge takes every key sent, whatever its stamp.
   case settingsOverwriteNewer = "settings-overwrite-newer"
 
-  /// The bug as the libraries plant it, in the instances of one run only.
-  var planted: PlantedBugs {
-    switch self {
-    case .generationAtLockTime: .generationAtLockTime
-    case .pruneUnreadable: .pruneUnreadable
-    case .newestOnlyAfterLostAnswer: .newestOnlyAfterLostAnswer
-    case .dropAcknowledgedUpload: .dropAcknowledgedUpload
-    case .keepNothingBeforeWriting: .keepNothingBeforeWriting
-    case .sameStateTwice: .sameStateTwice
-    case .mergeSectionBySection: .sectionBySection
-    case .mergeAcrossUnrelatedHistories: .mergeAcrossUnrelatedHistories
-    case .collectionIgnoresChains: .collectionIgnoresChains
-    case .unflushedSettingsAndTimers: .unflushedFolderFiles
-    case .settingsOverwriteNewer: .settingsOverwriteNewer
-    }
+}
+
+extension Simulation {
+  /// Whether this build can plant bugs: only under the `PlantedBugs` trait (`swift build
+  /// --traits PlantedBugs`, as `scripts/test.sh` builds `Server/`). Without it the libraries hold
+  /// no planted bug, and `stasis-sim --plant` says so.
+  public nonisolated static var canPlant: Bool {
+    #if PlantedBugs
+      true
+    #else
+      false
+    #endif
   }
 }
+
+#if PlantedBugs
+  extension PlantedBug? {
+    /// The bug as the libraries plant it, in the instances of one run only (none for nil).
+    var planted: PlantedBugs { self?.planted ?? [] }
+  }
+
+  extension PlantedBug {
+    /// The bug as the libraries plant it, in the instances of one run only.
+    var planted: PlantedBugs {
+      switch self {
+      case .generationAtLockTime: .generationAtLockTime
+      case .pruneUnreadable: .pruneUnreadable
+      case .newestOnlyAfterLostAnswer: .newestOnlyAfterLostAnswer
+      case .dropAcknowledgedUpload: .dropAcknowledgedUpload
+      case .keepNothingBeforeWriting: .keepNothingBeforeWriting
+      case .sameStateTwice: .sameStateTwice
+      case .mergeSectionBySection: .sectionBySection
+      case .mergeAcrossUnrelatedHistories: .mergeAcrossUnrelatedHistories
+      case .collectionIgnoresChains: .collectionIgnoresChains
+      case .unflushedSettingsAndTimers: .unflushedFolderFiles
+      case .settingsOverwriteNewer: .settingsOverwriteNewer
+      }
+    }
+  }
+#endif
 
 /// What one seed's run did, and the invariant it broke, if one broke.
 public struct SimulationResult: Sendable {
@@ -115,8 +138,8 @@ public final class Simulation {
   private let wallClock: WallClock
   private var snapshot = 0
   private let echo: Bool
-  /// The bug planted in this run's instances; empty in an honest run.
-  private let plantedBugs: PlantedBugs
+  /// The bug planted in this run's instances; nil in an honest run.
+  private let plantedBug: PlantedBug?
   /// Ledger entries played so far in the run: each play adds the next, unique in the run.
   private var ledgerEntries: Int64 = 0
   /// In part of the runs, an upload stays in flight while the game saves, another device
@@ -138,11 +161,11 @@ public final class Simulation {
   )
 
   private init(
-    seed: UInt64, server: InProcessServer, wallClock: WallClock, plantedBugs: PlantedBugs, loop: GameLoop, echo: Bool
+    seed: UInt64, server: InProcessServer, wallClock: WallClock, plantedBug: PlantedBug?, loop: GameLoop, echo: Bool
   ) {
     self.loop = loop
     self.wallClock = wallClock
-    self.plantedBugs = plantedBugs
+    self.plantedBug = plantedBug
     random = SeededGenerator(seed: seed)
     recipeRandom = SeededGenerator(seed: seed ^ 0x7E_C1_9E)
     buildsRandom = SeededGenerator(seed: seed ^ 0xB0_11_D5)
@@ -160,7 +183,11 @@ public final class Simulation {
     seed: UInt64, operations: Int = 150, planting bug: PlantedBug? = nil, loop: GameLoop = .neverYields,
     echo: Bool = false
   ) async -> SimulationResult {
-    let planted = bug?.planted ?? []
+    if bug != nil, !canPlant {
+      return SimulationResult(
+        seed: seed, trace: [],
+        failure: "nothing can be planted: built without the PlantedBugs trait (--traits PlantedBugs)")
+    }
     let folder = Self.scratchFolder(seed: seed)
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let wallClock = WallClock()
@@ -174,7 +201,7 @@ public final class Simulation {
       return SimulationResult(seed: seed, trace: [], failure: "the server could not start: \(error)")
     }
     let simulation = Simulation(
-      seed: seed, server: server, wallClock: wallClock, plantedBugs: planted, loop: loop, echo: echo)
+      seed: seed, server: server, wallClock: wallClock, plantedBug: bug, loop: loop, echo: echo)
     await simulation.run(operations: operations)
     server.crash()
     return simulation.result
@@ -225,7 +252,7 @@ public final class Simulation {
     if interleaves { note("uploads stay in flight while saves, other devices and catch-ups go on") }
     if signs { note("every device signs its saves (accepting unsigned ones, as the rotation recipe does)") }
     for index in 0..<count {
-      let device = SimulatedDevice(name: "device-\(index)", server: server, wallClock: now, plantedBugs: plantedBugs)
+      let device = SimulatedDevice(name: "device-\(index)", server: server, wallClock: now, plantedBug: plantedBug)
       device.timerClock = wallClock
       devices.append(device)
       if signs { device.signing = .signed(with: Self.signingKey, acceptingUnsigned: true) }

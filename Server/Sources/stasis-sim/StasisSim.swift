@@ -45,6 +45,10 @@ struct StasisSim: AsyncParsableCommand {
       throw ValidationError("--seeds wants FIRST-LAST with FIRST <= LAST, such as 1-500; got '\(seeds)'")
     }
     if let plant, PlantedBug(rawValue: plant) == nil { throw ValidationError("no planted bug named '\(plant)'") }
+    if plant != nil, !Simulation.canPlant {
+      throw ValidationError(
+        "this stasis-sim was built without the PlantedBugs trait: build it with --traits PlantedBugs")
+    }
     if GameLoop(rawValue: loop) == nil {
       throw ValidationError(
         "--loop is one of \(GameLoop.allCases.map(\.rawValue).joined(separator: ", ")); got '\(loop)'")

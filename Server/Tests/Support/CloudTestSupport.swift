@@ -33,7 +33,8 @@ final class Device: Sendable {
   init(
     server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
     onConflict: (@Sendable (Conflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none,
-    generationsToKeep: Int = 3, plantedBugs: PlantedBugs = [], folder: URL? = nil, fileSystem: (any FileSystem)? = nil
+    generationsToKeep: Int = 3, folder: URL? = nil, fileSystem: (any FileSystem)? = nil,
+    configure: (inout CloudSyncConfiguration) -> Void = { _ in }
   ) {
     let folder =
       folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
@@ -45,7 +46,7 @@ final class Device: Sendable {
       policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
       // Retries only when told (retryNow): a test never waits on a backoff.
       sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
-    configuration.plantedBugs = plantedBugs  // this device's sync only
+    configure(&configuration)  // this device's sync only (a planted bug, in the simulation's build)
     sync = CloudSync(
       client: CloudClient(credentials: CloudCredentials(url: url, token: token, device: name)), store: store,
       slot: "autosave",

@@ -6,70 +6,90 @@
 /// Saves/autosave/00000007.stasis: checksum mismatch in section 'physics' at byte 1184: ...
 /// ```
 public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// What kind of failure, stable for scripts (`stasis inspect --json` prints it).
-  public enum Kind: String, Sendable, Equatable {
+  /// What kind of failure, stable for scripts (`stasis inspect --json` prints its
+  /// ``rawValue``). Each kind means one thing, and says what the game or the player can do.
+  ///
+  /// A struct with static members, as GRDB's `ResultCode` is, not an enum: a kind added in a
+  /// later version breaks no one's `switch`, which needs a `default:` (adding cases to the enum
+  /// broke adopters' switches in 0.10). `case .io:` matches as before.
+  public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The kind's stable name, as scripts see it.
+    public let rawValue: String
+
+    /// A kind by its name.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
     /// The file ends before a part that it announces.
-    case truncated
+    public static let truncated = Kind(rawValue: "truncated")
     /// The file does not start with the Stasis magic number: not a save file.
-    case badMagic
+    public static let badMagic = Kind(rawValue: "badMagic")
     /// Written by a newer format version than this reader knows.
-    case newerFormat
+    public static let newerFormat = Kind(rawValue: "newerFormat")
     /// Written by a newer schema version of the game than the reader's.
-    case newerSchema
+    public static let newerSchema = Kind(rawValue: "newerSchema")
     /// A checksum does not match the bytes it covers.
-    case checksumMismatch
+    public static let checksumMismatch = Kind(rawValue: "checksumMismatch")
     /// A structure is inconsistent (bad tag, overlapping sections, invalid UTF-8, ...).
-    case malformed
+    public static let malformed = Kind(rawValue: "malformed")
     /// A count, length or depth exceeds the format's documented limits.
-    case limitExceeded
+    public static let limitExceeded = Kind(rawValue: "limitExceeded")
     /// The signature does not match: the file was edited or signed with another key.
-    case signatureMismatch
+    public static let signatureMismatch = Kind(rawValue: "signatureMismatch")
     /// A signing key was given but the file is not signed.
-    case unsigned
+    public static let unsigned = Kind(rawValue: "unsigned")
     /// A value does not fit the type being decoded or encoded (a wrong type, a value out of
     /// range). A field the type needs that the save lacks is ``missingField``.
-    case typeMismatch
+    public static let typeMismatch = Kind(rawValue: "typeMismatch")
     /// A field the type needs is not in the save, and the type gives it no default
     /// (``SaveDefaults``): a field added, or renamed without a migration.
-    case missingField
+    public static let missingField = Kind(rawValue: "missingField")
     /// The save was written by another game (its header names another game identity).
-    case anotherGame
+    public static let anotherGame = Kind(rawValue: "anotherGame")
     /// A migration for an older schema failed or is missing.
-    case migrationFailed
+    public static let migrationFailed = Kind(rawValue: "migrationFailed")
     /// The operating system refused an operation (open, write, fsync, rename, ...).
-    case io
+    public static let io = Kind(rawValue: "io")
     /// A slot name that could leave the save folder or is otherwise unusable.
-    case invalidSlotName
+    public static let invalidSlotName = Kind(rawValue: "invalidSlotName")
     /// A slot of that name already exists (a copy or rename onto it).
-    case slotExists
+    public static let slotExists = Kind(rawValue: "slotExists")
     /// The generation is the slot's only one: discarding it would empty the slot (delete the
     /// slot instead).
-    case onlyGeneration
+    public static let onlyGeneration = Kind(rawValue: "onlyGeneration")
     /// A slot record's name (a sync record, a kept list) is not 1–32 lowercase letters, digits
     /// and dashes.
-    case invalidRecordName
+    public static let invalidRecordName = Kind(rawValue: "invalidRecordName")
     /// The slot has no generation at all.
-    case notFound
+    public static let notFound = Kind(rawValue: "notFound")
     /// The save was cancelled (for example by an expired background budget).
-    case cancelled
+    public static let cancelled = Kind(rawValue: "cancelled")
     /// Nothing was saved: the coordinator holds the game until
     /// ``SaveCoordinator/resolveRestoreFailure(_:)`` answers its ``SaveCoordinator/restoreFailure``.
-    case held
+    public static let held = Kind(rawValue: "held")
     /// Two saves cannot be merged: another game, or histories with no common base.
-    case notMergeable
+    public static let notMergeable = Kind(rawValue: "notMergeable")
     /// Every checksum is right but a value is one the game cannot use (``ValidatedSaveState``).
-    case invalidState
+    public static let invalidState = Kind(rawValue: "invalidState")
     /// The save has a field the current type does not decode, and no migration or
     /// ``SaveRemovedFields`` declaration says it may be dropped: loading would lose it silently.
-    case droppedField
+    public static let droppedField = Kind(rawValue: "droppedField")
     /// The slot's newest generation is one this build cannot read (newer schema or format,
-    /// another key); saving on top would hide it from the build that can.
-    case newerSaveInSlot
+    /// another key); saving on top would hide it from the build that can. The coordinator
+    /// holds the game (``SaveCoordinator/restoreFailure``); a newer build reads it. (A slot that
+    /// merely changed since it was read is ``slotChanged``.)
+    public static let newerSaveInSlot = Kind(rawValue: "newerSaveInSlot")
     /// Another writer holds the slot's lock and did not release it in time.
-    case locked
+    public static let locked = Kind(rawValue: "locked")
     /// An older build saved beside a newer build's save (a new game or a start-over): the slot
     /// holds both, kept, and the newer build asks which to play.
-    case savedAlongside
+    public static let savedAlongside = Kind(rawValue: "savedAlongside")
+    /// The slot changed between a read and a write that depended on it: another writer (the
+    /// game, a sync, another process) saved first, and nothing was written. Read the slot again
+    /// and decide again. (Before 0.11 this was ``newerSaveInSlot``, which now means only a newest
+    /// generation this build cannot read.)
+    public static let slotChanged = Kind(rawValue: "slotChanged")
   }
 
   /// Where in the file the failure is.
@@ -178,6 +198,8 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case .newerSaveInSlot: return "slot holds a save this build cannot read"
     case .locked: return "locked"
     case .savedAlongside: return "saved alongside a newer build's save"
+    case .slotChanged: return "the slot changed since it was read"
+    default: return kind.rawValue
     }
   }
 

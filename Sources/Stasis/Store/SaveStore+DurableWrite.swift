@@ -116,7 +116,7 @@ extension SaveStore {
     if let known = writers.newestState(slot: slot.name), known.generation == generation, known.size == size {
       return known
     }
-    guard !plantedBugs.contains(.sameStateTwice), let bytes = try? readBytes(at: path),
+    guard comparesWithNewestFile, let bytes = try? readBytes(at: path),
       let read = try? verified(bytes, path: path), let table = Self.sectionTable(bytes)
     else { return nil }
     let state = SlotWriters.NewestState(
@@ -157,7 +157,7 @@ extension SaveStore {
     let newest = existing.first ?? 0
     if let expected, newest != expected {
       throw SaveFileError(
-        .newerSaveInSlot, "generation \(newest) appeared after generation \(expected) was read; nothing was written",
+        .slotChanged, "generation \(newest) appeared after generation \(expected) was read; nothing was written",
         context: .init(file: folder), suggestion: "read the slot again")
     }
     let verdicts = WriteVerdicts(store: self, slot: slot, reader: writer)
@@ -172,7 +172,7 @@ extension SaveStore {
       }
     }
     var keptListExists = names.contains(".\(Self.keptRecord)")
-    if pruning, !plantedBugs.contains(.keepNothingBeforeWriting),
+    if pruning, keepsBeforeWriting,
       try keepWhatMustBeKept(existing, slot: slot, writer: writer, verdicts: verdicts)
     {
       keptListExists = true
@@ -434,7 +434,7 @@ extension SaveStore {
         continue
       }
       let path = path(of: slot, generation: generation)
-      let planted = plantedBugs.contains(.pruneUnreadable) && verdict.mustBeKept != nil
+      let planted = prunesUnreadable && verdict.mustBeKept != nil
       if kept.contains(generation), !planted { continue }  // kept until the game or the player lets it go
       if let reason = verdict.mustBeKept, !planted {
         if loggedKept.withLock({ $0.insert(path).inserted }) {

@@ -65,8 +65,10 @@ public final class SaveStore: Sendable {
   /// slot that syncs, so the catch-up that follows has ours without reading and decoding it again.
   let handedOver = Mutex<(wanted: Set<String>, file: (path: String, bytes: [UInt8], document: SaveDocument)?)>(
     ([], nil))
-  /// The bugs the simulation planted in this store; empty everywhere else.
-  @_spi(Simulation) public let plantedBugs: PlantedBugs
+  #if PlantedBugs
+    /// The bugs the simulation planted in this store; empty everywhere else.
+    @_spi(Simulation) public let plantedBugs: PlantedBugs
+  #endif
 
   /// Creates a store over `directory` (created on the first save).
   ///
@@ -93,23 +95,71 @@ public final class SaveStore: Sendable {
   ) {
     self.init(
       directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout, signing: signing,
-      fileSystem: fileSystem, wallClock: wallClock, device: device, logger: logger, plantedBugs: [])
+      fileSystem: fileSystem, wallClock: wallClock, device: device, logger: logger, seams: Seams())
   }
 
-  /// A store with `plantedBugs` planted: the simulation's honesty check.
-  @_spi(Simulation) public init(
+  #if PlantedBugs
+    /// A store with `plantedBugs` planted: the simulation's honesty check.
+    @_spi(Simulation) public convenience init(
+      directory: String,
+      generationsToKeep: Int,
+      lockTimeout: Duration = .seconds(5),
+      signing: SigningPolicy = .none,
+      fileSystem: any FileSystem,
+      wallClock: @escaping @Sendable () -> Int64,
+      device: String?,
+      logger: Logger,
+      plantedBugs: PlantedBugs
+    ) {
+      self.init(
+        directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout, signing: signing,
+        fileSystem: fileSystem, wallClock: wallClock, device: device, logger: logger,
+        seams: Seams(plantedBugs: plantedBugs))
+    }
+  #endif
+
+  /// What only the simulation's build sets: empty in every other build.
+  struct Seams {
+    #if PlantedBugs
+      var plantedBugs: PlantedBugs = []
+    #endif
+  }
+
+  // The store's rules that the simulation's build can break on purpose, in one place: outside
+  // that build each is a constant, and the compiler removes the branch.
+  #if PlantedBugs
+    /// Settings and timers are flushed when replaced (issue 31).
+    var flushesFolderFiles: Bool { !plantedBugs.contains(.unflushedFolderFiles) }
+    /// A snapshot is compared with the slot's newest file even before this store loaded it.
+    var comparesWithNewestFile: Bool { !plantedBugs.contains(.sameStateTwice) }
+    /// A write keeps what must be kept (generations this build cannot read) before it writes.
+    var keepsBeforeWriting: Bool { !plantedBugs.contains(.keepNothingBeforeWriting) }
+    /// Pruning removes a generation this build cannot read.
+    var prunesUnreadable: Bool { plantedBugs.contains(.pruneUnreadable) }
+  #else
+    var flushesFolderFiles: Bool { true }
+    var comparesWithNewestFile: Bool { true }
+    var keepsBeforeWriting: Bool { true }
+    var prunesUnreadable: Bool { false }
+  #endif
+
+  init(
     directory: String,
     generationsToKeep: Int,
-    lockTimeout: Duration = .seconds(5),
-    signing: SigningPolicy = .none,
+    lockTimeout: Duration,
+    signing: SigningPolicy,
     fileSystem: any FileSystem,
     wallClock: @escaping @Sendable () -> Int64,
     device: String?,
     logger: Logger,
-    plantedBugs: PlantedBugs
+    seams: Seams
   ) {
-    self.plantedBugs = plantedBugs
-    writers = SlotWriters(plantedBugs: plantedBugs)
+    #if PlantedBugs
+      self.plantedBugs = seams.plantedBugs
+      writers = SlotWriters(plantedBugs: seams.plantedBugs)
+    #else
+      writers = SlotWriters()
+    #endif
     self.device = device ?? ProcessInfo.processInfo.hostName
     self.directory = directory
     self.generationsToKeep = max(1, generationsToKeep)
@@ -255,7 +305,7 @@ public final class SaveStore: Sendable {
   ///
   /// With `ifNewestIs`, the write happens only when the slot's newest generation is still that
   /// one (0: the slot has none), checked under the slot's lock; otherwise it is refused with
-  /// ``SaveFileError/Kind/newerSaveInSlot``: a sync never writes over a save it has not seen.
+  /// ``SaveFileError/Kind/slotChanged``: a sync never writes over a save it has not seen.
   /// Bytes whose sections the newest generation already holds write nothing (`.unchanged`,
   /// naming that generation).
   ///

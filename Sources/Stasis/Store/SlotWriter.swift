@@ -52,12 +52,22 @@ final class SlotWriters: Sendable {
   private let newest = Mutex<[String: NewestState]>([:])
   private let gates = Mutex<[String: SlotGate]>([:])
   private let nextSequence = Atomic<UInt64>(1)
-  /// The store's planted bugs (the simulation's; empty everywhere else).
-  private let plantedBugs: PlantedBugs
+  #if PlantedBugs
+    /// The store's planted bugs (the simulation's; empty everywhere else).
+    private let plantedBugs: PlantedBugs
 
-  init(plantedBugs: PlantedBugs = []) {
-    self.plantedBugs = plantedBugs
-  }
+    init(plantedBugs: PlantedBugs = []) {
+      self.plantedBugs = plantedBugs
+    }
+
+    /// Issue 14's race, planted: the newest waiting snapshot goes first, and none is superseded.
+    private var newestFirst: Bool { plantedBugs.contains(.generationAtLockTime) }
+  #else
+    init() {}
+
+    /// Snapshots go in the order they were handed over; a waiting one is superseded.
+    private var newestFirst: Bool { false }
+  #endif
 
   /// The next snapshot's number: taken on the thread that hands the snapshot over.
   func takeSequence() -> UInt64 { nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue }
@@ -71,7 +81,7 @@ final class SlotWriters: Sendable {
         queues[slot] = Queue()
         return true
       }
-      if job.isSnapshot, !plantedBugs.contains(.generationAtLockTime) {
+      if job.isSnapshot, !newestFirst {
         // Only the superseded handles wait for the newer job: their jobs, and the states those
         // hold, go now. (Holding the jobs kept every superseded state alive until the write in
         // flight ended: a game that autosaves every tick held one state per tick.)
@@ -103,9 +113,7 @@ final class SlotWriters: Sendable {
           queues[slot] = nil
           return nil
         }
-        let next =
-          plantedBugs.contains(.generationAtLockTime)
-          ? queue.waiting.removeLast() : queue.waiting.removeFirst()
+        let next = newestFirst ? queue.waiting.removeLast() : queue.waiting.removeFirst()
         queues[slot] = queue
         return next
       }

@@ -32,8 +32,17 @@ public struct CloudSyncConfiguration: Sendable {
   public var longestRetry: Duration
   /// How retries wait; tests replace it to drive retries without real time.
   public var sleep: @Sendable (Duration) async throws -> Void
-  /// The bugs the simulation planted in this sync and in its merges; empty everywhere else.
-  @_spi(Simulation) public var plantedBugs: PlantedBugs = []
+  #if PlantedBugs
+    /// The bugs the simulation planted in this sync and in its merges; empty everywhere else.
+    @_spi(Simulation) public var plantedBugs: PlantedBugs = []
+    /// A conflict merges against the revision this device continues, shared or not (planted).
+    var mergesAcrossUnrelatedHistories: Bool { plantedBugs.contains(.mergeAcrossUnrelatedHistories) }
+    /// After a lost `201`, only the newest local generation is compared with the head (planted).
+    var recognisesOnlyNewest: Bool { plantedBugs.contains(.newestOnlyAfterLostAnswer) }
+  #else
+    var mergesAcrossUnrelatedHistories: Bool { false }
+    var recognisesOnlyNewest: Bool { false }
+  #endif
   /// How files go over the wire: deltas (on by default, against a server that takes them) and
   /// the size of a resumable upload's parts. `transfer.deltas = false` sends whole files.
   public var transfer = TransferOptions()

@@ -328,7 +328,7 @@ extension SyncEngine {
   /// shared base: its history cannot tell a new game from a continuation.
   func sharedBase(_ continued: Int?, theirs: Int) async -> Result<SharedBase, CloudError> {
     guard let continued else { return .success(.none(nil)) }
-    if configuration.plantedBugs.contains(.mergeAcrossUnrelatedHistories) { return .success(.shared(continued)) }
+    if configuration.mergesAcrossUnrelatedHistories { return .success(.shared(continued)) }
     let history: [RemoteRevision]
     do {
       guard let listed = try await listRevisions(holding: theirs) else { return .success(.none(nil)) }
@@ -394,7 +394,9 @@ extension SyncEngine {
           policy: fallback, base: nil, ours: ours, theirs: theirs, theirsRevision: theirsRevision, report: &report)
       }
       var rules = rules
-      rules.plantedBugs.formUnion(configuration.plantedBugs)
+      #if PlantedBugs
+        rules.plantedBugs.formUnion(configuration.plantedBugs)
+      #endif
       let merged = ThreeWayMerge.merge(
         base: base.document, ours: ours.document, theirs: theirs, rules: rules,
         fallback: fallback.side(ours: ours.document, theirs: theirs),
@@ -447,7 +449,7 @@ extension SyncEngine {
   func resolveNow(policy: ConflictPolicy, name: String) async -> SyncReport {
     var record = load()
     guard let local = newestLocal() else {
-      return SyncReport(state: nil, restore: nil, error: CloudError(.notFound, "slot '\(slot)' has no local save"))
+      return SyncReport(state: nil, restore: nil, error: CloudError(.noLocalSave, "slot '\(slot)' has no local save"))
     }
     let head: HeadFetch
     do {
@@ -459,7 +461,7 @@ extension SyncEngine {
       return SyncReport(state: nil, restore: nil, error: CloudError(.notFound, "slot '\(slot)' is not on the server"))
     }
     guard revision != record.base || record.conflict != nil else {
-      return SyncReport(state: .synced, restore: nil, error: CloudError(.notFound, "slot '\(slot)' has no conflict"))
+      return SyncReport(state: .synced, restore: nil, error: CloudError(.noConflict, "slot '\(slot)' has no conflict"))
     }
     record.conflict = nil
     store(&record)

@@ -393,7 +393,7 @@ final class SyncEngine: Sendable {
   /// device may have built on it since: then that is a conflict, on the right base.)
   func recogniseOwnUploads(newest local: (generation: Int, bytes: [UInt8])?) async -> Bool {
     var record = load()
-    var mine = configuration.plantedBugs.contains(.newestOnlyAfterLostAnswer) ? [] : record.sent
+    var mine = configuration.recognisesOnlyNewest ? [] : record.sent
     if let local {
       mine.append(SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base))
     }
@@ -447,7 +447,7 @@ final class SyncEngine: Sendable {
     case .conflict:
       // Another device saved first: settled at the next catch-up (a launch, a return, `pull`).
       phase(.conflict)
-    case .notFound:
+    default:  // no such slot or revision, and kinds a request never fails with here
       emit(.refused(error.message))
     }
     return error

@@ -2,22 +2,38 @@ import Stasis
 
 /// Why a cloud request did not do what was asked. One line, never the token.
 public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// What kind of failure.
-  public enum Kind: String, Sendable, Equatable {
+  /// What kind of failure. Each kind means one thing.
+  ///
+  /// A struct with static members, as GRDB's `ResultCode` is, not an enum: a kind added in a
+  /// later version breaks no one's `switch`, which needs a `default:`. `case .offline:` matches
+  /// as before.
+  public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The kind's stable name.
+    public let rawValue: String
+
+    /// A kind by its name.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
     /// The server could not be reached (refused, reset, timed out): retried with backoff.
-    case offline
+    public static let offline = Kind(rawValue: "offline")
     /// The token is missing, wrong or revoked (`401`).
-    case unauthorized
+    public static let unauthorized = Kind(rawValue: "unauthorized")
     /// The precondition was stale: another device saved first (`412`); ``CloudError/head`` is theirs.
-    case conflict
-    /// No such slot or revision (`404`).
-    case notFound
+    public static let conflict = Kind(rawValue: "conflict")
+    /// No such slot or revision on the server (`404`).
+    public static let notFound = Kind(rawValue: "notFound")
     /// The server refused the file (`400`, `413`) or the request: retrying will not help.
-    case refused
+    public static let refused = Kind(rawValue: "refused")
     /// The server failed (`5xx`) or answered what the API never does.
-    case server
+    public static let server = Kind(rawValue: "server")
     /// The request was cancelled (the background budget ran out).
-    case cancelled
+    public static let cancelled = Kind(rawValue: "cancelled")
+    /// The slot has no local save to sync (a sync asked of an empty slot): save first.
+    public static let noLocalSave = Kind(rawValue: "noLocalSave")
+    /// There is no conflict to resolve: the slot's sync record holds none.
+    public static let noConflict = Kind(rawValue: "noConflict")
   }
 
   /// What kind of failure.

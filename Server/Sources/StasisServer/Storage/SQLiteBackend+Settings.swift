@@ -12,7 +12,7 @@ extension SQLiteBackend {
         for entry in settings.entries {
           let row = StoredSetting(entry)
           try db.execute(
-            sql: ServerSchema.settingsUpsert(conditional: !plantedBugs.contains(.settingsOverwriteNewer)) { "?\($0)" },
+            sql: ServerSchema.settingsUpsert(conditional: settingsUpsertIsConditional) { "?\($0)" },
             arguments: [player.id, row.name, row.milliseconds, row.counter, row.device, Data(row.value)])
           taken += db.changesCount
         }

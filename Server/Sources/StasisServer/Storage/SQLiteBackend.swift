@@ -1,49 +1,97 @@
 import Foundation
 import GRDB
-@_spi(Simulation) import Stasis
 import StasisDelta
 import Synchronization
+
+#if PlantedBugs
+  @_spi(Simulation) import Stasis
+#else
+  import Stasis
+#endif
 
 /// The embedded backend: one SQLite file (GRDB), WAL with `synchronous=FULL`, so a `201` means
 /// the revision is in the log on disk. Writes go through one writer, which is what serialises
 /// two uploads on the same base: the second sees the first's head and gets `412`.
 public final class SQLiteBackend: SaveBackend {
   let pool: DatabasePool
-  /// The bugs the simulation planted in this backend; empty everywhere else.
-  let plantedBugs: PlantedBugs
   /// Files smaller than this are stored whole (``PieceRules/smallestDelta``; the simulation's
   /// small saves chain with 0).
   public let smallestDelta: Int
-  /// The simulation's fault: the next upload's transaction dies after its last write, before
-  /// its commit (the process crashed inside it). Never armed outside the simulation.
-  private let dieInsideNextUpload = Mutex(false)
-  /// Set when an armed upload died; the simulation takes the server down.
-  private let diedInsideUpload = Mutex(false)
+  #if PlantedBugs
+    /// The bugs the simulation planted in this backend; empty everywhere else.
+    let plantedBugs: PlantedBugs
+    /// The simulation's fault: the next upload's transaction dies after its last write, before
+    /// its commit (the process crashed inside it).
+    private let dieInsideNextUpload = Mutex(false)
+    /// Set when an armed upload died; the simulation takes the server down.
+    private let diedInsideUpload = Mutex(false)
 
-  /// Arms the simulation's fault: the next upload's transaction dies before its commit, so
-  /// nothing of it stays (the database rolls it back, as after a crash).
-  @_spi(Simulation) public func dieInsideNextUpload(_ armed: Bool = true) {
-    dieInsideNextUpload.withLock { $0 = armed }
-  }
-
-  /// True once, after an armed upload's transaction died.
-  @_spi(Simulation) public func takeDiedInsideUpload() -> Bool {
-    diedInsideUpload.withLock { died in
-      defer { died = false }
-      return died
+    /// Arms the simulation's fault: the next upload's transaction dies before its commit, so
+    /// nothing of it stays (the database rolls it back, as after a crash).
+    @_spi(Simulation) public func dieInsideNextUpload(_ armed: Bool = true) {
+      dieInsideNextUpload.withLock { $0 = armed }
     }
-  }
+
+    /// True once, after an armed upload's transaction died.
+    @_spi(Simulation) public func takeDiedInsideUpload() -> Bool {
+      diedInsideUpload.withLock { died in
+        defer { died = false }
+        return died
+      }
+    }
+
+    /// A backend with `plantedBugs` planted: the simulation's honesty check.
+    @_spi(Simulation) public convenience init(
+      path: String, plantedBugs: PlantedBugs, smallestDelta: Int = PieceRules.smallestDelta
+    ) throws {
+      try self.init(path: path, smallestDelta: smallestDelta, seams: Seams(plantedBugs: plantedBugs))
+    }
+
+    /// Each upload prunes every older revision but one (planted).
+    var prunesAcknowledged: Bool { plantedBugs.contains(.dropAcknowledgedUpload) }
+    /// Collection keeps what revisions and uploads name, not the pieces their deltas need (planted).
+    var followsChains: Bool { !plantedBugs.contains(.collectionIgnoresChains) }
+    /// The settings merge takes every key, whatever its stamp (planted).
+    var settingsUpsertIsConditional: Bool { !plantedBugs.contains(.settingsOverwriteNewer) }
+
+    /// The simulation's crash inside an upload's transaction, when armed.
+    func dieIfArmed() throws {
+      guard
+        dieInsideNextUpload.withLock({ armed in
+          defer { armed = false }
+          return armed
+        })
+      else { return }
+      diedInsideUpload.withLock { $0 = true }
+      throw SimulatedCrash()  // every write of the transaction is rolled back with it
+    }
+
+    /// The process dying inside a transaction, as the simulation injects it.
+    struct SimulatedCrash: Error {}
+  #else
+    var prunesAcknowledged: Bool { false }
+    var followsChains: Bool { true }
+    var settingsUpsertIsConditional: Bool { true }
+    @inline(__always) func dieIfArmed() {}
+  #endif
 
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
-  public convenience init(path: String) throws {
-    try self.init(path: path, plantedBugs: [])
+  /// `smallestDelta`: files smaller than this are stored whole.
+  public convenience init(path: String, smallestDelta: Int = PieceRules.smallestDelta) throws {
+    try self.init(path: path, smallestDelta: smallestDelta, seams: Seams())
   }
 
-  /// A backend with `plantedBugs` planted: the simulation's honesty check.
-  @_spi(Simulation) public init(
-    path: String, plantedBugs: PlantedBugs, smallestDelta: Int = PieceRules.smallestDelta
-  ) throws {
-    self.plantedBugs = plantedBugs
+  /// What only the simulation's build sets: empty in every other build.
+  struct Seams {
+    #if PlantedBugs
+      var plantedBugs: PlantedBugs = []
+    #endif
+  }
+
+  private init(path: String, smallestDelta: Int, seams: Seams) throws {
+    #if PlantedBugs
+      self.plantedBugs = seams.plantedBugs
+    #endif
     self.smallestDelta = smallestDelta
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -205,17 +253,11 @@ public final class SQLiteBackend: SaveBackend {
         """,
       arguments: [
         player.id, stored.slot,
-        revision - Int64(plantedBugs.contains(.dropAcknowledgedUpload) ? 1 : max(1, keep)),
+        revision - Int64(prunesAcknowledged ? 1 : max(1, keep)),
       ])
     for gone in pruned { try Self.remove(db, player: player, slot: stored.slot, revision: gone) }
     try self.collect(db, player: player, slot: stored.slot)
-    if self.dieInsideNextUpload.withLock({ armed in
-      defer { armed = false }
-      return armed
-    }) {
-      self.diedInsideUpload.withLock { $0 = true }
-      throw SimulatedCrash()  // every write above is rolled back with the transaction
-    }
+    try self.dieIfArmed()  // the simulation's crash: every write above is rolled back with it
     return .created(stored)
   }
 
@@ -323,9 +365,6 @@ public final class SQLiteBackend: SaveBackend {
     _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
   }
 
-  /// The process dying inside a transaction, as the simulation injects it.
-  struct SimulatedCrash: Error {}
-
   /// Deletes one revision; the revisions it was the parent of take its parent, so the chain
   /// among the revisions that remain stays exact. Pruning removes the newest first, so each
   /// parent it hands down is already final. False when the slot has no such revision.
@@ -416,7 +455,7 @@ public final class SQLiteBackend: SaveBackend {
   /// Deletes the slot's pieces that nothing needs: no revision of the slot, no upload in
   /// progress, and no piece still needed that is a delta on them.
   private func collect(_ db: Database, player: Player, slot: String) throws {
-    let followChains = !plantedBugs.contains(.collectionIgnoresChains)
+    let followChains = followsChains
     try db.execute(
       sql: """
         WITH RECURSIVE needed(id) AS (
