@@ -46,3 +46,19 @@ struct ErrorKindTests {
     #expect(SaveFileError.Kind.slotChanged.rawValue == "slotChanged", "the name scripts see is stable")
   }
 }
+
+@Suite("StasisTesting's temporary folder")
+struct TemporaryFolderTests {
+  @Test("a temporary folder exists while used and is removed, with what it holds, when released")
+  func removesItself() throws {
+    var folder: TemporaryFolder? = try TemporaryFolder(prefix: "stasis-folder-test")
+    let path = try #require(folder?.path)
+    var isFolder: ObjCBool = false
+    #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue)
+    let store = SaveStore(directory: folder!.appending("Saves"))
+    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    #expect(FileManager.default.fileExists(atPath: "\(path)/Saves/autosave"))
+    folder = nil
+    #expect(!FileManager.default.fileExists(atPath: path), "removed with everything in it")
+  }
+}

@@ -28,7 +28,7 @@ extension SaveServer {
     }
     v1.delete("uploads/:id") { _, context in
       let id = context.parameters.get("id") ?? ""
-      guard try await backend.removeUpload(player: context.player!, id: id) else {
+      guard try await backend.removeUpload(player: context.requirePlayer(), id: id) else {
         throw APIError(.notFound, "no upload '\(id)'")
       }
       return Response(status: .noContent)
@@ -37,7 +37,7 @@ extension SaveServer {
 
   private func createUpload(_ request: Request, _ context: ServerContext) async throws -> Response {
     let slot = try slotName(context)
-    let player = context.player!
+    let player = try context.requirePlayer()
     let headers = UploadHeaders(request)
     guard let precondition = try parsePrecondition(headers) else {
       throw APIError(
@@ -101,7 +101,7 @@ extension SaveServer {
   }
 
   private func appendToUpload(_ request: Request, _ context: ServerContext) async throws -> Response {
-    let player = context.player!
+    let player = try context.requirePlayer()
     let upload = try await pendingUpload(context)
     guard let text = request.headers[uploadOffsetHeader], let offset = Int64(text), offset >= 0 else {
       throw APIError(.badRequest, "a part needs Upload-Offset: where it starts")
@@ -145,7 +145,7 @@ extension SaveServer {
 
   private func pendingUpload(_ context: ServerContext) async throws -> PendingUpload {
     let id = context.parameters.get("id") ?? ""
-    guard let upload = try await backend.upload(player: context.player!, id: id) else {
+    guard let upload = try await backend.upload(player: context.requirePlayer(), id: id) else {
       throw APIError(.notFound, "no upload '\(id)'")
     }
     return upload

@@ -19,11 +19,11 @@ extension SaveServer {
 
   func addSettingsRoutes(to v1: RouterGroup<ServerContext>) {
     v1.get("settings") { _, context in
-      let settings = try await backend.settings(player: context.player!)
+      let settings = try await backend.settings(player: context.requirePlayer())
       return settingsResponse(settings)
     }
     v1.put("settings") { request, context in
-      let player = context.player!
+      let player = try context.requirePlayer()
       let limit = options.limits.settingsBytes
       if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
         throw APIError(.contentTooLarge, "the settings file is \(length) bytes; the limit is \(limit)")

@@ -60,7 +60,7 @@ public struct SaveServer: Sendable {
     let v1 = router.group("v1").add(middleware: FeaturesMiddleware(bodyBytes: options.limits.bodyBytes))
       .add(middleware: BearerAuthMiddleware(backend: backend))
     v1.get("slots") { _, context in
-      let slots = try await backend.slots(player: context.player!)
+      let slots = try await backend.slots(player: context.requirePlayer())
       return jsonResponse(["slots": .array(slots.map(\.json))], status: .ok)
     }
     v1.put("slots/:slot") { request, context in try await put(request, context) }
@@ -71,24 +71,25 @@ public struct SaveServer: Sendable {
       // A client that has a revision asks with If-None-Match: the head's metadata answers it
       // without reading the file's bytes.
       if let match = request.headers[.ifNoneMatch] {
-        guard let head = try await backend.head(player: context.player!, slot: slot) else {
+        guard let head = try await backend.head(player: context.requirePlayer(), slot: slot) else {
           throw APIError(.notFound, "no slot '\(slot)'")
         }
         if match == "*" || etags(match).contains(head.revision) {
           return Response(status: .notModified, headers: [.eTag: etag(head.revision)])
         }
       }
-      guard let (metadata, file) = try await backend.file(player: context.player!, slot: slot, revision: nil) else {
+      guard let (metadata, file) = try await backend.file(player: context.requirePlayer(), slot: slot, revision: nil)
+      else {
         throw APIError(.notFound, "no slot '\(slot)'")
       }
-      return try await fileResponse(metadata, file, request: request, player: context.player!)
+      return try await fileResponse(metadata, file, request: request, player: context.requirePlayer())
     }
     v1.get("slots/:slot/revisions") { _, context in
       let slot = try slotName(context)
-      guard let list = try await backend.revisions(player: context.player!, slot: slot) else {
+      guard let list = try await backend.revisions(player: context.requirePlayer(), slot: slot) else {
         throw APIError(.notFound, "no slot '\(slot)'")
       }
-      let stored = try await backend.storedBytes(player: context.player!, slot: slot)
+      let stored = try await backend.storedBytes(player: context.requirePlayer(), slot: slot)
       return jsonResponse(["revisions": .array(list.map(\.json)), "storedBytes": .int(stored)], status: .ok)
     }
     v1.get("slots/:slot/revisions/:revision") { request, context in
@@ -96,19 +97,20 @@ public struct SaveServer: Sendable {
       guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
         throw APIError(.badRequest, "a revision is a positive whole number")
       }
-      guard let (metadata, file) = try await backend.file(player: context.player!, slot: slot, revision: revision)
+      guard
+        let (metadata, file) = try await backend.file(player: context.requirePlayer(), slot: slot, revision: revision)
       else { throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)") }
       if let match = request.headers[.ifNoneMatch], match == "*" || etags(match).contains(revision) {
         return Response(status: .notModified, headers: [.eTag: etag(revision)])
       }
-      return try await fileResponse(metadata, file, request: request, player: context.player!)
+      return try await fileResponse(metadata, file, request: request, player: context.requirePlayer())
     }
     v1.delete("slots/:slot/revisions/:revision") { _, context in
       let slot = try slotName(context)
       guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
         throw APIError(.badRequest, "a revision is a positive whole number")
       }
-      switch try await backend.discard(player: context.player!, slot: slot, revision: revision) {
+      switch try await backend.discard(player: context.requirePlayer(), slot: slot, revision: revision) {
       case .discarded: return Response(status: .noContent)
       case .notFound: throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)")
       case .head:
@@ -123,7 +125,7 @@ public struct SaveServer: Sendable {
       else {
         throw APIError(.preconditionRequired, "a delete needs If-Match: \"N\", the slot's head revision")
       }
-      switch try await backend.delete(player: context.player!, slot: slot, head: expected) {
+      switch try await backend.delete(player: context.requirePlayer(), slot: slot, head: expected) {
       case .deleted: return Response(status: .noContent)
       case .notFound: throw APIError(.notFound, "no slot '\(slot)'")
       case .stale(let head):
@@ -157,7 +159,7 @@ public struct SaveServer: Sendable {
       throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
     }
     let body = try await collect(request.body, limit: limit)
-    return try await receive(headers, body: [UInt8](buffer: body), slot: slot, player: context.player!)
+    return try await receive(headers, body: [UInt8](buffer: body), slot: slot, player: context.requirePlayer())
   }
 
   /// The body, refusing it once it passes `limit` bytes. The request deadline

@@ -20,6 +20,14 @@ public struct ServerContext: RequestContext {
     remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
   }
 
+  /// The authenticated player, as Hummingbird's `requireIdentity()` gives an identity: a
+  /// route behind the bearer-token middleware always has one, and one reached without it is
+  /// answered `401`, never a crash.
+  public func requirePlayer() throws -> Player {
+    guard let player else { throw APIError(.unauthorized, "this route needs a player's bearer token") }
+    return player
+  }
+
   /// Uploads are streamed and bounded by the handler itself.
   public var maxUploadSize: Int { .max }
 }
