@@ -39,14 +39,8 @@ extension SaveServer {
     let slot = try slotName(context)
     let player = try context.requirePlayer()
     let headers = UploadHeaders(request)
-    guard let precondition = try parsePrecondition(headers) else {
-      throw APIError(
-        .preconditionRequired, "an upload needs If-None-Match: * (to create the slot) or If-Match: \"N\" (its head)")
-    }
-    _ = try parseLoser(headers)
-    _ = try parseParent(headers, precondition: precondition)
-    _ = try parseDigest(headers)
-    let deltaBase = try parseDeltaBase(headers)
+    let upload = try UploadRequest(headers)
+    let (precondition, deltaBase) = (upload.precondition, upload.deltaBase)
     let complete = try parseComplete(request)
     guard let text = request.headers[uploadLengthHeader], let length = Int64(text), length >= 0 else {
       throw APIError(.badRequest, "an upload needs Upload-Length: the bytes it will send, in all")
@@ -60,7 +54,7 @@ extension SaveServer {
       guard body.count == length else {
         throw APIError(.badRequest, "Upload-Complete: ?1 with \(body.count) of the \(length) bytes announced")
       }
-      return try await receive(headers, body: body, slot: slot, player: player)
+      return try await receive(upload, body: body, slot: slot, player: player)
     }
     // The precondition now, so a client does not send a whole upload to learn it was stale.
     let head = try await backend.head(player: player, slot: slot)
@@ -131,8 +125,9 @@ extension SaveServer {
       let headers = UploadHeaders(json: upload.headers)
     else { throw APIError(.notFound, "no upload '\(upload.id)'") }
     do {
+      // Parsed again from what was kept: the same checks the creating request passed.
       let answer = try await receive(
-        headers, body: body, slot: upload.slot, player: player, pinned: upload.deltaPiece)
+        try UploadRequest(headers), body: body, slot: upload.slot, player: player, pinned: upload.deltaPiece)
       _ = try await backend.removeUpload(player: player, id: upload.id)
       return answer
     } catch let error as APIError {

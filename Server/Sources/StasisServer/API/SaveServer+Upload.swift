@@ -12,19 +12,14 @@ extension SaveServer {
   /// signature's place) checked by the Stasis reader, the `Repr-Digest` when one is given, then
   /// the conditional write. `pinned` is the piece a resumable upload's delta was pinned to.
   func receive(
-    _ headers: UploadHeaders, body: [UInt8], slot: String, player: Player, pinned: Int64? = nil
+    _ upload: UploadRequest, body: [UInt8], slot: String, player: Player, pinned: Int64? = nil
   ) async throws -> Response {
-    guard let precondition = try parsePrecondition(headers) else {
-      throw APIError(
-        .preconditionRequired, "an upload needs If-None-Match: * (to create the slot) or If-Match: \"N\" (its head)")
-    }
-    let loser = try parseLoser(headers)
-    let parent = try parseParent(headers, precondition: precondition)
-    let digest = try parseDigest(headers)
+    let precondition = upload.precondition
+    let (loser, parent, digest) = (upload.loser, upload.parent, upload.digest)
     let limit = options.limits.bodyBytes
     var bytes = body
     var stored: StoredDelta?
-    if let deltaBase = try parseDeltaBase(headers) {
+    if let deltaBase = upload.deltaBase {
       let base: (piece: Int64?, bytes: [UInt8])?
       if let pinned, let file = try await backend.pieceFile(player: player, slot: slot, piece: pinned) {
         base = (pinned, file)
@@ -70,7 +65,7 @@ extension SaveServer {
       throw APIError(.badRequest, error.description)
     }
     let summary = document.summary
-    let device = summary.device.isEmpty ? (headers[deviceHeader] ?? "") : summary.device
+    let device = summary.device.isEmpty ? (upload.device ?? "") : summary.device
     let baseRevision: Int64? = if case .head(let base) = precondition { base } else { nil }
     var metadata = RevisionMetadata(
       slot: slot, revision: 0, baseRevision: baseRevision, bytes: Int64(bytes.count), sha256: sha256,
@@ -124,6 +119,37 @@ extension SaveServer {
         "the slot exists (head revision \(head.revision)): upload with If-Match: \"\(head.revision)\""
       }
     return APIError(.preconditionFailed, message, head: head)
+  }
+}
+
+/// An upload's headers, parsed once and checked before its body is read: what `PUT`, a
+/// resumable upload's creation and its last part act on.
+struct UploadRequest: Sendable {
+  /// `If-None-Match: *` or `If-Match: "N"`.
+  var precondition: WritePrecondition
+  /// `X-Stasis-Conflict-Loser`.
+  var loser: Int64?
+  /// `X-Stasis-Parent` (`.some(nil)`: none).
+  var parent: Int64??
+  /// `Repr-Digest`'s SHA-256, lowercase hex.
+  var digest: String?
+  /// `X-Stasis-Delta-Base`: the body is a delta on this revision.
+  var deltaBase: Int64?
+  /// `X-Stasis-Device`.
+  var device: String?
+
+  /// Parses and checks every header an upload acts on; `428` without a precondition.
+  init(_ headers: UploadHeaders) throws {
+    guard let precondition = try parsePrecondition(headers) else {
+      throw APIError(
+        .preconditionRequired, "an upload needs If-None-Match: * (to create the slot) or If-Match: \"N\" (its head)")
+    }
+    self.precondition = precondition
+    loser = try parseLoser(headers)
+    parent = try parseParent(headers, precondition: precondition)
+    digest = try parseDigest(headers)
+    deltaBase = try parseDeltaBase(headers)
+    device = headers[deviceHeader]
   }
 }
 

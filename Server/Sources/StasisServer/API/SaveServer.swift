@@ -147,19 +147,15 @@ public struct SaveServer: Sendable {
 
   private func put(_ request: Request, _ context: ServerContext) async throws -> Response {
     let slot = try slotName(context)
-    let headers = UploadHeaders(request)
-    // Checked before the body is read, so a client learns at once what is wrong.
-    guard try parsePrecondition(headers) != nil else {
-      throw APIError(
-        .preconditionRequired, "an upload needs If-None-Match: * (to create the slot) or If-Match: \"N\" (its head)")
-    }
+    // Every header checked once, before the body is read, so a client learns at once what is wrong.
+    let upload = try UploadRequest(UploadHeaders(request))
     // The body is checked as a save whatever its Content-Type says (curl's default included).
     let limit = options.limits.bodyBytes
     if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
       throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
     }
     let body = try await collect(request.body, limit: limit)
-    return try await receive(headers, body: [UInt8](buffer: body), slot: slot, player: context.requirePlayer())
+    return try await receive(upload, body: [UInt8](buffer: body), slot: slot, player: context.requirePlayer())
   }
 
   /// The body, refusing it once it passes `limit` bytes. The request deadline
