@@ -8,7 +8,6 @@ let package = Package(
   name: "StasisServer",
   platforms: [.macOS(.v15)],
   products: [
-    .library(name: "StasisServer", targets: ["StasisServer"]),
     .executable(name: "stasis-server", targets: ["stasis-server"]),
     .executable(name: "stasis-load", targets: ["stasis-load"]),
     .executable(name: "stasis-sim", targets: ["stasis-sim"]),

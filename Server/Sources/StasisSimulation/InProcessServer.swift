@@ -7,7 +7,7 @@ import NIOCore
 import NIOEmbedded
 @_spi(Simulation) import Stasis
 import StasisCloud
-@_spi(Simulation) import StasisServer
+import StasisServer
 import Synchronization
 
 /// The real `stasis-server` request handling (its Hummingbird router, middleware included)
@@ -31,7 +31,7 @@ public final class InProcessServer: Sendable {
 
   /// The database as the checker reads it: the running server's, or, while it is down, its
   /// file opened for reading (what was committed is there whether the server runs or not).
-  public var committedState: SQLiteBackend? {
+  package var committedState: SQLiteBackend? {
     if let backend { return backend }
     return inspection.withLock { inspection in
       if inspection == nil { inspection = try? SQLiteBackend(path: path) }
@@ -53,7 +53,7 @@ public final class InProcessServer: Sendable {
   }
 
   /// The backend while the server is up.
-  public var backend: SQLiteBackend? { running.withLock { $0?.backend } }
+  package var backend: SQLiteBackend? { running.withLock { $0?.backend } }
   /// True while the server answers.
   public var isUp: Bool { running.withLock { $0 != nil } }
 

@@ -3,9 +3,9 @@ import Foundation
 import Hummingbird
 
 /// A bearer token: 32 random bytes, base64url; the server keeps only its SHA-256.
-public enum BearerToken {
+package enum BearerToken {
   /// A new random token.
-  public static func generate() -> String {
+  package static func generate() -> String {
     var generator = SystemRandomNumberGenerator()
     let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
     return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
@@ -13,7 +13,7 @@ public enum BearerToken {
   }
 
   /// What the database keeps of `token`.
-  public static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Data(token.utf8))) }
+  package static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Data(token.utf8))) }
 }
 
 /// Answers 401 unless `Authorization: Bearer TOKEN` names an unrevoked player. The token never

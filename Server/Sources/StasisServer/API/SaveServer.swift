@@ -14,7 +14,7 @@ import StasisDelta
 
 /// The v1 API over a backend: routes, preconditions, validation of uploads with the Stasis
 /// reader, and the JSON the contract names.
-public struct SaveServer: Sendable {
+package struct SaveServer: Sendable {
   let backend: any SaveBackend
   let options: ServerOptions
   let clock: @Sendable () -> Int64
@@ -23,7 +23,7 @@ public struct SaveServer: Sendable {
   let studio: Studio
 
   /// A server over `backend`; `metrics` writes the Prometheus text for `/metrics`.
-  public init(
+  package init(
     backend: any SaveBackend, options: ServerOptions,
     clock: @escaping @Sendable () -> Int64 = nowMilliseconds,
     metrics: @escaping @Sendable () -> [UInt8] = { [] }
@@ -36,7 +36,7 @@ public struct SaveServer: Sendable {
   }
 
   /// The router: `/health`, `/metrics` (no token), and `/v1/...` (a token).
-  public func router() -> Router<ServerContext> {
+  package func router() -> Router<ServerContext> {
     let router = Router(context: ServerContext.self)
     router.middlewares.add(RequestLogMiddleware())
     router.middlewares.add(JSONErrorMiddleware())

@@ -1,18 +1,18 @@
 import Hummingbird
 
 /// The request context: the player the bearer token names, once the auth middleware ran.
-public struct ServerContext: RequestContext {
-  public var coreContext: CoreRequestContextStorage
+package struct ServerContext: RequestContext {
+  package var coreContext: CoreRequestContextStorage
   /// The authenticated player.
-  public var player: Player?
+  package var player: Player?
   /// The authenticated staff member (`/v1/admin/…` and the console).
-  public var staff: StaffMember?
+  package var staff: StaffMember?
   /// The signed-in console session's id and session (the console).
-  public var session: (id: String, session: StaffSession)?
+  package var session: (id: String, session: StaffSession)?
   /// The client's address: what signing in is throttled by.
-  public var remoteAddress: String
+  package var remoteAddress: String
 
-  public init(source: Source) {
+  package init(source: Source) {
     coreContext = .init(source: source)
     player = nil
     staff = nil
@@ -23,11 +23,11 @@ public struct ServerContext: RequestContext {
   /// The authenticated player, as Hummingbird's `requireIdentity()` gives an identity: a
   /// route behind the bearer-token middleware always has one, and one reached without it is
   /// answered `401`, never a crash.
-  public func requirePlayer() throws -> Player {
+  package func requirePlayer() throws -> Player {
     guard let player else { throw APIError(.unauthorized, "this route needs a player's bearer token") }
     return player
   }
 
   /// Uploads are streamed and bounded by the handler itself.
-  public var maxUploadSize: Int { .max }
+  package var maxUploadSize: Int { .max }
 }

@@ -1,23 +1,23 @@
 /// How a server runs: where it listens, what it keeps, what it allows.
-public struct ServerOptions: Sendable {
+package struct ServerOptions: Sendable {
   /// The address to listen on.
-  public var host: String
+  package var host: String
   /// The port; 0 picks a free one (the `listening on` line says which).
-  public var port: Int
+  package var port: Int
   /// Revisions kept per slot; older ones are pruned in the transaction that adds a new one.
-  public var keepRevisions: Int
+  package var keepRevisions: Int
   /// Per-player limits.
-  public var limits: PlayerLimits
+  package var limits: PlayerLimits
   /// How long a client may take to send a whole request, headers and body, on any route. The
   /// clock starts when the connection is ready for the request; an idle connection is closed
   /// when it passes. Enforced by ``SaveServer/httpServer(gate:)``.
-  public var requestTimeout: Duration
+  package var requestTimeout: Duration
   /// Marks the console's cookies `Secure`: for a server reached over TLS (a proxy in front
   /// that says `X-Forwarded-Proto: https` marks them so without it).
-  public var secureCookies: Bool
+  package var secureCookies: Bool
 
   /// Creates options.
-  public init(
+  package init(
     host: String = "127.0.0.1", port: Int = 8080, keepRevisions: Int = 10, limits: PlayerLimits = PlayerLimits(),
     requestTimeout: Duration = .seconds(30), secureCookies: Bool = false
   ) {

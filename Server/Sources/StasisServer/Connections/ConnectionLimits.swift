@@ -10,35 +10,35 @@ import Synchronization
 /// descriptors never pass `maximum + shedBand` for connections, and the rest of the soft
 /// `RLIMIT_NOFILE` (``reserved`` plus the database's) stays free for the database pool, the
 /// log and the runtime: the process never reaches `EMFILE`.
-public struct ConnectionLimits: Sendable, Equatable {
+package struct ConnectionLimits: Sendable, Equatable {
   /// Connections served at once.
-  public var maximum: Int
+  package var maximum: Int
   /// Connections past ``maximum`` accepted only to be answered `503` and closed.
-  public var shedBand: Int
+  package var shedBand: Int
 
   /// Descriptors kept for everything that is not a client connection: the runtime's event
   /// loops and thread pools, standard streams, the listening socket.
-  public static let reserved = 128
+  package static let reserved = 128
   /// The default ``shedBand``.
-  public static let defaultShedBand = 64
+  package static let defaultShedBand = 64
   /// The default ``maximum`` never passes this, however high the descriptor limit.
-  public static let defaultCeiling = 10_000
+  package static let defaultCeiling = 10_000
 
   /// Creates limits.
-  public init(maximum: Int, shedBand: Int = ConnectionLimits.defaultShedBand) {
+  package init(maximum: Int, shedBand: Int = ConnectionLimits.defaultShedBand) {
     self.maximum = maximum
     self.shedBand = shedBand
   }
 
   /// The most connections `descriptors` (the soft limit) can serve when the database keeps
   /// `databaseDescriptors` open: what is left after the reserve, the database and the band.
-  public static func largest(descriptors: Int, databaseDescriptors: Int, shedBand: Int = defaultShedBand) -> Int {
+  package static func largest(descriptors: Int, databaseDescriptors: Int, shedBand: Int = defaultShedBand) -> Int {
     descriptors - reserved - databaseDescriptors - shedBand
   }
 
   /// The default cap: ``largest(descriptors:databaseDescriptors:shedBand:)``, at most
   /// ``defaultCeiling``.
-  public static func automatic(descriptors: Int, databaseDescriptors: Int) -> ConnectionLimits {
+  package static func automatic(descriptors: Int, databaseDescriptors: Int) -> ConnectionLimits {
     ConnectionLimits(
       maximum: min(defaultCeiling, largest(descriptors: descriptors, databaseDescriptors: databaseDescriptors)))
   }
@@ -46,22 +46,22 @@ public struct ConnectionLimits: Sendable, Equatable {
 
 /// The live counts behind ``ConnectionLimits``, shared by the listening socket (which stops
 /// accepting when all are taken) and each new connection (served, or shed with a `503`).
-public final class ConnectionGate: Sendable {
+package final class ConnectionGate: Sendable {
   /// The limits it enforces.
-  public let limits: ConnectionLimits
+  package let limits: ConnectionLimits
   private let open = Atomic<Int>(0)
   private let served = Atomic<Int>(0)
   private let shedCount = Atomic<Int>(0)
 
   /// A gate enforcing `limits`.
-  public init(_ limits: ConnectionLimits) { self.limits = limits }
+  package init(_ limits: ConnectionLimits) { self.limits = limits }
 
   /// Connections accepted and not yet closed, served or shed.
-  public var openConnections: Int { open.load(ordering: .relaxed) }
+  package var openConnections: Int { open.load(ordering: .relaxed) }
   /// Connections being served.
-  public var servedConnections: Int { served.load(ordering: .relaxed) }
+  package var servedConnections: Int { served.load(ordering: .relaxed) }
   /// Connections answered `503` since start.
-  public var shedConnections: Int { shedCount.load(ordering: .relaxed) }
+  package var shedConnections: Int { shedCount.load(ordering: .relaxed) }
 
   /// Takes a place for a new connection when one of the ``ConnectionLimits/maximum`` is free;
   /// false means shed it. A true answer is given back with ``leave()`` when it closes.
@@ -92,7 +92,7 @@ public final class ConnectionGate: Sendable {
   fileprivate var isAccepting: Bool { open.load(ordering: .relaxed) < limits.maximum + limits.shedBand }
 
   /// What the listening socket asks before accepting: Hummingbird's hook on the server channel.
-  public var acceptance: some AvailableConnectionsDelegate { Acceptance(gate: self) }
+  package var acceptance: some AvailableConnectionsDelegate { Acceptance(gate: self) }
 
   private struct Acceptance: AvailableConnectionsDelegate {
     let gate: ConnectionGate

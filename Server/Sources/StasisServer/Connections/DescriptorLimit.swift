@@ -10,16 +10,16 @@ import Foundation
 /// file and socket takes one, and a process that reaches it (`EMFILE`) fails in places that
 /// cannot recover. The server raises its soft limit to the hard one at start, then sizes its
 /// connection cap below it (``ConnectionLimits``).
-public struct DescriptorLimit: Sendable, Equatable {
+package struct DescriptorLimit: Sendable, Equatable {
   /// The soft limit the process had at start.
-  public var initialSoft: Int
+  package var initialSoft: Int
   /// The soft limit now: the one that applies.
-  public var soft: Int
+  package var soft: Int
   /// The hard limit: the most the soft one can be raised to without privileges.
-  public var hard: Int
+  package var hard: Int
 
   /// Creates a description of limits (tests; ``raiseToHard()`` reads the real ones).
-  public init(initialSoft: Int, soft: Int, hard: Int) {
+  package init(initialSoft: Int, soft: Int, hard: Int) {
     self.initialSoft = initialSoft
     self.soft = soft
     self.hard = hard
@@ -27,7 +27,7 @@ public struct DescriptorLimit: Sendable, Equatable {
 
   /// Raises the soft limit to the hard one (or to the kernel's `nr_open` when the hard limit
   /// is unlimited) and returns the limits that apply. When raising fails, the soft limit stays.
-  public static func raiseToHard() -> DescriptorLimit {
+  package static func raiseToHard() -> DescriptorLimit {
     var limits = rlimit()
     guard getrlimit(resourceLimit, &limits) == 0 else {
       return DescriptorLimit(initialSoft: 1024, soft: 1024, hard: 1024)
@@ -46,7 +46,7 @@ public struct DescriptorLimit: Sendable, Equatable {
   }
 
   /// `soft 1024 (raised from 256), hard 1024`, for the `listening on` line.
-  public var description: String {
+  package var description: String {
     let hardText = hard == Int.max ? "unlimited" : String(hard)
     let raised = soft != initialSoft ? " (raised from \(initialSoft))" : ""
     return "soft \(soft)\(raised), hard \(hardText)"

@@ -56,7 +56,7 @@ extension SaveServer {
   ///   router: server.router(), server: server.httpServer(gate: gate),
   ///   configuration: .init(address: .hostname("127.0.0.1", port: 8080), availableConnectionsDelegate: gate.acceptance))
   /// ```
-  public func httpServer(gate: ConnectionGate) -> HTTPServerBuilder {
+  package func httpServer(gate: ConnectionGate) -> HTTPServerBuilder {
     let timeout = TimeAmount.nanoseconds(Int64(options.requestTimeout / .nanoseconds(1)))
     return HTTPServerBuilder { responder in
       GuardedHTTP1Channel(

@@ -1,7 +1,7 @@
 import Stasis
 
 /// What became of a delete.
-public enum DeleteOutcome: Sendable, Equatable {
+package enum DeleteOutcome: Sendable, Equatable {
   /// The slot and its revisions are gone; its revision numbers are not reused.
   case deleted
   /// The precondition did not hold.
@@ -11,7 +11,7 @@ public enum DeleteOutcome: Sendable, Equatable {
 }
 
 /// What became of discarding one revision.
-public enum DiscardOutcome: Sendable, Equatable {
+package enum DiscardOutcome: Sendable, Equatable {
   /// The revision and its bytes are gone; its number is not reused.
   case discarded
   /// The revision is the slot's head: a head is never discarded (delete the slot instead).
@@ -21,7 +21,7 @@ public enum DiscardOutcome: Sendable, Equatable {
 }
 
 /// What became of an upload.
-public enum PutOutcome: Sendable, Equatable {
+package enum PutOutcome: Sendable, Equatable {
   /// Stored and committed.
   case created(RevisionMetadata)
   /// The precondition did not hold: the head is this (nil when the slot does not exist).
@@ -35,7 +35,7 @@ public enum PutOutcome: Sendable, Equatable {
 }
 
 /// The precondition an upload or a delete carries.
-public enum WritePrecondition: Sendable, Equatable {
+package enum WritePrecondition: Sendable, Equatable {
   /// `If-None-Match: *`: the slot must not exist (it may have existed and been deleted).
   case create
   /// `If-Match: "N"`: the slot's head must be revision N.
@@ -43,7 +43,7 @@ public enum WritePrecondition: Sendable, Equatable {
 }
 
 /// What became of merging a device's settings into the player's.
-public enum SettingsMerge: Sendable, Equatable {
+package enum SettingsMerge: Sendable, Equatable {
   /// Committed: the player's settings now, and how many of the device's keys were taken.
   case merged(SettingsFile, taken: Int)
   /// The merged settings would take more than the player's limit; nothing was written.

@@ -4,7 +4,7 @@ import PostgresNIO
 import Stasis
 
 extension PostgresBackend {
-  public func mergeSettings(player: Player, _ settings: SettingsFile, limits: PlayerLimits) async throws
+  package func mergeSettings(player: Player, _ settings: SettingsFile, limits: PlayerLimits) async throws
     -> SettingsMerge
   {
     let logger = self.logger
@@ -41,7 +41,7 @@ extension PostgresBackend {
     }
   }
 
-  public func settings(player: Player) async throws -> SettingsFile {
+  package func settings(player: Player) async throws -> SettingsFile {
     let logger = self.logger
     return try await client.withConnection { connection in try await Self.settings(connection, player, logger) }
   }

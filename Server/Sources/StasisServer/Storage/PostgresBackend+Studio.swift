@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresBackend {
   // MARK: Staff
 
-  public func addStaff(name: String, role: StaffRole, passwordHash: String, at time: Int64) async throws
+  package func addStaff(name: String, role: StaffRole, passwordHash: String, at time: Int64) async throws
     -> StaffMember
   {
     let rows = try await client.query(
@@ -19,7 +19,7 @@ extension PostgresBackend {
     throw StaffError("a staff member named '\(name)' exists")
   }
 
-  public func staffMembers() async throws -> [StaffMember] {
+  package func staffMembers() async throws -> [StaffMember] {
     var members: [StaffMember] = []
     let rows = try await client.query(
       "SELECT id, name, role, created_at, disabled FROM staff ORDER BY name", logger: logger)
@@ -27,7 +27,7 @@ extension PostgresBackend {
     return members
   }
 
-  public func staffCredentials(name: String) async throws -> (StaffMember, passwordHash: String)? {
+  package func staffCredentials(name: String) async throws -> (StaffMember, passwordHash: String)? {
     let rows = try await client.query(
       "SELECT id, name, role, created_at, disabled, password_hash FROM staff WHERE name = \(name)", logger: logger)
     for try await row in rows {
@@ -37,14 +37,14 @@ extension PostgresBackend {
     return nil
   }
 
-  public func setStaffKey(name: String, keyHash: [UInt8]) async throws -> Bool {
+  package func setStaffKey(name: String, keyHash: [UInt8]) async throws -> Bool {
     let rows = try await client.query(
       "UPDATE staff SET key_hash = \(Data(keyHash)) WHERE name = \(name) RETURNING id", logger: logger)
     for try await _ in rows.decode(Int64.self) { return true }
     return false
   }
 
-  public func staff(keyHash: [UInt8]) async throws -> StaffMember? {
+  package func staff(keyHash: [UInt8]) async throws -> StaffMember? {
     let rows = try await client.query(
       "SELECT id, name, role, created_at, disabled FROM staff WHERE key_hash = \(Data(keyHash)) AND NOT disabled",
       logger: logger)
@@ -52,7 +52,7 @@ extension PostgresBackend {
     return nil
   }
 
-  public func disableStaff(name: String) async throws -> Bool {
+  package func disableStaff(name: String) async throws -> Bool {
     let rows = try await client.query(
       """
       WITH gone AS (UPDATE staff SET disabled = TRUE, key_hash = NULL WHERE name = \(name) RETURNING id),
@@ -65,7 +65,7 @@ extension PostgresBackend {
 
   // MARK: Sessions
 
-  public func createSession(
+  package func createSession(
     idHash: [UInt8], staff: StaffMember, csrf: String, at time: Int64, expiresAt: Int64
   ) async throws {
     try await client.query(
@@ -76,7 +76,7 @@ extension PostgresBackend {
       """, logger: logger)
   }
 
-  public func session(idHash: [UInt8], at time: Int64) async throws -> StaffSession? {
+  package func session(idHash: [UInt8], at time: Int64) async throws -> StaffSession? {
     let rows = try await client.query(
       """
       SELECT s.id, s.name, s.role, s.created_at, s.disabled, x.csrf, x.expires_at
@@ -90,13 +90,13 @@ extension PostgresBackend {
     return nil
   }
 
-  public func endSession(idHash: [UInt8]) async throws {
+  package func endSession(idHash: [UInt8]) async throws {
     try await client.query("DELETE FROM staff_sessions WHERE id_hash = \(Data(idHash))", logger: logger)
   }
 
   // MARK: Players and tokens
 
-  public func findPlayers(query: String, limit: Int) async throws -> [Player] {
+  package func findPlayers(query: String, limit: Int) async throws -> [Player] {
     let pattern = "%" + SQLiteBackend.escapeLike(query.lowercased()) + "%"
     let id = query.trimmingCharacters(in: .whitespaces)
     let rows = try await client.query(
@@ -107,13 +107,13 @@ extension PostgresBackend {
     return try await Self.players(rows)
   }
 
-  public func player(id: Int64) async throws -> Player? {
+  package func player(id: Int64) async throws -> Player? {
     let rows = try await client.query(
       "SELECT id, name, created_at, revoked FROM players WHERE id = \(id)", logger: logger)
     return try await Self.players(rows).first
   }
 
-  public func devices(player: Player) async throws -> [PlayerDevice] {
+  package func devices(player: Player) async throws -> [PlayerDevice] {
     let rows = try await client.query(
       """
       SELECT device, COUNT(*), MAX(uploaded_at) AS last FROM revisions WHERE player_id = \(player.id)
@@ -126,7 +126,7 @@ extension PostgresBackend {
     return devices
   }
 
-  public func tokens(player: Player) async throws -> [DeviceToken] {
+  package func tokens(player: Player) async throws -> [DeviceToken] {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
       try await Self.adoptToken(connection, player, logger)
@@ -148,7 +148,7 @@ extension PostgresBackend {
     }
   }
 
-  public func issueToken(player: Player, label: String, tokenHash: [UInt8], audit: AuditDraft) async throws -> (
+  package func issueToken(player: Player, label: String, tokenHash: [UInt8], audit: AuditDraft) async throws -> (
     DeviceToken, AuditEntry
   ) {
     let logger = self.logger
@@ -169,7 +169,7 @@ extension PostgresBackend {
     }
   }
 
-  public func revokeToken(player: Player, id: Int64, audit: AuditDraft) async throws -> AuditEntry? {
+  package func revokeToken(player: Player, id: Int64, audit: AuditDraft) async throws -> AuditEntry? {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
       try await Self.adoptToken(connection, player, logger)
@@ -189,7 +189,7 @@ extension PostgresBackend {
 
   // MARK: Staff actions on slots
 
-  public func staffPut(
+  package func staffPut(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
     delta: StoredDelta?, keep: Int, limits: PlayerLimits, audit: AuditDraft
   ) async throws -> (PutOutcome, AuditEntry?) {
@@ -205,7 +205,7 @@ extension PostgresBackend {
     }
   }
 
-  public func staffDiscard(player: Player, slot: String, revision: Int64, audit: AuditDraft) async throws -> (
+  package func staffDiscard(player: Player, slot: String, revision: Int64, audit: AuditDraft) async throws -> (
     DiscardOutcome, AuditEntry?
   ) {
     let logger = self.logger
@@ -219,12 +219,12 @@ extension PostgresBackend {
 
   // MARK: The audit log
 
-  public func appendAudit(_ draft: AuditDraft) async throws -> AuditEntry {
+  package func appendAudit(_ draft: AuditDraft) async throws -> AuditEntry {
     let logger = self.logger
     return try await client.withConnection { connection in try await Self.append(connection, draft, logger) }
   }
 
-  public func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
+  package func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
     var bindings = PostgresBindings()
     var conditions: [String] = []
     if let player = filter.player {
@@ -251,7 +251,7 @@ extension PostgresBackend {
     return entries
   }
 
-  public func auditEntry(id: Int64) async throws -> AuditEntry? {
+  package func auditEntry(id: Int64) async throws -> AuditEntry? {
     let rows = try await client.query(
       PostgresQuery(
         unsafeSQL: "SELECT \(ServerSchema.auditColumns) FROM audit a WHERE a.id = $1", binds: try Self.binds(id)),

@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 extension PostgresBackend {
-  public func createUpload(
+  package func createUpload(
     player: Player, slot: String, id: String, at time: Int64, length: Int64, headers: String, deltaRevision: Int64?
   ) async throws -> UploadCreation {
     let logger = self.logger
@@ -34,7 +34,7 @@ extension PostgresBackend {
     }
   }
 
-  public func upload(player: Player, id: String) async throws -> PendingUpload? {
+  package func upload(player: Player, id: String) async throws -> PendingUpload? {
     let rows = try await client.query(
       """
       SELECT id, slot, created_at, length, received, headers, delta_piece FROM uploads
@@ -50,7 +50,7 @@ extension PostgresBackend {
     return nil
   }
 
-  public func appendToUpload(player: Player, id: String, offset: Int64, bytes: [UInt8]) async throws -> UploadAppend {
+  package func appendToUpload(player: Player, id: String, offset: Int64, bytes: [UInt8]) async throws -> UploadAppend {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
       var found: (length: Int64, received: Int64)?
@@ -70,7 +70,7 @@ extension PostgresBackend {
     }
   }
 
-  public func uploadBody(player: Player, id: String) async throws -> [UInt8]? {
+  package func uploadBody(player: Player, id: String) async throws -> [UInt8]? {
     guard try await upload(player: player, id: id) != nil else { return nil }
     let rows = try await client.query(
       "SELECT data FROM upload_parts WHERE upload_id = \(id) ORDER BY position", logger: logger)
@@ -79,7 +79,7 @@ extension PostgresBackend {
     return body
   }
 
-  public func removeUpload(player: Player, id: String) async throws -> Bool {
+  package func removeUpload(player: Player, id: String) async throws -> Bool {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
       let rows = try await connection.query(
@@ -93,7 +93,7 @@ extension PostgresBackend {
     }
   }
 
-  public func expireUploads(before time: Int64) async throws {
+  package func expireUploads(before time: Int64) async throws {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query(
         "DELETE FROM upload_parts WHERE upload_id IN (SELECT id FROM uploads WHERE created_at < \(time))",
@@ -102,7 +102,7 @@ extension PostgresBackend {
     }
   }
 
-  public func pieceFile(player: Player, slot: String, piece: Int64) async throws -> [UInt8]? {
+  package func pieceFile(player: Player, slot: String, piece: Int64) async throws -> [UInt8]? {
     let rows = try await client.query(
       "SELECT 1 FROM pieces WHERE id = \(piece) AND player_id = \(player.id) AND slot = \(slot)", logger: logger)
     var found = false
@@ -111,7 +111,7 @@ extension PostgresBackend {
     return try await rebuild(piece: piece)
   }
 
-  public func storedBytes(player: Player, slot: String) async throws -> Int64 {
+  package func storedBytes(player: Player, slot: String) async throws -> Int64 {
     let rows = try await client.query(
       """
       SELECT (SELECT COALESCE(SUM(length(data)), 0) FROM pieces WHERE player_id = \(player.id) AND slot = \(slot))::BIGINT

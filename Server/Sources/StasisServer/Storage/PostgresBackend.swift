@@ -7,16 +7,16 @@ import Stasis
 /// upload is one transaction that locks the player's row (so per-player limits are exact)
 /// and the slot's row (so of two uploads on the same base exactly one commits: the second
 /// waits for the lock, then reads the new head). Any number of servers can share the database.
-public final class PostgresBackend: SaveBackend {
+package final class PostgresBackend: SaveBackend {
   /// The pooled client; run it (``run()``) for as long as the backend is used.
-  public let client: PostgresClient
+  package let client: PostgresClient
   let logger: Logger
 
   /// A backend for `url` (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`), with at most
   /// `connections` pooled connections. With `statementTimeout`, PostgreSQL cancels any
   /// statement that runs longer (`statement_timeout`): a request past its deadline leaves no
   /// query running behind it.
-  public init(url: String, connections: Int = 20, statementTimeout: Duration? = nil, logger: Logger) throws {
+  package init(url: String, connections: Int = 20, statementTimeout: Duration? = nil, logger: Logger) throws {
     guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
       let user = parts.user
     else {
@@ -36,11 +36,11 @@ public final class PostgresBackend: SaveBackend {
   }
 
   /// Runs the connection pool until cancelled.
-  public func run() async { await client.run() }
+  package func run() async { await client.run() }
 
   /// Creates the tables when they are missing (every statement is `IF NOT EXISTS`, so two
   /// servers starting together both succeed; the advisory lock keeps them from interleaving).
-  public func migrate() async throws {
+  package func migrate() async throws {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
       // stasis_put_v1 pruned conflict losers: it is dropped, so no server of any version calls it.
@@ -52,7 +52,7 @@ public final class PostgresBackend: SaveBackend {
     }
   }
 
-  public func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player {
+  package func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player {
     // The player and their first device token, in one statement.
     let rows = try await client.query(
       """
@@ -69,7 +69,7 @@ public final class PostgresBackend: SaveBackend {
     throw PlayerError("a player named '\(name)' exists")
   }
 
-  public func players() async throws -> [Player] {
+  package func players() async throws -> [Player] {
     var players: [Player] = []
     let rows = try await client.query("SELECT id, name, created_at, revoked FROM players ORDER BY name", logger: logger)
     for try await (id, name, createdAt, revoked) in rows.decode((Int64, String, Int64, Bool).self) {
@@ -78,21 +78,21 @@ public final class PostgresBackend: SaveBackend {
     return players
   }
 
-  public func revokePlayer(name: String) async throws -> Bool {
+  package func revokePlayer(name: String) async throws -> Bool {
     let rows = try await client.query(
       "UPDATE players SET revoked = TRUE WHERE name = \(name) RETURNING id", logger: logger)
     for try await _ in rows.decode(Int64.self) { return true }
     return false
   }
 
-  public func player(tokenHash: [UInt8]) async throws -> Player? {
+  package func player(tokenHash: [UInt8]) async throws -> Player? {
     for try await player in try await client.execute(PlayerByTokenStatement(tokenHash: tokenHash), logger: logger) {
       return player
     }
     return nil
   }
 
-  public func put(
+  package func put(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
     delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
@@ -368,14 +368,14 @@ public final class PostgresBackend: SaveBackend {
     $$
     """
 
-  public func head(player: Player, slot: String) async throws -> RevisionMetadata? {
+  package func head(player: Player, slot: String) async throws -> RevisionMetadata? {
     for try await head in try await client.execute(HeadStatement(player: player.id, slot: slot), logger: logger) {
       return head
     }
     return nil
   }
 
-  public func file(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {
+  package func file(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {
     // A revision pruned between the two reads takes its pieces with it: read again, and the
     // revision is gone (nil) or the newer head answers.
     for _ in 0..<3 {
@@ -428,7 +428,7 @@ public final class PostgresBackend: SaveBackend {
     return try PieceRules.rebuild(chain, limit: FormatLimits.maxFileSize)
   }
 
-  public func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]? {
+  package func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]? {
     try await client.withConnection { connection in
       guard try await Self.headRevision(connection, player, slot, self.logger) != nil else { return nil }
       let rows = try await connection.query(
@@ -442,7 +442,7 @@ public final class PostgresBackend: SaveBackend {
     }
   }
 
-  public func slots(player: Player) async throws -> [RevisionMetadata] {
+  package func slots(player: Player) async throws -> [RevisionMetadata] {
     let columns = Self.columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }
       .joined(separator: ", ")
     let rows = try await client.query(
@@ -457,7 +457,7 @@ public final class PostgresBackend: SaveBackend {
     return list
   }
 
-  public func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
+  package func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
       try await Self.discard(
@@ -497,7 +497,7 @@ public final class PostgresBackend: SaveBackend {
     return .discarded
   }
 
-  public func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
+  package func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
       var head: Int64?
@@ -518,7 +518,7 @@ public final class PostgresBackend: SaveBackend {
     }
   }
 
-  public func ping() async throws {
+  package func ping() async throws {
     try await client.query("SELECT 1", logger: logger)
   }
 

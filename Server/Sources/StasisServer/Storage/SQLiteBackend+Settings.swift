@@ -3,7 +3,7 @@ import GRDB
 @_spi(Simulation) import Stasis
 
 extension SQLiteBackend {
-  public func mergeSettings(player: Player, _ settings: SettingsFile, limits: PlayerLimits) async throws
+  package func mergeSettings(player: Player, _ settings: SettingsFile, limits: PlayerLimits) async throws
     -> SettingsMerge
   {
     do {
@@ -31,7 +31,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func settings(player: Player) async throws -> SettingsFile {
+  package func settings(player: Player) async throws -> SettingsFile {
     try await pool.read { db in try Self.settings(db, player: player) }
   }
 

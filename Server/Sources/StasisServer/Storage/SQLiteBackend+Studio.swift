@@ -4,7 +4,7 @@ import GRDB
 extension SQLiteBackend {
   // MARK: Staff
 
-  public func addStaff(name: String, role: StaffRole, passwordHash: String, at time: Int64) async throws
+  package func addStaff(name: String, role: StaffRole, passwordHash: String, at time: Int64) async throws
     -> StaffMember
   {
     try await pool.write { db in
@@ -18,14 +18,14 @@ extension SQLiteBackend {
     }
   }
 
-  public func staffMembers() async throws -> [StaffMember] {
+  package func staffMembers() async throws -> [StaffMember] {
     try await pool.read { db in
       try Row.fetchAll(db, sql: "SELECT id, name, role, created_at, disabled FROM staff ORDER BY name").map(
         Self.staff)
     }
   }
 
-  public func staffCredentials(name: String) async throws -> (StaffMember, passwordHash: String)? {
+  package func staffCredentials(name: String) async throws -> (StaffMember, passwordHash: String)? {
     try await pool.read { db in
       try Row.fetchOne(
         db, sql: "SELECT id, name, role, created_at, disabled, password_hash FROM staff WHERE name = ?",
@@ -34,14 +34,14 @@ extension SQLiteBackend {
     }
   }
 
-  public func setStaffKey(name: String, keyHash: [UInt8]) async throws -> Bool {
+  package func setStaffKey(name: String, keyHash: [UInt8]) async throws -> Bool {
     try await pool.write { db in
       try db.execute(sql: "UPDATE staff SET key_hash = ? WHERE name = ?", arguments: [Data(keyHash), name])
       return db.changesCount > 0
     }
   }
 
-  public func staff(keyHash: [UInt8]) async throws -> StaffMember? {
+  package func staff(keyHash: [UInt8]) async throws -> StaffMember? {
     try await pool.read { db in
       try Row.fetchOne(
         db, sql: "SELECT id, name, role, created_at, disabled FROM staff WHERE key_hash = ? AND disabled = 0",
@@ -50,7 +50,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func disableStaff(name: String) async throws -> Bool {
+  package func disableStaff(name: String) async throws -> Bool {
     try await pool.write { db in
       try db.execute(sql: "UPDATE staff SET disabled = 1, key_hash = NULL WHERE name = ?", arguments: [name])
       guard db.changesCount > 0 else { return false }
@@ -62,7 +62,7 @@ extension SQLiteBackend {
 
   // MARK: Sessions
 
-  public func createSession(
+  package func createSession(
     idHash: [UInt8], staff: StaffMember, csrf: String, at time: Int64, expiresAt: Int64
   ) async throws {
     try await pool.write { db in
@@ -73,7 +73,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func session(idHash: [UInt8], at time: Int64) async throws -> StaffSession? {
+  package func session(idHash: [UInt8], at time: Int64) async throws -> StaffSession? {
     try await pool.read { db in
       try Row.fetchOne(
         db,
@@ -86,7 +86,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func endSession(idHash: [UInt8]) async throws {
+  package func endSession(idHash: [UInt8]) async throws {
     try await pool.write { db in
       try db.execute(sql: "DELETE FROM staff_sessions WHERE id_hash = ?", arguments: [Data(idHash)])
     }
@@ -94,7 +94,7 @@ extension SQLiteBackend {
 
   // MARK: Players and tokens
 
-  public func findPlayers(query: String, limit: Int) async throws -> [Player] {
+  package func findPlayers(query: String, limit: Int) async throws -> [Player] {
     try await pool.read { db in
       let pattern = "%" + Self.escapeLike(query.lowercased()) + "%"
       return try Row.fetchAll(
@@ -107,14 +107,14 @@ extension SQLiteBackend {
     }
   }
 
-  public func player(id: Int64) async throws -> Player? {
+  package func player(id: Int64) async throws -> Player? {
     try await pool.read { db in
       try Row.fetchOne(db, sql: "SELECT id, name, created_at, revoked FROM players WHERE id = ?", arguments: [id])
         .map(Self.player)
     }
   }
 
-  public func devices(player: Player) async throws -> [PlayerDevice] {
+  package func devices(player: Player) async throws -> [PlayerDevice] {
     try await pool.read { db in
       try Row.fetchAll(
         db,
@@ -126,14 +126,14 @@ extension SQLiteBackend {
     }
   }
 
-  public func tokens(player: Player) async throws -> [DeviceToken] {
+  package func tokens(player: Player) async throws -> [DeviceToken] {
     try await pool.write { db in
       try db.execute(sql: ServerSchema.adoptToken("?"), arguments: [player.id])
       return try Self.tokens(db, player: player)
     }
   }
 
-  public func issueToken(player: Player, label: String, tokenHash: [UInt8], audit: AuditDraft) async throws -> (
+  package func issueToken(player: Player, label: String, tokenHash: [UInt8], audit: AuditDraft) async throws -> (
     DeviceToken, AuditEntry
   ) {
     try await pool.write { db in
@@ -149,7 +149,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func revokeToken(player: Player, id: Int64, audit: AuditDraft) async throws -> AuditEntry? {
+  package func revokeToken(player: Player, id: Int64, audit: AuditDraft) async throws -> AuditEntry? {
     try await pool.write { db in
       try db.execute(sql: ServerSchema.adoptToken("?"), arguments: [player.id])
       try db.execute(
@@ -164,7 +164,7 @@ extension SQLiteBackend {
 
   // MARK: Staff actions on slots
 
-  public func staffPut(
+  package func staffPut(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
     delta: StoredDelta?, keep: Int, limits: PlayerLimits, audit: AuditDraft
   ) async throws -> (PutOutcome, AuditEntry?) {
@@ -179,7 +179,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func staffDiscard(player: Player, slot: String, revision: Int64, audit: AuditDraft) async throws -> (
+  package func staffDiscard(player: Player, slot: String, revision: Int64, audit: AuditDraft) async throws -> (
     DiscardOutcome, AuditEntry?
   ) {
     try await pool.write { db in
@@ -197,11 +197,11 @@ extension SQLiteBackend {
 
   // MARK: The audit log
 
-  public func appendAudit(_ draft: AuditDraft) async throws -> AuditEntry {
+  package func appendAudit(_ draft: AuditDraft) async throws -> AuditEntry {
     try await pool.write { db in try Self.append(db, draft) }
   }
 
-  public func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
+  package func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
     try await pool.read { db in
       var conditions: [String] = []
       var arguments: [(any DatabaseValueConvertible)?] = []
@@ -226,7 +226,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func auditEntry(id: Int64) async throws -> AuditEntry? {
+  package func auditEntry(id: Int64) async throws -> AuditEntry? {
     try await pool.read { db in
       try Row.fetchOne(db, sql: "SELECT \(ServerSchema.auditColumns) FROM audit a WHERE a.id = ?", arguments: [id])
         .map(Self.auditEntry)

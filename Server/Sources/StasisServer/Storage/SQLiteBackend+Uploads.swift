@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension SQLiteBackend {
-  public func createUpload(
+  package func createUpload(
     player: Player, slot: String, id: String, at time: Int64, length: Int64, headers: String, deltaRevision: Int64?
   ) async throws -> UploadCreation {
     try await pool.write { db in
@@ -25,7 +25,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func upload(player: Player, id: String) async throws -> PendingUpload? {
+  package func upload(player: Player, id: String) async throws -> PendingUpload? {
     try await pool.read { db in
       try Row.fetchOne(
         db,
@@ -41,7 +41,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func appendToUpload(player: Player, id: String, offset: Int64, bytes: [UInt8]) async throws -> UploadAppend {
+  package func appendToUpload(player: Player, id: String, offset: Int64, bytes: [UInt8]) async throws -> UploadAppend {
     try await pool.write { db in
       guard
         let row = try Row.fetchOne(
@@ -61,7 +61,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func uploadBody(player: Player, id: String) async throws -> [UInt8]? {
+  package func uploadBody(player: Player, id: String) async throws -> [UInt8]? {
     try await pool.read { db in
       guard
         try Row.fetchOne(db, sql: "SELECT 1 FROM uploads WHERE id = ? AND player_id = ?", arguments: [id, player.id])
@@ -77,7 +77,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func removeUpload(player: Player, id: String) async throws -> Bool {
+  package func removeUpload(player: Player, id: String) async throws -> Bool {
     try await pool.write { db in
       try db.execute(sql: "DELETE FROM uploads WHERE id = ? AND player_id = ?", arguments: [id, player.id])
       guard db.changesCount > 0 else { return false }
@@ -86,7 +86,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func expireUploads(before time: Int64) async throws {
+  package func expireUploads(before time: Int64) async throws {
     try await pool.write { db in
       try db.execute(
         sql: "DELETE FROM upload_parts WHERE upload_id IN (SELECT id FROM uploads WHERE created_at < ?)",
@@ -95,7 +95,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func pieceFile(player: Player, slot: String, piece: Int64) async throws -> [UInt8]? {
+  package func pieceFile(player: Player, slot: String, piece: Int64) async throws -> [UInt8]? {
     try await pool.read { db in
       guard
         try Row.fetchOne(
@@ -106,7 +106,7 @@ extension SQLiteBackend {
     }
   }
 
-  public func storedBytes(player: Player, slot: String) async throws -> Int64 {
+  package func storedBytes(player: Player, slot: String) async throws -> Int64 {
     try await pool.read { db in
       try Int64.fetchOne(
         db,

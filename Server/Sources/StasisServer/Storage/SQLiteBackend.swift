@@ -12,11 +12,11 @@ import Synchronization
 /// The embedded backend: one SQLite file (GRDB), WAL with `synchronous=FULL`, so a `201` means
 /// the revision is in the log on disk. Writes go through one writer, which is what serialises
 /// two uploads on the same base: the second sees the first's head and gets `412`.
-public final class SQLiteBackend: SaveBackend {
+package final class SQLiteBackend: SaveBackend {
   let pool: DatabasePool
   /// Files smaller than this are stored whole (``PieceRules/smallestDelta``; the simulation's
   /// small saves chain with 0).
-  public let smallestDelta: Int
+  package let smallestDelta: Int
   #if PlantedBugs
     /// The bugs the simulation planted in this backend; empty everywhere else.
     let plantedBugs: PlantedBugs
@@ -28,12 +28,12 @@ public final class SQLiteBackend: SaveBackend {
 
     /// Arms the simulation's fault: the next upload's transaction dies before its commit, so
     /// nothing of it stays (the database rolls it back, as after a crash).
-    @_spi(Simulation) public func dieInsideNextUpload(_ armed: Bool = true) {
+    package func dieInsideNextUpload(_ armed: Bool = true) {
       dieInsideNextUpload.withLock { $0 = armed }
     }
 
     /// True once, after an armed upload's transaction died.
-    @_spi(Simulation) public func takeDiedInsideUpload() -> Bool {
+    package func takeDiedInsideUpload() -> Bool {
       diedInsideUpload.withLock { died in
         defer { died = false }
         return died
@@ -41,7 +41,7 @@ public final class SQLiteBackend: SaveBackend {
     }
 
     /// A backend with `plantedBugs` planted: the simulation's honesty check.
-    @_spi(Simulation) public convenience init(
+    package convenience init(
       path: String, plantedBugs: PlantedBugs, smallestDelta: Int = PieceRules.smallestDelta
     ) throws {
       try self.init(path: path, smallestDelta: smallestDelta, seams: Seams(plantedBugs: plantedBugs))
@@ -77,7 +77,7 @@ public final class SQLiteBackend: SaveBackend {
 
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
   /// `smallestDelta`: files smaller than this are stored whole.
-  public convenience init(path: String, smallestDelta: Int = PieceRules.smallestDelta) throws {
+  package convenience init(path: String, smallestDelta: Int = PieceRules.smallestDelta) throws {
     try self.init(path: path, smallestDelta: smallestDelta, seams: Seams())
   }
 
@@ -123,7 +123,7 @@ public final class SQLiteBackend: SaveBackend {
     try migrator.migrate(pool)
   }
 
-  public func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player {
+  package func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player {
     try await pool.write { db in
       guard try Row.fetchOne(db, sql: "SELECT 1 FROM players WHERE name = ?", arguments: [name]) == nil else {
         throw PlayerError("a player named '\(name)' exists")
@@ -139,7 +139,7 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
-  public func players() async throws -> [Player] {
+  package func players() async throws -> [Player] {
     try await pool.read { db in
       try Row.fetchAll(db, sql: "SELECT id, name, created_at, revoked FROM players ORDER BY name").map {
         Player(id: $0["id"], name: $0["name"], createdAt: $0["created_at"], revoked: $0["revoked"])
@@ -147,14 +147,14 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
-  public func revokePlayer(name: String) async throws -> Bool {
+  package func revokePlayer(name: String) async throws -> Bool {
     try await pool.write { db in
       try db.execute(sql: "UPDATE players SET revoked = 1 WHERE name = ?", arguments: [name])
       return db.changesCount > 0
     }
   }
 
-  public func player(tokenHash: [UInt8]) async throws -> Player? {
+  package func player(tokenHash: [UInt8]) async throws -> Player? {
     try await pool.read { db in
       try Row.fetchOne(db, sql: ServerSchema.playerByToken, arguments: [Data(tokenHash)]).map {
         Player(id: $0["id"], name: $0["name"], createdAt: $0["created_at"], revoked: $0["revoked"])
@@ -162,7 +162,7 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
-  public func put(
+  package func put(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
     delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
@@ -261,7 +261,7 @@ public final class SQLiteBackend: SaveBackend {
     return .created(stored)
   }
 
-  public func head(player: Player, slot: String) async throws -> RevisionMetadata? {
+  package func head(player: Player, slot: String) async throws -> RevisionMetadata? {
     try await pool.read { db in
       guard
         let head = try Int64.fetchOne(
@@ -271,7 +271,7 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
-  public func file(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {
+  package func file(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {
     try await pool.read { db in
       let wanted: Int64
       if let revision {
@@ -297,7 +297,7 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
-  public func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]? {
+  package func revisions(player: Player, slot: String) async throws -> [RevisionMetadata]? {
     try await pool.read { db in
       guard
         try Int64.fetchOne(
@@ -312,7 +312,7 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
-  public func slots(player: Player) async throws -> [RevisionMetadata] {
+  package func slots(player: Player) async throws -> [RevisionMetadata] {
     try await pool.read { db in
       try Row.fetchAll(
         db,
@@ -327,7 +327,7 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
-  public func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
+  package func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
     try await pool.write { db in try self.discard(db, player: player, slot: slot, revision: revision) }
   }
 
@@ -343,7 +343,7 @@ public final class SQLiteBackend: SaveBackend {
     return .discarded
   }
 
-  public func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
+  package func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
     try await pool.write { db in
       guard
         let head = try Int64.fetchOne(
@@ -361,7 +361,7 @@ public final class SQLiteBackend: SaveBackend {
     }
   }
 
-  public func ping() async throws {
+  package func ping() async throws {
     _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
   }
 

@@ -4,7 +4,7 @@ import Stasis
 /// Where the server keeps players, slots and revisions. Everything the server knows is here,
 /// so any number of servers can share one backend. Each method is one transaction: an
 /// upload's `created` is returned only after it committed.
-public protocol SaveBackend: StudioBackend {
+package protocol SaveBackend: StudioBackend {
   /// Adds a player with the SHA-256 of their token; refuses a name in use.
   func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player
   /// Every player, by name.
@@ -77,25 +77,25 @@ public protocol SaveBackend: StudioBackend {
 }
 
 /// An upload in progress (`POST /v1/slots/{slot}/uploads`).
-public struct PendingUpload: Sendable, Equatable {
+package struct PendingUpload: Sendable, Equatable {
   /// Its id: 32 random hex digits, in its URL.
-  public var id: String
+  package var id: String
   /// The slot it uploads to.
-  public var slot: String
+  package var slot: String
   /// When it was created, in milliseconds since the Unix epoch.
-  public var createdAt: Int64
+  package var createdAt: Int64
   /// The bytes it will have when complete (`Upload-Length`).
-  public var length: Int64
+  package var length: Int64
   /// The bytes received so far (`Upload-Offset`).
-  public var received: Int64
+  package var received: Int64
   /// The creating request's headers, as JSON: acted on when the upload completes.
-  public var headers: String
+  package var headers: String
   /// The piece its delta is built on, pinned while it is in progress.
-  public var deltaPiece: Int64?
+  package var deltaPiece: Int64?
 }
 
 /// What became of creating an upload.
-public enum UploadCreation: Sendable, Equatable {
+package enum UploadCreation: Sendable, Equatable {
   /// Recorded; the delta's base piece, when it has one, is pinned.
   case created(deltaPiece: Int64?)
   /// The revision the delta is made against is not one the slot has.
@@ -103,7 +103,7 @@ public enum UploadCreation: Sendable, Equatable {
 }
 
 /// What became of a part sent to an upload.
-public enum UploadAppend: Sendable, Equatable {
+package enum UploadAppend: Sendable, Equatable {
   /// Stored: the upload has now received this many bytes.
   case appended(received: Int64)
   /// The part's offset is not what the upload has received: this many bytes.
@@ -116,10 +116,10 @@ public enum UploadAppend: Sendable, Equatable {
 
 extension SaveBackend {
   /// Files smaller than this are stored whole (``PieceRules/smallestDelta``).
-  public var smallestDelta: Int { PieceRules.smallestDelta }
+  package var smallestDelta: Int { PieceRules.smallestDelta }
 
   /// Stores a whole file (no delta to store instead).
-  public func put(
+  package func put(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
     keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {

@@ -2,7 +2,7 @@ import Foundation
 
 /// What a staff member may do in the studio console and the admin API. Each role may do what
 /// the one before it may, and more.
-public enum StaffRole: String, Sendable, CaseIterable, Comparable, Codable {
+package enum StaffRole: String, Sendable, CaseIterable, Comparable, Codable {
   /// Reads players, slots, revisions, differences, device tokens and the audit log.
   case viewer
   /// And restores a revision, undoes a restore, issues and revokes device tokens.
@@ -18,24 +18,24 @@ public enum StaffRole: String, Sendable, CaseIterable, Comparable, Codable {
     }
   }
 
-  public static func < (lhs: StaffRole, rhs: StaffRole) -> Bool { lhs.rank < rhs.rank }
+  package static func < (lhs: StaffRole, rhs: StaffRole) -> Bool { lhs.rank < rhs.rank }
 }
 
 /// A member of the studio's staff: a console account, apart from the players' device tokens.
-public struct StaffMember: Sendable, Equatable {
+package struct StaffMember: Sendable, Equatable {
   /// The database's id.
-  public var id: Int64
+  package var id: Int64
   /// The name given to `stasis-server staff add`.
-  public var name: String
+  package var name: String
   /// What they may do.
-  public var role: StaffRole
+  package var role: StaffRole
   /// When they were added, in milliseconds since the Unix epoch.
-  public var createdAt: Int64
+  package var createdAt: Int64
   /// True once `staff remove` ran: they can no longer sign in, and their sessions and key end.
-  public var disabled: Bool
+  package var disabled: Bool
 
   /// Creates a staff record.
-  public init(id: Int64, name: String, role: StaffRole, createdAt: Int64, disabled: Bool = false) {
+  package init(id: Int64, name: String, role: StaffRole, createdAt: Int64, disabled: Bool = false) {
     self.id = id
     self.name = name
     self.role = role
@@ -45,33 +45,33 @@ public struct StaffMember: Sendable, Equatable {
 }
 
 /// A signed-in console session. The cookie holds a random id; the database keeps its SHA-256.
-public struct StaffSession: Sendable, Equatable {
+package struct StaffSession: Sendable, Equatable {
   /// Who is signed in.
-  public var staff: StaffMember
+  package var staff: StaffMember
   /// The token every form of the session carries (compared in constant time).
-  public var csrf: String
+  package var csrf: String
   /// When it ends, in milliseconds since the Unix epoch.
-  public var expiresAt: Int64
+  package var expiresAt: Int64
 }
 
 /// A player's device token, as the console shows it: never its secret, which the server
 /// never kept, only a fingerprint of its hash.
-public struct DeviceToken: Sendable, Equatable {
+package struct DeviceToken: Sendable, Equatable {
   /// The database's id (what `revoke` names).
-  public var id: Int64
+  package var id: Int64
   /// The player's id.
-  public var playerId: Int64
+  package var playerId: Int64
   /// Who or what it was issued for ("first token", "Alice's phone").
-  public var label: String
+  package var label: String
   /// The first 8 hex digits of the token's SHA-256: enough to tell two apart, nothing to sign in with.
-  public var fingerprint: String
+  package var fingerprint: String
   /// When it was issued, in milliseconds since the Unix epoch.
-  public var createdAt: Int64
+  package var createdAt: Int64
   /// When it was revoked; nil while it opens the player's saves.
-  public var revokedAt: Int64?
+  package var revokedAt: Int64?
 
   /// Creates a token record.
-  public init(id: Int64, playerId: Int64, label: String, fingerprint: String, createdAt: Int64, revokedAt: Int64?) {
+  package init(id: Int64, playerId: Int64, label: String, fingerprint: String, createdAt: Int64, revokedAt: Int64?) {
     self.id = id
     self.playerId = playerId
     self.label = label
@@ -82,17 +82,17 @@ public struct DeviceToken: Sendable, Equatable {
 }
 
 /// A device that uploaded revisions the server keeps for a player.
-public struct PlayerDevice: Sendable, Equatable {
+package struct PlayerDevice: Sendable, Equatable {
   /// The device's name, from its saves' headers.
-  public var name: String
+  package var name: String
   /// Revisions of it the server keeps.
-  public var revisions: Int64
+  package var revisions: Int64
   /// Its latest upload, in milliseconds since the Unix epoch.
-  public var lastUpload: Int64
+  package var lastUpload: Int64
 }
 
 /// What a staff member did, as the audit log records it.
-public enum AuditAction: String, Sendable, CaseIterable, Codable {
+package enum AuditAction: String, Sendable, CaseIterable, Codable {
   /// Signed in to the console.
   case signIn = "sign-in"
   /// Signed out.
@@ -112,30 +112,30 @@ public enum AuditAction: String, Sendable, CaseIterable, Codable {
 }
 
 /// An entry to append to the audit log: everything but its id and the staff member's name.
-public struct AuditDraft: Sendable, Equatable {
+package struct AuditDraft: Sendable, Equatable {
   /// When, in milliseconds since the Unix epoch.
-  public var at: Int64
+  package var at: Int64
   /// Who.
-  public var staff: StaffMember
+  package var staff: StaffMember
   /// What.
-  public var action: AuditAction
+  package var action: AuditAction
   /// The player acted on.
-  public var player: Player?
+  package var player: Player?
   /// The slot acted on.
-  public var slot: String?
+  package var slot: String?
   /// The revision acted on: restored, discarded, downloaded; a token's id for token actions.
-  public var revision: Int64?
+  package var revision: Int64?
   /// The slot's head before the action.
-  public var headBefore: Int64?
+  package var headBefore: Int64?
   /// The slot's head after it (filled in by the backend when the action makes a revision).
-  public var headAfter: Int64?
+  package var headAfter: Int64?
   /// Why, in the staff member's words.
-  public var reason: String
+  package var reason: String
   /// The entry this one undoes.
-  public var undoes: Int64?
+  package var undoes: Int64?
 
   /// Creates a draft.
-  public init(
+  package init(
     at: Int64, staff: StaffMember, action: AuditAction, player: Player? = nil, slot: String? = nil,
     revision: Int64? = nil, headBefore: Int64? = nil, headAfter: Int64? = nil, reason: String = "",
     undoes: Int64? = nil
@@ -154,36 +154,36 @@ public struct AuditDraft: Sendable, Equatable {
 }
 
 /// One entry of the append-only audit log.
-public struct AuditEntry: Sendable, Equatable {
+package struct AuditEntry: Sendable, Equatable {
   /// Its number: entries are numbered in the order they were appended.
-  public var id: Int64
+  package var id: Int64
   /// When, in milliseconds since the Unix epoch.
-  public var at: Int64
+  package var at: Int64
   /// Who (their name when it was recorded).
-  public var staff: String
+  package var staff: String
   /// What.
-  public var action: AuditAction
+  package var action: AuditAction
   /// The player's id and name, when the action was on a player.
-  public var playerId: Int64?
+  package var playerId: Int64?
   /// The player's name when it was recorded.
-  public var player: String?
+  package var player: String?
   /// The slot.
-  public var slot: String?
+  package var slot: String?
   /// The revision (or token id) acted on.
-  public var revision: Int64?
+  package var revision: Int64?
   /// The head before.
-  public var headBefore: Int64?
+  package var headBefore: Int64?
   /// The head after.
-  public var headAfter: Int64?
+  package var headAfter: Int64?
   /// Why.
-  public var reason: String
+  package var reason: String
   /// The entry this one undoes.
-  public var undoes: Int64?
+  package var undoes: Int64?
   /// The entry that undid this one, when one did.
-  public var undoneBy: Int64?
+  package var undoneBy: Int64?
 
   /// Creates an entry.
-  public init(
+  package init(
     id: Int64, at: Int64, staff: String, action: AuditAction, playerId: Int64?, player: String?, slot: String?,
     revision: Int64?, headBefore: Int64?, headAfter: Int64?, reason: String, undoes: Int64?, undoneBy: Int64?
   ) {
@@ -204,18 +204,18 @@ public struct AuditEntry: Sendable, Equatable {
 }
 
 /// Which audit entries to list: newest first, at most `limit`.
-public struct AuditFilter: Sendable, Equatable {
+package struct AuditFilter: Sendable, Equatable {
   /// Only entries about this player (by name).
-  public var player: String?
+  package var player: String?
   /// Only entries by this staff member (by name).
-  public var staff: String?
+  package var staff: String?
   /// Only entries older than this id (the next page).
-  public var before: Int64?
+  package var before: Int64?
   /// At most this many.
-  public var limit: Int
+  package var limit: Int
 
   /// Creates a filter.
-  public init(player: String? = nil, staff: String? = nil, before: Int64? = nil, limit: Int = 100) {
+  package init(player: String? = nil, staff: String? = nil, before: Int64? = nil, limit: Int = 100) {
     self.player = player
     self.staff = staff
     self.before = before
@@ -226,7 +226,7 @@ public struct AuditFilter: Sendable, Equatable {
 /// Where the studio console keeps its staff, sessions and audit log, and the player records it
 /// reads and changes: in the same database as the saves. A staff action that changes a slot or
 /// a token is one transaction with its audit entry, so no change goes unrecorded.
-public protocol StudioBackend: Sendable {
+package protocol StudioBackend: Sendable {
   /// Adds a staff member with a bcrypt hash of their password; refuses a name in use.
   func addStaff(name: String, role: StaffRole, passwordHash: String, at time: Int64) async throws -> StaffMember
   /// Every staff member, by name.
@@ -285,12 +285,12 @@ public protocol StudioBackend: Sendable {
 }
 
 /// A staff name that `staff add` refuses, or an action the backend refuses.
-public struct StaffError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct StaffError: Error, Sendable, Equatable, CustomStringConvertible {
   /// One line.
-  public var description: String
+  package var description: String
 
   /// Creates an error.
-  public init(_ description: String) { self.description = description }
+  package init(_ description: String) { self.description = description }
 }
 
 extension DeviceToken {

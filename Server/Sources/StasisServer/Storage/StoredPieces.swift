@@ -3,14 +3,14 @@ import StasisDelta
 
 /// A delta that rebuilds an upload's file from a piece the server stores: the device's own
 /// delta against the revision it named, or one the server made against the head.
-public struct StoredDelta: Sendable, Equatable {
+package struct StoredDelta: Sendable, Equatable {
   /// The piece the delta applies to.
-  public var basePiece: Int64
+  package var basePiece: Int64
   /// The delta (``SaveDelta``), already checked to rebuild the file exactly.
-  public var bytes: [UInt8]
+  package var bytes: [UInt8]
 
   /// Creates a stored delta.
-  public init(basePiece: Int64, bytes: [UInt8]) {
+  package init(basePiece: Int64, bytes: [UInt8]) {
     self.basePiece = basePiece
     self.bytes = bytes
   }
@@ -28,11 +28,11 @@ public struct StoredDelta: Sendable, Equatable {
 ///
 /// So reading a revision applies at most 16 deltas, whose bytes are at most half the file's,
 /// and a slot stores at most two whole copies beside the deltas it needs.
-public enum PieceRules {
+package enum PieceRules {
   /// Files smaller than this are stored whole (64 KiB).
-  public static let smallestDelta = 64 * 1024
+  package static let smallestDelta = 64 * 1024
   /// Deltas on a chain before a whole copy.
-  public static let longestChain = 16
+  package static let longestChain = 16
 
   /// True when a delta of `delta` bytes may go on a chain whose last piece has `depth` deltas
   /// of `chain` bytes, for a file of `size` bytes.

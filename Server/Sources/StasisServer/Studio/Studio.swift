@@ -9,17 +9,17 @@ import Synchronization
 /// What the studio's staff may do, with its rules in one place: the role each action needs,
 /// and an audit entry for each change, written in the change's own transaction. The console's
 /// pages, the admin API (`/v1/admin/…`) and `stasis-server admin …` all act through it.
-public struct Studio: Sendable {
+package struct Studio: Sendable {
   let backend: any SaveBackend
   let options: ServerOptions
   let clock: @Sendable () -> Int64
   let throttle: SignInThrottle
 
   /// How long a console session lasts from sign-in.
-  public static let sessionLength: Int64 = 8 * 60 * 60 * 1000
+  package static let sessionLength: Int64 = 8 * 60 * 60 * 1000
 
   /// A studio over `backend`, with the server's options and clock (milliseconds since the epoch).
-  public init(
+  package init(
     backend: any SaveBackend, options: ServerOptions, clock: @escaping @Sendable () -> Int64 = nowMilliseconds
   ) {
     self.backend = backend
@@ -40,7 +40,7 @@ public struct Studio: Sendable {
 
   /// Checks a name and password, throttled per address and per account, and starts a session:
   /// its id (for the cookie; only its hash is stored) and its CSRF token.
-  public func signIn(name: String, password: String, address: String) async throws -> (
+  package func signIn(name: String, password: String, address: String) async throws -> (
     id: String, session: StaffSession
   ) {
     let now = clock()
@@ -69,32 +69,32 @@ public struct Studio: Sendable {
   }
 
   /// The session a cookie's id names, unless it ended.
-  public func session(id: String) async throws -> StaffSession? {
+  package func session(id: String) async throws -> StaffSession? {
     try await backend.session(idHash: BearerToken.hash(id), at: clock())
   }
 
   /// Ends a session.
-  public func signOut(id: String, staff: StaffMember) async throws {
+  package func signOut(id: String, staff: StaffMember) async throws {
     try await backend.endSession(idHash: BearerToken.hash(id))
     _ = try await backend.appendAudit(AuditDraft(at: clock(), staff: staff, action: .signOut))
   }
 
   /// The staff member an API key names.
-  public func staff(key: String) async throws -> StaffMember? {
+  package func staff(key: String) async throws -> StaffMember? {
     try await backend.staff(keyHash: BearerToken.hash(key))
   }
 
   // MARK: Reading
 
   /// Players by name or id.
-  public func findPlayers(_ query: String) async throws -> [Player] {
+  package func findPlayers(_ query: String) async throws -> [Player] {
     let trimmed = try Self.text(query, "a search").trimmingCharacters(in: .whitespaces)
     guard !trimmed.isEmpty else { return try await Array(backend.players().prefix(50)) }
     return try await backend.findPlayers(query: trimmed, limit: 50)
   }
 
   /// A player, or `notFound`.
-  public func player(id: Int64) async throws -> Player {
+  package func player(id: Int64) async throws -> Player {
     guard let player = try await backend.player(id: id) else {
       throw StudioError(.notFound, "no player with id \(id)")
     }
@@ -102,7 +102,7 @@ public struct Studio: Sendable {
   }
 
   /// A player's slots (their heads), devices and device tokens.
-  public func overview(of player: Player) async throws -> PlayerOverview {
+  package func overview(of player: Player) async throws -> PlayerOverview {
     async let slots = backend.slots(player: player)
     async let devices = backend.devices(player: player)
     async let tokens = backend.tokens(player: player)
@@ -111,7 +111,7 @@ public struct Studio: Sendable {
 
   /// A slot's revisions, newest first, each with what it is: the head, a kept loser (and to
   /// what it lost), a merge's input, a restore's copy.
-  public func history(of player: Player, slot: String) async throws -> SlotHistory {
+  package func history(of player: Player, slot: String) async throws -> SlotHistory {
     guard let revisions = try await backend.revisions(player: player, slot: slot),
       let head = try await backend.head(player: player, slot: slot)
     else { throw StudioError(.notFound, "\(player.name) has no slot '\(slot)'") }
@@ -122,7 +122,7 @@ public struct Studio: Sendable {
   }
 
   /// A revision's metadata and bytes.
-  public func file(of player: Player, slot: String, revision: Int64) async throws -> (RevisionMetadata, [UInt8]) {
+  package func file(of player: Player, slot: String, revision: Int64) async throws -> (RevisionMetadata, [UInt8]) {
     guard let found = try await backend.file(player: player, slot: slot, revision: revision) else {
       throw StudioError(.notFound, "slot '\(slot)' of \(player.name) has no revision \(revision)")
     }
@@ -130,7 +130,7 @@ public struct Studio: Sendable {
   }
 
   /// A revision's file, for download: recorded in the audit log.
-  public func download(_ staff: StaffMember, player: Player, slot: String, revision: Int64) async throws -> (
+  package func download(_ staff: StaffMember, player: Player, slot: String, revision: Int64) async throws -> (
     RevisionMetadata, [UInt8]
   ) {
     let found = try await file(of: player, slot: slot, revision: revision)
@@ -140,7 +140,7 @@ public struct Studio: Sendable {
   }
 
   /// The audit log.
-  public func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
+  package func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
     _ = try Self.text(filter.player ?? "", "a player's name")
     _ = try Self.text(filter.staff ?? "", "a staff member's name")
     return try await backend.audit(filter)
@@ -152,7 +152,7 @@ public struct Studio: Sendable {
   /// with the same conditional write as a device's upload (`expectedHead`, the head the staff
   /// member saw; the current one when nil). The head it replaces is kept, as a conflict's loser
   /// is, until an admin discards it. A device's upload that lands first makes this `stale`.
-  public func restore(
+  package func restore(
     _ staff: StaffMember, player: Player, slot: String, revision: Int64, expectedHead: Int64?, reason: String
   ) async throws -> RestoreResult {
     try require(staff, .support, to: "restoring a revision")
@@ -176,7 +176,7 @@ public struct Studio: Sendable {
   /// Undoes a restore from its audit entry: the head before it, as a new revision on top,
   /// while the slot's head is still the restore's. Once a device has saved over the restore,
   /// undoing it would hide that save: restore the revision wanted instead.
-  public func undo(_ staff: StaffMember, entry id: Int64, reason: String) async throws -> RestoreResult {
+  package func undo(_ staff: StaffMember, entry id: Int64, reason: String) async throws -> RestoreResult {
     try require(staff, .support, to: "undoing a restore")
     let reason = try Self.reason(reason)
     guard let entry = try await backend.auditEntry(id: id) else {
@@ -255,7 +255,7 @@ public struct Studio: Sendable {
   // MARK: Discarding
 
   /// Deletes a kept loser for good, only for an admin, who names it (`confirm` is `SLOT rN`).
-  public func discard(
+  package func discard(
     _ staff: StaffMember, player: Player, slot: String, revision: Int64, confirm: String, reason: String
   ) async throws -> AuditEntry {
     try require(staff, .admin, to: "discarding a kept revision")
@@ -282,7 +282,7 @@ public struct Studio: Sendable {
   // MARK: Device tokens
 
   /// Issues a device token: its secret is returned once and never kept.
-  public func issueToken(_ staff: StaffMember, player: Player, label: String, reason: String) async throws -> (
+  package func issueToken(_ staff: StaffMember, player: Player, label: String, reason: String) async throws -> (
     secret: String, token: DeviceToken, entry: AuditEntry
   ) {
     try require(staff, .support, to: "issuing a device token")
@@ -299,7 +299,7 @@ public struct Studio: Sendable {
   }
 
   /// Revokes one of the player's device tokens.
-  public func revokeToken(_ staff: StaffMember, player: Player, id: Int64, reason: String) async throws -> AuditEntry {
+  package func revokeToken(_ staff: StaffMember, player: Player, id: Int64, reason: String) async throws -> AuditEntry {
     try require(staff, .support, to: "revoking a device token")
     let reason = try Self.reason(reason)
     guard
@@ -345,33 +345,33 @@ public struct Studio: Sendable {
 }
 
 /// A player, their slots' heads, devices and device tokens.
-public struct PlayerOverview: Sendable {
+package struct PlayerOverview: Sendable {
   /// The player.
-  public var player: Player
+  package var player: Player
   /// Each slot's head, by slot name.
-  public var slots: [RevisionMetadata]
+  package var slots: [RevisionMetadata]
   /// The devices that uploaded their kept revisions.
-  public var devices: [PlayerDevice]
+  package var devices: [PlayerDevice]
   /// Their device tokens.
-  public var tokens: [DeviceToken]
+  package var tokens: [DeviceToken]
 }
 
 /// A slot's history: its revisions, newest first, and the staff actions on it.
-public struct SlotHistory: Sendable {
+package struct SlotHistory: Sendable {
   /// The player.
-  public var player: Player
+  package var player: Player
   /// The slot.
-  public var slot: String
+  package var slot: String
   /// The head revision.
-  public var head: Int64
+  package var head: Int64
   /// Every revision the server keeps, newest first.
-  public var revisions: [RevisionMetadata]
+  package var revisions: [RevisionMetadata]
   /// The audit entries about the slot, newest first.
-  public var audit: [AuditEntry]
+  package var audit: [AuditEntry]
 
   /// What a revision is, in a few words: the head, a kept loser and to what it lost, a
   /// merge's input, a restore's or an undo's copy.
-  public func roles(of revision: RevisionMetadata) -> [String] {
+  package func roles(of revision: RevisionMetadata) -> [String] {
     var roles: [String] = []
     if revision.revision == head { roles.append("head") }
     if let entry = audit.first(where: { $0.headAfter == revision.revision && $0.action != .discard }) {
@@ -397,17 +397,17 @@ public struct SlotHistory: Sendable {
 }
 
 /// A restore's (or an undo's) new head and its audit entry.
-public struct RestoreResult: Sendable {
+package struct RestoreResult: Sendable {
   /// The new head.
-  public var revision: RevisionMetadata
+  package var revision: RevisionMetadata
   /// The audit entry recording it.
-  public var entry: AuditEntry
+  package var entry: AuditEntry
 }
 
 /// Why a staff action was refused, with the HTTP status the API and the console answer.
-public struct StudioError: Error, Sendable, CustomStringConvertible {
+package struct StudioError: Error, Sendable, CustomStringConvertible {
   /// The kinds, by their HTTP status.
-  public enum Kind: Int, Sendable {
+  package enum Kind: Int, Sendable {
     /// 400.
     case badRequest = 400
     /// 401.
@@ -425,14 +425,14 @@ public struct StudioError: Error, Sendable, CustomStringConvertible {
   }
 
   /// What kind.
-  public var kind: Kind
+  package var kind: Kind
   /// One line.
-  public var description: String
+  package var description: String
   /// Seconds to wait (a throttled sign-in).
-  public var retryAfter: Int64?
+  package var retryAfter: Int64?
 
   /// Creates an error.
-  public init(_ kind: Kind, _ description: String, retryAfter: Int64? = nil) {
+  package init(_ kind: Kind, _ description: String, retryAfter: Int64? = nil) {
     self.kind = kind
     self.description = description
     self.retryAfter = retryAfter
