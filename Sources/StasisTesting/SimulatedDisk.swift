@@ -318,6 +318,18 @@ public final class SimulatedDisk: FileSystem {
     }
   }
 
+  public func removeDirectory(_ path: String) throws(FileSystemError) {
+    try check("rmdir", path)
+    try locked("rmdir", path) { state throws(FileSystemError) in
+      guard state.folders.contains(path) else { throw FileSystemError("rmdir", path, .noSuchFile) }
+      let holds =
+        state.names.keys.contains { Self.folder(of: $0) == path }
+        || state.folders.contains { Self.folder(of: $0) == path }
+      guard !holds else { throw FileSystemError("rmdir", path, .directoryNotEmpty) }
+      state.folders.remove(path)
+    }
+  }
+
   public func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
     try check("read", path)
     return try locked("read", path) { state throws(FileSystemError) -> [UInt8] in

@@ -28,6 +28,20 @@ struct SimulatedDiskTests {
     #expect(second.contains(".tmp-boot1-"), "a new process of the simulated machine: \(second)")
   }
 
+  @Test("deleting a slot goes through the file system: on a simulated disk its folder goes too")
+  func deleteSlotRemovesTheFolder() throws {
+    let disk = SimulatedDisk()
+    let store = SaveStore(directory: "/saves", fileSystem: disk)
+    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait()
+    #expect(disk.kind(of: "/saves/autosave") == .directory)
+    #expect(throws: FileSystemError.self, "a folder that holds files is not removed") {
+      try disk.removeDirectory("/saves")
+    }
+    try store.deleteSlot("autosave")
+    #expect(disk.kind(of: "/saves/autosave") != .directory, "the empty folder went with the slot")
+    #expect(try disk.contents(ofDirectory: "/saves").filter { !$0.hasPrefix(".") } == [])
+  }
+
   @Test("the real disk names them from the process id, so two processes never share one")
   func realNames() {
     #expect(PosixFileSystem().temporaryTag == String(getpid()))

@@ -49,6 +49,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
   public static let quotaExceeded = Errno(rawValue: EDQUOT)
   /// `EPERM`: the operation is not permitted.
   public static let notPermitted = Errno(rawValue: EPERM)
+  /// `ENOTEMPTY`: the folder still holds entries.
+  public static let directoryNotEmpty = Errno(rawValue: ENOTEMPTY)
 
   /// The C constant's name where known, then the system's message.
   public var description: String {
@@ -153,6 +155,8 @@ public protocol FileSystem: Sendable {
   func fsyncDirectory(_ path: String) throws(FileSystemError)
   /// Creates a folder; returns false when it already existed.
   func makeDirectory(_ path: String) throws(FileSystemError) -> Bool
+  /// Removes an empty folder (`rmdir`).
+  func removeDirectory(_ path: String) throws(FileSystemError)
   /// Reads at most `limit` bytes from the start of a regular file (never through a link).
   func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]
   /// The names in a folder, sorted.
@@ -173,6 +177,12 @@ public protocol FileSystem: Sendable {
 extension FileSystem {
   /// The process id.
   public var temporaryTag: String { String(getpid()) }
+
+  /// `rmdir` on the real disk: what a file system of your own written before this requirement
+  /// did when a slot was deleted (a simulated one overrides it).
+  public func removeDirectory(_ path: String) throws(FileSystemError) {
+    if rmdir(path) != 0 { throw FileSystemError("rmdir", path, Errno(rawValue: errno)) }
+  }
 }
 
 /// The real file system, through POSIX calls. `EINTR` is retried in one place; `close` is not.
@@ -327,6 +337,7 @@ extension FileSystemWrapper {
   public func unlink(_ path: String) throws(FileSystemError) { try wrapped.unlink(path) }
   public func fsyncDirectory(_ path: String) throws(FileSystemError) { try wrapped.fsyncDirectory(path) }
   public func makeDirectory(_ path: String) throws(FileSystemError) -> Bool { try wrapped.makeDirectory(path) }
+  public func removeDirectory(_ path: String) throws(FileSystemError) { try wrapped.removeDirectory(path) }
   public func read(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
     try wrapped.read(path, limit: limit)
   }

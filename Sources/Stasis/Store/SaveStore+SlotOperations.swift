@@ -61,7 +61,7 @@ extension SaveStore {
     }
     // The lock file goes last, outside the lock; the empty folder goes with it.
     try? fileSystem.unlink("\(folder(of: slot))/.lock")
-    _ = rmdir(folder(of: slot))
+    try? fileSystem.removeDirectory(folder(of: slot))
     try? fileSystem.fsyncDirectory(directory)
   }
 
