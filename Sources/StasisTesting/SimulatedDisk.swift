@@ -48,6 +48,9 @@ public final class SimulatedDisk: FileSystem {
     var holdNotify: DispatchSemaphore?
     /// Bumped by each crash: a mount of an older boot is a dead process's, and does nothing.
     var boot = 0
+    /// Per folder whose flush failed: how many of its pending changes (the oldest) were made
+    /// before that failure. A writer was told those failed; a crash may keep them.
+    var flushFailed: [String: Int] = [:]
   }
 
   private final class Shared: Sendable {
@@ -159,6 +162,7 @@ public final class SimulatedDisk: FileSystem {
         for change in changes.prefix(kept) { Self.apply(change, to: &state.durableNames) }
       }
       state.pending.removeAll()
+      state.flushFailed.removeAll()
       state.names = state.durableNames
       state.descriptors.removeAll()
       state.hold?.signal()
@@ -293,8 +297,16 @@ public final class SimulatedDisk: FileSystem {
   }
 
   public func fsyncDirectory(_ path: String) throws(FileSystemError) {
-    try check("fsyncDirectory", path)
+    do {
+      try check("fsyncDirectory", path)
+    } catch {
+      _ = try? locked("fsyncDirectory", path) { state throws(FileSystemError) in
+        state.flushFailed[path] = state.pending.filter { $0.folder == path }.count
+      }
+      throw error
+    }
     try locked("fsyncDirectory", path) { state throws(FileSystemError) in
+      state.flushFailed[path] = nil
       var rest: [(folder: String, change: NameChange)] = []
       for entry in state.pending {
         if entry.folder == path {
@@ -315,6 +327,24 @@ public final class SimulatedDisk: FileSystem {
       guard state.folders.contains(Self.folder(of: path)) else { throw FileSystemError("mkdir", path, .noSuchFile) }
       state.folders.insert(path)
       return true
+    }
+  }
+
+  /// The paths put in place (created or renamed into their folder) whose folder's flush then
+  /// failed, and that no flush has made durable since, sorted: the changes a writer was told
+  /// failed that a crash now may keep or lose. (A timers file whose firing write failed this way
+  /// may come back after a crash without the timer, and without its firing.)
+  public var unflushedAfterFailedFlush: [String] {
+    shared.state.withLock { state in
+      var paths: [String] = []
+      for (folder, count) in state.flushFailed {
+        for entry in state.pending.filter({ $0.folder == folder }).prefix(count) {
+          if case .link(let path, _) = entry.change, state.names[path] != nil, !paths.contains(path) {
+            paths.append(path)
+          }
+        }
+      }
+      return paths.sorted()
     }
   }
 

@@ -42,6 +42,23 @@ struct SimulatedDiskTests {
     #expect(try disk.contents(ofDirectory: "/saves").filter { !$0.hasPrefix(".") } == [])
   }
 
+  @Test("a rename whose folder flush failed is reported as unflushed until a flush succeeds or a crash decides")
+  func unflushedAfterFailedFlush() throws {
+    let disk = SimulatedDisk()
+    let store = SaveStore(directory: "/saves", fileSystem: disk)
+    _ = try store.save(TestGameState.sample(), codec: testCodec, slot: "autosave").wait()
+    #expect(disk.unflushedAfterFailedFlush == [])
+    disk.fail(.fsyncDirectory, times: 1, with: .noSpace)
+    var state = TestGameState.sample()
+    state.score.points = 2
+    #expect(throws: SaveFileError.self) {
+      try store.save(state, codec: testCodec, slot: "autosave").wait()
+    }
+    #expect(disk.unflushedAfterFailedFlush == ["/saves/autosave/0000000002.stasis"], "in place, told it failed")
+    try disk.fsyncDirectory("/saves/autosave")
+    #expect(disk.unflushedAfterFailedFlush == [], "a later flush made it durable")
+  }
+
   @Test("the real disk names them from the process id, so two processes never share one")
   func realNames() {
     #expect(PosixFileSystem().temporaryTag == String(getpid()))

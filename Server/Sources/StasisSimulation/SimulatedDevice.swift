@@ -103,6 +103,9 @@ final class SimulatedDevice {
 
   /// The process ends without a word (SIGKILL); the disk keeps what a real one would.
   func kill(_ random: inout SeededGenerator) -> Int {
+    if disk.unflushedAfterFailedFlush.contains("\(Self.directory)/.timers") {  // TimerCenter's file
+      recipes.killedWithUnflushedTimers()
+    }
     let crashed = disk.crash { choices in random.below(choices) }
     disk = crashed.disk
     line?.cut()

@@ -79,6 +79,10 @@ public struct TimerFiring: Sendable, Equatable, CustomStringConvertible {
 ///
 /// A firing is written before it is delivered: a write that fails delivers nothing, and the
 /// timer fires on a later check. Save the game after acting on a firing, as after any change.
+/// (A firing is delivered at most once. When the disk fails to flush the folder after the new
+/// file is already in place, and the process is killed before any later flush, the crash may
+/// keep that file: the timer is then gone without its firing. No store can both deliver at most
+/// once and never lose one then; the failure is logged when it happens.)
 ///
 /// ```swift
 /// let timers = try TimerCenter(store: store, application: app)
