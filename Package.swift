@@ -196,7 +196,8 @@ let package = Package(
     .testTarget(
       name: "StasisCloudTests",
       dependencies: [
-        "Stasis", "StasisCloud", .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Cloud"])),
+        "Stasis", "StasisCloud", "StasisTesting",
+        .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Cloud"])),
       ]),
     // What the test targets share: the repository's root, built products, processes.
     .target(name: "TestSupport", path: "Tests/Support"),
@@ -204,7 +205,8 @@ let package = Package(
       name: "DemoGameTests",
       dependencies: ["DemoGame", "DemoRecords", "Stasis", "StasisMerge", "StasisTesting", "TestSupport"]),
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
-    .testTarget(name: "CLITests", dependencies: ["Stasis", "StasisRecords", "TestSupport"]),
+    // The goldens: what each command prints, as files (Golden.swift).
+    .testTarget(name: "CLITests", dependencies: ["Stasis", "StasisRecords", "TestSupport"], exclude: ["Goldens"]),
     // StasisInspect's strings against what the built `stasis` prints for the same saves.
     .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "TestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.

@@ -75,12 +75,11 @@ scripts/docs.sh 2>&1 | tail -40   # public symbols per library, the names and li
 stage "swift test"
 STASIS_USE_RELEASE=1 swift test --skip-build
 stage "build Server/ (with the PlantedBugs trait: the simulation's build)"
-# The server's tests also run the CLI and the demo: built from the root's sources, next to them.
+# The server's tests also run the CLI and the demo: the root's builds above (built once).
 # Server/ is built and tested with the PlantedBugs trait, which compiles in the bugs stasis-sim
 # plants (here and in the library); the root's builds above have none. The symbols prove it:
 # the simulation's binary holds them (the control), the games' binaries none.
-(cd Server && swift build --build-tests --traits PlantedBugs && swift build --product stasis --traits PlantedBugs \
-  && swift build --product stasis-demo --traits PlantedBugs)
+(cd Server && swift build --build-tests --traits PlantedBugs)
 scripts/check-no-planted-bugs.sh --control Server/.build/debug/stasis-sim \
   .build/release/stasis-demo .build/debug/stasis-demo .build/debug/stasis
 stage "swift test, Server/"

@@ -181,15 +181,17 @@ extension Cloud {
     }
 
     func run() async throws {
-      let taken: ConflictDecision? = take == "ours" ? .ours : take == "theirs" ? .theirs : nil
-      let configuration = CloudSyncConfiguration(policy: .manual, onConflict: { _ in taken })
-      let (_, _, sync) = try options.open(try checkedSlot(slot), configuration: configuration)
-      let rules = try declarations.map(MergeDeclarations.read) ?? MergeRules()
-      let policy: ConflictPolicy =
-        take == "merge"
-        ? .merge(rules: rules, fallback: fallback.flatMap { ConflictPolicy(name: $0) } ?? .manual)
-        : .manual
-      let report = await sync!.resolve(with: policy, named: take == "merge" ? "merge" : "take \(take)")
+      let (_, _, sync) = try options.open(
+        try checkedSlot(slot), configuration: CloudSyncConfiguration(policy: .manual))
+      let report: SyncReport
+      switch take {
+      case "ours": report = await sync!.resolve(taking: .ours)
+      case "theirs": report = await sync!.resolve(taking: .theirs)
+      default:
+        let rules = try declarations.map(MergeDeclarations.read) ?? MergeRules()
+        report = await sync!.resolve(
+          with: .merge(rules: rules, fallback: fallback.flatMap { ConflictPolicy(name: $0) } ?? .manual))
+      }
       for event in sync!.status.events { Terminal.standardOutput.line(event.message) }
       if let conflict = sync!.status.conflicts.last {
         for field in conflict.fields.prefix(50) { Terminal.standardOutput.line("  \(field)") }
@@ -293,7 +295,8 @@ private func releaseKept(_ generation: Int, slot: String, saves: String) throws 
   guard store.keptGenerations(of: name).contains(where: { $0.generation == generation }) else {
     throw fail(
       SaveFileError(
-        .notFound, "slot '\(slot)' keeps no generation \(generation)", context: .init(file: store.folder(of: name))))
+        .notFound, "slot '\(slot)' keeps no generation \(generation)",
+        context: .init(file: store.folder(of: name))))
   }
   do {
     try store.release(generation: generation, slot: name)

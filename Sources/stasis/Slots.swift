@@ -144,7 +144,7 @@ struct Recover: ParsableCommand {
       if let generation {
         guard existing.contains(generation) else {
           throw SaveFileError(
-            .notFound,
+            .noSuchGeneration,
             "slot '\(slot)' has no generation \(generation) (it has \(existing.map(String.init).joined(separator: ", ")))",
             context: .init(file: store.folder(of: slot)))
         }

@@ -26,10 +26,14 @@ enum Exit {
   static let invalid = ExitCode(1)
   static let io = ExitCode(74)
 
-  /// 74 for what could not be read at all, 1 for what was read and found wrong.
+  /// 74 for what could not be read at all (the system refused, or nothing is there), 1 for
+  /// what was read and found wrong.
   static func code(for error: SaveFileError) -> ExitCode {
-    error.kind == .io || error.kind == .notFound ? io : invalid
+    unreadable.contains(error.kind) ? io : invalid
   }
+
+  /// The kinds that mean the file could not be read at all.
+  static let unreadable: Set<SaveFileError.Kind> = [.io, .notARegularFile, .notFound, .noSuchGeneration]
 }
 
 /// Prints one line to standard error and exits with the error's code.

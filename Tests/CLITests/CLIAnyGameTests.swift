@@ -84,42 +84,11 @@ struct CLIAnyGameTests {
 
     let slots = try fixtures.stasis("slots", "Saves")
     #expect(slots.status == 0)
-    #expect(
-      slots.out == """
-        slot     generation  saved at              summary.bytes  causeOfDeath      summary.device  summary.generation  playerLevel  summary.progress  summary.valid  play time  progress  device  bytes  valid
-        dungeon           1  2026-01-01T00:00:00Z             12  killed by an orc  the orc's club                   7            1  deep              no               600.0 s      50 %  deck    35239  yes
-
-        """)
+    expectGolden(slots.out, "collidingSummary.slots")
 
     let inspect = try fixtures.stasis("inspect", "Saves/dungeon/0000000001.stasis")
     #expect(inspect.status == 0)
-    #expect(
-      inspect.out == """
-        path:      Saves/dungeon/0000000001.stasis
-        format:    2
-        game:      rogue 1.0 (schema 2)
-        created:   2026-01-01T00:00:00Z
-        slot:      dungeon
-        summary:   bytes:        12
-                   causeOfDeath: killed by an orc
-                   device:       the orc's club
-                   generation:   7
-                   playerLevel:  1
-                   progress:     deep
-                   valid:        no
-        play time: 600.0 s
-        progress:  50 %
-        device:    deck
-        frame:     36000
-        signed:    no
-
-        section   encoding  bytes  checksum
-        map       tree       4113  ok
-        monsters  tree      30737  ok
-
-        valid
-
-        """)
+    expectGolden(inspect.out, "collidingSummary.inspect")
 
     let json = try fixtures.stasis("inspect", "Saves/dungeon/0000000001.stasis", "--json")
     let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
@@ -164,13 +133,7 @@ struct CLIAnyGameTests {
     let both = try fixtures.stasis(
       "verify", "--key-file", "current.key", "--key-file", "retired.key", "new.stasis", "old.stasis")
     #expect(both.status == 0, "a save signed with a retired key is one the game accepts")
-    #expect(
-      both.out == """
-        ok      new.stasis  signature: valid
-        ok      old.stasis  signature: valid (a retired key)
-        2 valid, 0 invalid
-
-        """)
+    expectGolden(both.out, "retiredKeys.both")
     let ring = try fixtures.stasis("verify", "--key-ring", "keys/ring", "new.stasis", "old.stasis")
     #expect(ring.out == both.out)
     // The second --key-file no longer replaces the first.
@@ -208,19 +171,7 @@ struct CLIAnyGameTests {
 
     let byKey = try fixtures.stasis("diff", "before.stasis", "after.stasis", "--key", "id")
     #expect(byKey.status == 1)
-    #expect(
-      byKey.out == """
-        map: 7 of 4096 elements differ, in 6 ranges: 3, 70..<72, 900, 1000, 2000, 4095
-          [3] byte 1 → 2
-          [70] byte 1 → 2
-          [71] byte 1 → 2
-          [900] byte 1 → 2
-          [1000] byte 1 → 2
-          … and 2 more
-        monsters[id=1010]: {3 fields} → (absent)
-        2 differences
-
-        """)
+    expectGolden(byKey.out, "diffByKey.byKey")
     let json = try fixtures.stasis("diff", "before.stasis", "after.stasis", "--key", "id", "--json")
     let list = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
     #expect(list.map { $0["path"] as? String } == ["map", "monsters[id=1010]"])

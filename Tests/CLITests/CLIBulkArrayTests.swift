@@ -94,90 +94,7 @@ struct CLIBulkArrayTests {
     try fixtures.write("city.stasis", City(agents: 1000))
     let result = try fixtures.stasis("dump", "city.stasis", "--section", "agents")
     #expect(result.status == 0, "\(result.err)")
-    #expect(
-      result.out == """
-        {
-          "$bulk" : {
-            "count" : 1000,
-            "fields" : [
-              {
-                "name" : "x",
-                "offset" : 0,
-                "type" : "f32"
-              },
-              {
-                "name" : "y",
-                "offset" : 4,
-                "type" : "f32"
-              },
-              {
-                "name" : "home",
-                "offset" : 8,
-                "type" : "u32"
-              },
-              {
-                "name" : "mood",
-                "offset" : 12,
-                "type" : "u16"
-              },
-              {
-                "name" : "job",
-                "offset" : 14,
-                "type" : "u8"
-              },
-              {
-                "name" : "asleep",
-                "offset" : 15,
-                "type" : "bool"
-              }
-            ],
-            "first" : [
-              {
-                "asleep" : true,
-                "home" : 0,
-                "job" : 0,
-                "mood" : 0,
-                "x" : 0,
-                "y" : 0
-              },
-              {
-                "asleep" : false,
-                "home" : 1,
-                "job" : 1,
-                "mood" : 1,
-                "x" : 0.5,
-                "y" : 0
-              },
-              {
-                "asleep" : true,
-                "home" : 2,
-                "job" : 2,
-                "mood" : 2,
-                "x" : 1,
-                "y" : 0
-              },
-              {
-                "asleep" : false,
-                "home" : 3,
-                "job" : 3,
-                "mood" : 3,
-                "x" : 1.5,
-                "y" : 0
-              },
-              {
-                "asleep" : true,
-                "home" : 4,
-                "job" : 4,
-                "mood" : 4,
-                "x" : 2,
-                "y" : 0
-              }
-            ],
-            "stride" : 16
-          }
-        }
-
-        """)
+    expectGolden(result.out, "dumpSummary.result")
     let whole = try #require(try parse(try fixtures.stasis("dump", "city.stasis").out) as? [String: Any])
     #expect(Set(whole.keys) == ["agents", "grid", "ledger"])
     #expect((whole["ledger"] as? [[String: Any]])?.count == 3, "arrays of objects are not bulk arrays: whole")
@@ -254,22 +171,7 @@ struct CLIBulkArrayTests {
     try fixtures.write("after.stasis", City(agents: 100, moved: movedAgents, built: [2, 3, 40]))
     let text = try fixtures.stasis("diff", "before.stasis", "after.stasis")
     #expect(text.status == 1)
-    #expect(
-      text.out == """
-        agents: 16 of 100 elements differ, in 11 ranges: 3..<6, 10, 20..<22, 30, 40, 50, 60, 70, 80, 90..<93 and 1 more
-          [3] x 1.5 → 2.5
-          [4] x 2.0 → 3.0
-          [5] x 2.5 → 3.5
-          [10] x 5.0 → 6.0
-          [20] x 10.0 → 11.0
-          … and 11 more
-        grid: 3 of 64 elements differ, in 2 ranges: 2..<4, 40
-          [2] byte 2 → 9
-          [3] byte 3 → 9
-          [40] byte 0 → 9
-        2 differences
-
-        """)
+    expectGolden(text.out, "diffSummary.text")
 
     let json = try fixtures.stasis("diff", "before.stasis", "after.stasis", "--json")
     let list = try #require(try parse(json.out) as? [[String: Any]])
@@ -370,19 +272,7 @@ struct CLIBulkArrayTests {
     try fixtures.write("theirs.stasis", City(agents: 50, moved: [7]))
     let text = try fixtures.stasis("merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "out.stasis")
     #expect(text.status == 1)
-    #expect(
-      text.out == """
-        agents: base [50 × 16-byte elements], ours [50 × 16-byte elements], theirs [50 × 16-byte elements] → CONFLICT
-          agents, base → ours: 3 of 50 elements differ, in 2 ranges: 1..<3, 30
-            [1] x 0.5 → 1.5
-            [2] x 1.0 → 2.0
-            [30] x 15.0 → 16.0
-          agents, base → theirs: 1 of 50 elements differ, in 1 range: 7
-            [7] x 3.5 → 4.5
-        section agents: unsettled (both changed it: nothing settles it)
-        1 conflicting value (0 settled, 1 not); 0 taken from ours, 0 from theirs
-
-        """)
+    expectGolden(text.out, "mergeSummary.text")
 
     let json = try fixtures.stasis(
       "merge", "base.stasis", "ours.stasis", "theirs.stasis", "-o", "out.stasis", "--json", "--take", "theirs")

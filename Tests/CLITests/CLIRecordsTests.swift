@@ -48,22 +48,7 @@
       let result = try run("stasis", ["records", "--saves", "Saves"], in: root)
       #expect(result.status == 0)
       #expect(result.stderr.isEmpty)
-      #expect(
-        result.stdout == """
-          Saves/records.sqlite: 2 tables, migrations: v1: high scores, v2: trophies
-
-          highScore (3 rows)
-          id  player  points
-           1  ada        300
-           2  bo        1200
-           3  cy          75
-
-          trophy (2 rows)
-          name  icon       weight
-          gold  <4 bytes>     2.5
-          NULL  NULL         NULL
-
-          """)
+      expectGolden(result.stdout, "text.result")
     }
 
     @Test("--json: tables, columns, rows; a blob as base64")

@@ -1,6 +1,6 @@
 import Foundation
 import Stasis
-import StasisCloud
+@_spi(Plumbing) import StasisCloud
 import Synchronization
 import Testing
 
@@ -10,6 +10,25 @@ private final class NothingThere: CloudTransport {
   func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
     requests.withLock { $0 += 1 }
     return CloudResponse(status: 404, body: Array(#"{"error": "no such slot"}"#.utf8))
+  }
+}
+
+/// A server whose head is revision 1, holding `file`.
+private final class HeadIsRevisionOne: CloudTransport {
+  let file: [UInt8]
+  let requests = Mutex<[String]>([])
+  init(file: [UInt8]) { self.file = file }
+  func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
+    requests.withLock { $0.append("\(request.method) \(request.path)") }
+    return CloudResponse(status: 200, headers: [("ETag", "\"1\"")], body: file)
+  }
+}
+
+/// A server that answers every request with one status.
+private struct Answers: CloudTransport {
+  let status: Int
+  func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
+    CloudResponse(status: status, body: Array(#"{"error": "as told"}"#.utf8))
   }
 }
 
@@ -27,10 +46,58 @@ struct CloudErrorKindTests {
   @Test("resolving a slot with no local save is noLocalSave, asked of no server")
   func noLocalSave() async {
     let transport = NothingThere()
-    let report = await sync(transport).resolve(with: .mostRecent, named: "recent")
+    let report = await sync(transport).resolve(with: .mostRecent)
     #expect(report.error?.kind == .noLocalSave, "\(String(describing: report.error))")
     #expect(report.error?.kind != .notFound)
     #expect(transport.requests.withLock { $0 } == 0, "nothing to send")
+  }
+
+  @Test(
+    "each status the API answers is one kind: 401 unauthorized, 404 notFound, 412 conflict, 400 and 413 refused, 5xx server",
+    arguments: [
+      (401, CloudError.Kind.unauthorized), (404, .notFound), (412, .conflict), (400, .refused), (413, .refused),
+      (500, .server), (503, .server),
+    ])
+  func statuses(status: Int, kind: CloudError.Kind) async {
+    let client = CloudClient(
+      credentials: CloudCredentials(url: "http://127.0.0.1:9", token: "t"), transport: Answers(status: status))
+    do {
+      try await client.discard(slot: "autosave", revision: 1)
+      Issue.record("HTTP \(status) answered as a discard")
+    } catch {
+      #expect(error.kind == kind, "HTTP \(status): \(error)")
+    }
+    do {
+      _ = try await client.slots()
+      Issue.record("HTTP \(status) answered as the slots")
+    } catch {
+      #expect(error.kind == kind, "HTTP \(status): \(error)")
+    }
+  }
+
+  @Test("resolving a slot whose record holds no conflict, with the head it last synced, is noConflict")
+  func noConflict() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-kinds-\(UUID().uuidString)")
+    let store = SaveStore(directory: folder.path)
+    let file = SaveFileFormat.encode(try Self.document())
+    _ = try store.save(fileBytes: file, slot: "autosave").wait()
+    let credentials = CloudCredentials(url: "http://127.0.0.1:9", token: "t")
+    var record = SyncRecord.load(store: store, slot: "autosave", server: credentials)
+    record.base = 1
+    try record.save(store: store, slot: "autosave")
+    let transport = HeadIsRevisionOne(file: file)
+    let sync = CloudSync(
+      client: CloudClient(credentials: credentials, transport: transport), store: store, slot: "autosave")
+    let report = await sync.resolve(with: .mostRecent)
+    #expect(report.error?.kind == .noConflict, "\(report)")
+    #expect(transport.requests.withLock { $0 } == ["GET /v1/slots/autosave"], "one look at the head, nothing sent")
+    #expect(try store.generations(of: "autosave") == [1], "nothing written")
+  }
+
+  private static func document() throws -> SaveDocument {
+    struct State: Codable { var score = 1 }
+    return try SaveCodec<State>(game: GameIdentity(name: "kinds", build: "1")).document(
+      for: State(), summary: SaveSummary(), createdAt: 0)
   }
 
   @Test("a switch over cloud kinds needs a default, and a later kind falls into it")

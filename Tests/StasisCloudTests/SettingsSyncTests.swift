@@ -1,18 +1,12 @@
 import Foundation
 import Stasis
 import StasisCloud
+import StasisTesting
 import Synchronization
 import Testing
 
 private struct Volume: Codable, Sendable {
   var volume: Int64 = 8
-}
-
-/// A clock the test moves.
-private final class TestClock: MonotonicClock {
-  private let current = Mutex(Duration.zero)
-  func now() -> Duration { current.withLock { $0 } }
-  func advance(by amount: Duration) { current.withLock { $0 += amount } }
 }
 
 /// The server's settings routes in memory: each `PUT /v1/settings` merged and answered, as
@@ -54,7 +48,7 @@ private final class MemoryServer: CloudTransport {
 @Suite("SettingsSync on an application's clock, against a server in memory")
 @MainActor
 struct SettingsSyncUnitTests {
-  private func device(_ server: MemoryServer, clock: TestClock) throws -> (
+  private func device(_ server: MemoryServer, clock: ManualClock) throws -> (
     Application, SettingsStore<Volume>, SettingsSync<Volume>
   ) {
     let folder = NSTemporaryDirectory() + "stasis-settings-sync-\(UUID().uuidString)"
@@ -71,7 +65,7 @@ struct SettingsSyncUnitTests {
   @Test("a change goes up changeDelay after it, with every change made meanwhile: one round trip")
   func coalesced() async throws {
     let server = MemoryServer()
-    let clock = TestClock()
+    let clock = ManualClock()
     let (application, settings, sync) = try device(server, clock: clock)
     await sync.settle()
     #expect(server.puts == 1, "the launch's round trip")
@@ -92,7 +86,7 @@ struct SettingsSyncUnitTests {
   @Test("in the background, an upload the link never answers is cancelled when the budget runs out")
   func budgetExpires() async throws {
     let server = MemoryServer()
-    let clock = TestClock()
+    let clock = ManualClock()
     let (application, settings, sync) = try device(server, clock: clock)
     await sync.settle()
     try settings.update { $0.volume = 2 }
@@ -122,7 +116,7 @@ struct SettingsSyncUnitTests {
   @Test("a change made a moment before the quit goes up inside the quit's budget")
   func quit() async throws {
     let server = MemoryServer()
-    let clock = TestClock()
+    let clock = ManualClock()
     let (application, settings, sync) = try device(server, clock: clock)
     await sync.settle()
     try settings.update { $0.volume = 7 }  // inside changeDelay: not sent yet
@@ -142,7 +136,7 @@ struct SettingsSyncUnitTests {
   )
   func quitInALoopThatNeverYields() async throws {
     let server = MemoryServer()
-    let clock = TestClock()
+    let clock = ManualClock()
     let (application, settings, sync) = try device(server, clock: clock)
     await sync.settle()
     // The answer takes 300 ms on the application's clock.

@@ -5,24 +5,20 @@ import StasisTesting
 import Synchronization
 import Testing
 
-/// The smallest game: a state that changes every step.
-@MainActor
-final class CountingGame: SaveableGame {
-  var state = TestGameState.sample()
-  var isPaused = false
-  var restores = 0
+/// The smallest game: StasisTesting's `TestGame` over a state that changes every step.
+typealias CountingGame = TestGame<TestGameState>
+
+extension TestGame where State == TestGameState {
+  convenience init() {
+    self.init(TestGameState.sample())
+    summarize = { state in
+      try SaveSummary(TestSummary(level: 0, score: state.score.points), frame: Int64(state.level.progress))
+    }
+  }
 
   func step() {
     state.level.progress += 1
     state.score.points += 10
-  }
-  func snapshot() -> TestGameState { state }
-  func restore(_ saved: TestGameState) throws {
-    state = saved
-    restores += 1
-  }
-  func summary(of state: TestGameState) throws -> SaveSummary {
-    try SaveSummary(TestSummary(level: 0, score: state.score.points), frame: Int64(state.level.progress))
   }
 }
 

@@ -21,7 +21,7 @@ struct SlotOperationsTests {
     let missing = #expect(throws: SaveFileError.self) {
       try store.load(codec: testCodec, slot: "slot-1", generation: 9)
     }
-    #expect(missing?.kind == .notFound)
+    #expect(missing?.kind == .noSuchGeneration)
     #expect(missing?.message == "slot 'slot-1' has no generation 9 (it has 3, 2, 1)")
     var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: store.path(of: "slot-1", generation: 2))))
     bytes[bytes.count / 2] ^= 1

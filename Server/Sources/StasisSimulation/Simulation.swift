@@ -1059,7 +1059,7 @@ public final class Simulation {
     await collectEvents(device)
     if answering, report.state == .conflict, report.error == nil {
       note("\(device.name): the player settles the pending conflict: recent")
-      let resolve: @Sendable () async -> SyncReport = { await sync.resolve(with: .mostRecent, named: "recent") }
+      let resolve: @Sendable () async -> SyncReport = { await sync.resolve(with: .mostRecent) }
       guard let resolved = await waitOnGameThread("\(device.name)'s resolution", resolve) else { return }
       report = resolved
       await collectEvents(device)

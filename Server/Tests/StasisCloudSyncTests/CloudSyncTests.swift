@@ -185,11 +185,27 @@ struct CloudSyncTests {
     try world.b.save(PlayerState(score: .init(points: 71)))
     #expect(await world.b.sync.push().error?.kind == .conflict, "a push says why nothing goes up")
     #expect(try await history(world.raw).map(\.revision) == [2, 1], "no upload over an unsettled conflict")
-    let resolved = await world.b.sync.resolve(with: .merge(rules: [:], fallback: .mostRecent), named: "merge")
+    let resolved = await world.b.sync.resolve(with: .merge(rules: [:], fallback: .mostRecent))
     #expect(resolved.error == nil)
     // Nothing declared: the merge keeps one whole side (the most recent, ours), so it is that side.
     #expect(world.b.sync.status.conflicts.last?.outcome == .ours)
     #expect(try await world.b.sync.state().state == .synced)
+  }
+
+  @Test("manual, then the player takes a side by name: resolve(taking: .theirs) writes theirs and keeps ours")
+  func manualThenTakeTheirs() async throws {
+    let (world, ours, theirs, report) = try await conflict(.manual)
+    defer { world.server.stop() }
+    #expect(report.state == .conflict)
+    let resolved = await world.b.sync.resolve(taking: .theirs)
+    #expect(resolved.error == nil, "\(String(describing: resolved.error))")
+    #expect(try world.b.newest() == theirs, "theirs is the newest local save")
+    #expect(world.b.sync.status.conflicts.last?.outcome == .theirs)
+    #expect(
+      world.b.sync.status.conflicts.last?.sections.allSatisfy { $0.how.hasSuffix("take theirs") } == true,
+      "the report names the player's choice: \(String(describing: world.b.sync.status.conflicts.last?.sections))")
+    #expect(try await world.b.sync.state().state == .synced)
+    #expect(ours != theirs)
   }
 
   // MARK: Merge
@@ -586,7 +602,7 @@ struct CloudSyncTests {
       let proxy = try FaultProxy(upstream: server.port)  // each round's upload announced once
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-quit-\(UUID().uuidString)")
         .path
-      let game = Counter()
+      let game = TestGame(CounterState())
       let store = SaveStore(directory: folder)
       let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
       let cloud = CloudSync(
@@ -595,7 +611,7 @@ struct CloudSyncTests {
       app.launch(options: LaunchOptions(restoreSlot: "autosave"))
       coordinator.waitForCatchUp()
       await cloud.settle()
-      game.count = Int64(round * 10)
+      game.state.count = Int64(round * 10)
       // The upload is held at the proxy until quit() is already waiting; then it goes.
       proxy.setRule(.holdUploads)
       DispatchQueue.global().async {
@@ -616,7 +632,7 @@ struct CloudSyncTests {
     // The sequence the docs used to show: it returns with the upload still in flight.
     let proxy = try FaultProxy(upstream: server.port)
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-quit-\(UUID().uuidString)").path
-    let game = Counter()
+    let game = TestGame(CounterState())
     let coordinator = SaveCoordinator(
       game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
     let cloud = CloudSync(
@@ -624,7 +640,7 @@ struct CloudSyncTests {
     let app = Application(delegate: coordinator)
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()
-    game.count = 99
+    game.state.count = 99
     proxy.setRule(.holdUploads)
     app.terminate()
     coordinator.waitForSaves()
@@ -652,7 +668,7 @@ struct CloudSyncTests {
     let proxy = try FaultProxy(upstream: server.port)
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-budget-\(UUID().uuidString)")
       .path
-    let game = Counter()
+    let game = TestGame(CounterState())
     let store = SaveStore(directory: folder)
     let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
     let cloud = CloudSync(
@@ -662,12 +678,12 @@ struct CloudSyncTests {
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()
-    game.count = 1
+    game.state.count = 1
     _ = coordinator.saveNow().waitForResult()
     await cloud.settle()
     #expect(cloud.status.uploaded == [1])
 
-    game.count = 2
+    game.state.count = 2
     proxy.setRule(.holdUploads)
     app.enterBackground()  // the save, then its upload, held at the proxy: in flight
     #expect(proxy.waitUntilHolding())
@@ -689,7 +705,7 @@ struct CloudSyncTests {
     await cloud.settle()
     #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [2, 1])
     #expect(cloud.status.pending == 0)
-    #expect(game.count == 2)
+    #expect(game.state.count == 2)
   }
 
   @Test("a tampered download is refused before anything local is replaced")
@@ -739,7 +755,7 @@ struct CloudSyncTests {
     let server = try ServerProcess(database)
     defer { server.stop() }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-token-\(UUID().uuidString)").path
-    let game = Counter()
+    let game = TestGame(CounterState())
     let coordinator = SaveCoordinator(
       game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
     coordinator.autosaveInterval = 10
@@ -749,13 +765,13 @@ struct CloudSyncTests {
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()
     for _ in 0..<30 {
-      game.count += 1
-      coordinator.didStep(frame: game.count)
+      game.state.count += 1
+      coordinator.didStep(frame: game.state.count)
       app.update()
     }
     coordinator.waitForSaves()
     await cloud.settle()
-    #expect(game.count == 30, "the game played on")
+    #expect(game.state.count == 30, "the game played on")
     #expect(coordinator.events.filter { if case .saved = $0 { true } else { false } }.count == 3, "it saved locally")
     #expect(cloud.status.state == .unauthorized)
     let message = cloud.status.events.compactMap { if case .unauthorized(let text) = $0 { text } else { nil } }

@@ -9,25 +9,6 @@ import Testing
 
 @testable import ServerTestSupport
 
-/// A game over ``PlayerState``: what a coordinator saves, restores and merges.
-@MainActor
-final class PlayerGame: SaveableGame {
-  var state = PlayerState()
-  var isPaused = false
-  func snapshot() -> PlayerState { state }
-  func restore(_ state: PlayerState) throws { self.state = state }
-}
-
-/// A city builder: its state a bulk array of agents, for what a 1% change costs on the wire.
-@MainActor
-final class CityGame: SaveableGame {
-  var city: SyntheticCity
-  var isPaused = false
-  init(_ city: SyntheticCity) { self.city = city }
-  func snapshot() -> SyntheticCity { city }
-  func restore(_ state: SyntheticCity) throws { city = state }
-}
-
 let cityCodec = SaveCodec<SyntheticCity>(game: SyntheticCity.game)
 
 /// One launch of a game on a device: its own process, as far as the library can tell (a new
@@ -80,7 +61,7 @@ struct GameThreadTests {
     defer { server.stop() }
     var city = SyntheticCity(agents: 1 << 16, side: 128, ledger: 100, seed: 1)
     let a = Launch(
-      CityGame(city), codec: cityCodec, folder: folder("a"), server: server.base, token: token, device: "A")
+      TestGame(city), codec: cityCodec, folder: folder("a"), server: server.base, token: token, device: "A")
     a.application.launch()
     a.coordinator.saveNow()
     await a.cloud.settle()
@@ -88,11 +69,11 @@ struct GameThreadTests {
     let bFolder = folder("b")
     do {  // B's first launch fetches the city whole: it holds nothing yet.
       let b = Launch(
-        CityGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
+        TestGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
         server: server.base, token: token, device: "B")
       b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
       #expect(b.coordinator.waitForCatchUp())
-      #expect(b.coordinator.game.city == city)
+      #expect(b.coordinator.game.state == city)
       _ = b.application.quit()
     }
     for round in 1...3 {
@@ -100,18 +81,18 @@ struct GameThreadTests {
       let before = city.agents
       city.tick(moving: 0.01, seed: UInt64(round + 1))
       let changed = zip(before, city.agents).filter { $0 != $1 }.count * MemoryLayout<SyntheticCity.Agent>.stride
-      a.coordinator.game.city = city
+      a.coordinator.game.state = city
       a.coordinator.saveNow()
       await a.cloud.settle()
       #expect(a.cloud.status.base == round + 1)
 
       // B launches again, a new process: the base it holds is found on disk.
       let b = Launch(
-        CityGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
+        TestGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
         server: server.base, token: token, device: "B")
       b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
       #expect(b.coordinator.waitForCatchUp())
-      #expect(b.coordinator.game.city == city, "round \(round): B plays on from A's tick")
+      #expect(b.coordinator.game.state == city, "round \(round): B plays on from A's tick")
       let wire = b.transferred
       #expect(wire.requests == 1, "round \(round): one request, \(wire)")
       #expect(wire.wholeFilesReceived == 0, "round \(round): nothing whole, \(wire)")
@@ -129,7 +110,7 @@ struct GameThreadTests {
     defer { server.stop() }
     let clock = ManualClock()
     let a = Launch(
-      PlayerGame(), codec: playerCodec, folder: folder("a"), server: server.base, token: token, device: "A",
+      TestGame(PlayerState()), codec: playerCodec, folder: folder("a"), server: server.base, token: token, device: "A",
       clock: clock)
     a.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(a.coordinator.waitForCatchUp())
@@ -168,7 +149,7 @@ struct GameThreadTests {
     #expect(await a.sync.synchronize().error == nil)
     // The game on device B starts from it.
     let b = Launch(
-      PlayerGame(), codec: playerCodec, folder: folder("b"), server: server.base, token: token, device: "B",
+      TestGame(PlayerState()), codec: playerCodec, folder: folder("b"), server: server.base, token: token, device: "B",
       policy: policy)
     b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(b.coordinator.waitForCatchUp())
@@ -215,7 +196,7 @@ struct GameThreadTests {
     let newer = SaveCodec<PlayerState>(game: GameIdentity(name: playerCodec.game.name, build: "2", schemaVersion: 2))
     // B, on the older build, plays and syncs: r1.
     let b = Launch(
-      PlayerGame(), codec: playerCodec, folder: folder("b"), server: server.base, token: token, device: "B")
+      TestGame(PlayerState()), codec: playerCodec, folder: folder("b"), server: server.base, token: token, device: "B")
     b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(b.coordinator.waitForCatchUp())
     b.coordinator.game.state.score.highScore = 100
@@ -225,7 +206,8 @@ struct GameThreadTests {
     let held = try #require(try b.store.generations(of: "autosave").first)
 
     // A, on the newer build, picks it up, plays on and carries the slot to schema 2: r2.
-    let a = Launch(PlayerGame(), codec: newer, folder: folder("a"), server: server.base, token: token, device: "A")
+    let a = Launch(
+      TestGame(PlayerState()), codec: newer, folder: folder("a"), server: server.base, token: token, device: "A")
     a.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(a.coordinator.waitForCatchUp())
     #expect(a.coordinator.game.state.score.highScore == 100)
@@ -257,7 +239,7 @@ struct GameThreadTests {
     let local = SaveStore(directory: oneDevice)
     _ = try local.save(PlayerState(), codec: playerCodec, slot: "autosave").wait()
     _ = try local.save(PlayerState(), codec: newer, slot: "autosave").wait()
-    let alone = SaveCoordinator(game: PlayerGame(), store: local, codec: playerCodec, slot: "autosave")
+    let alone = SaveCoordinator(game: TestGame(PlayerState()), store: local, codec: playerCodec, slot: "autosave")
     let aloneApp = Application(delegate: alone, configuration: .init(clock: ManualClock()))
     aloneApp.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(alone.restoreFailure?.error.kind == failure.error.kind)
@@ -300,7 +282,7 @@ struct GameThreadTests {
     let saves = folder("b")
     let clock = ManualClock()
     let wall = ManualWallClock()
-    let game = PlayerGame()
+    let game = TestGame(PlayerState())
     let store = SaveStore(directory: saves, wallClock: wall.milliseconds, device: "B")
     let coordinator = SaveCoordinator(game: game, store: store, codec: playerCodec, slot: "autosave")
     coordinator.syncPatience = .seconds(120)

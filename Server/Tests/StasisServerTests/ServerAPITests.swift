@@ -86,6 +86,29 @@ struct ServerAPITests {
     }
   }
 
+  @Test("PostgreSQL holds one upload rule: a start drops the functions of the servers before pieces (v2, v3)")
+  func oneUploadFunction() async throws {
+    let url = try #require(try Database(.postgres).postgresURL)
+    func psql(_ sql: String) throws -> String {
+      let result = try run("/usr/bin/env", ["psql", url, "-q", "-tA", "-v", "ON_ERROR_STOP=1", "-c", sql])
+      guard result.status == 0 else { throw ServerTestError("psql: \(result.err)") }
+      return result.out
+    }
+    // What a database an older server migrated holds: its functions, by their arguments.
+    let older = [
+      "stasis_put_v2(BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, TEXT, BIGINT, TEXT, TEXT, TEXT, BIGINT, "
+        + "BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, TEXT, BYTEA, BIGINT)",
+      "stasis_put_v3(BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, TEXT, BIGINT, TEXT, TEXT, TEXT, BIGINT, "
+        + "BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, TEXT, BYTEA, BIGINT, BIGINT)",
+    ]
+    for function in older {
+      _ = try psql("CREATE OR REPLACE FUNCTION \(function) RETURNS void LANGUAGE sql AS 'SELECT 1'")
+    }
+    try await RouterServer.test(try Database(.postgres)) { _ in }  // a start: its migration
+    let left = try psql("SELECT proname FROM pg_proc WHERE proname LIKE 'stasis\\_put\\_%' ORDER BY proname")
+    #expect(left == "stasis_put_v4\n", "the upload functions left: \(left)")
+  }
+
   @Test("a slot keeps its newest N revisions; older ones go in the same transaction", arguments: Backend.allCases)
   func pruning(backend: Backend) async throws {
     try await RouterServer.test(try Database(backend), options: ServerOptions(keepRevisions: 3)) { server in

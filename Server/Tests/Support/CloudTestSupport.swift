@@ -87,20 +87,12 @@ func fileSHA(_ device: Device, _ generation: Int) throws -> String {
   sha256(try device.store.readBytes(at: device.store.path(of: "autosave", generation: generation)))
 }
 
-/// The smallest game: a counter.
+/// The smallest game's state, a counter (played by StasisTesting's `TestGame`).
 struct CounterState: Codable, Sendable, Equatable {
   var count: Int64 = 0
 }
 
 let counterCodec = SaveCodec<CounterState>(game: GameIdentity(name: "counter", build: "1", schemaVersion: 1))
-
-@MainActor
-final class Counter: SaveableGame {
-  var count: Int64 = 0
-  var isPaused = false
-  func snapshot() -> CounterState { CounterState(count: count) }
-  func restore(_ state: CounterState) throws { count = state.count }
-}
 
 /// A sync's events as they come, read by the test.
 final class EventLog: Sendable {

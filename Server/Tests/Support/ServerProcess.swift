@@ -361,10 +361,10 @@ func rawExchange(port: Int, _ bytes: [UInt8]) throws -> String {
   return String(decoding: response, as: UTF8.self)
 }
 
-/// A built product next to the `stasis-server` the tests run (the release build when
-/// `scripts/test.sh` made one, or the one `STASIS_SERVER_BINARY` names).
+/// A built product of the root package: the CLI and the demo are the root package's products, built once by `swift build` at the
+/// repository's root (as a player builds them), never again inside `Server/`.
 func product(_ name: String) -> String {
-  URL(fileURLWithPath: serverBinary).deletingLastPathComponent().appendingPathComponent(name).path
+  repositoryRoot.appendingPathComponent(".build/debug/\(name)").path
 }
 
 /// `stasis-demo --headless … --json`: its summary.

@@ -190,7 +190,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       failure = error
     } catch {
       failure = SaveFileError(
-        .invalidState, "the game refused the loaded state: \(error)", underlyingError: error)
+        .refusedByGame, "the game refused the loaded state: \(error)", underlyingError: error)
     }
     return failure
   }
@@ -245,7 +245,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         try game.restore(loaded.state)
       } catch {
         throw SaveFileError(
-          .invalidState, "the game refused generation \(generation): \(error)", underlyingError: error)
+          .refusedByGame, "the game refused generation \(generation): \(error)", underlyingError: error)
       }
       restoreFailure = nil
       adopt(loaded, skipped: [])

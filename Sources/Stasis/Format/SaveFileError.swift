@@ -37,7 +37,8 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     public static let limitExceeded = Kind(rawValue: "limitExceeded")
     /// The signature does not match: the file was edited or signed with another key.
     public static let signatureMismatch = Kind(rawValue: "signatureMismatch")
-    /// A signing key was given but the file is not signed.
+    /// A signing key was given but the file is not signed, or the file is unsigned in a slot
+    /// whose saves are signed. Reading it is refused; a write is refused as ``signingRequired``.
     public static let unsigned = Kind(rawValue: "unsigned")
     /// A value does not fit the type being decoded or encoded (a wrong type, a value out of
     /// range). A field the type needs that the save lacks is ``missingField``.
@@ -49,8 +50,13 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     public static let anotherGame = Kind(rawValue: "anotherGame")
     /// A migration for an older schema failed or is missing.
     public static let migrationFailed = Kind(rawValue: "migrationFailed")
-    /// The operating system refused an operation (open, write, fsync, rename, ...).
+    /// The operating system refused an operation (open, write, fsync, rename, ...); ``cause``
+    /// names the call and its errno. Retry later, or free space; the previous save stands.
     public static let io = Kind(rawValue: "io")
+    /// Where Stasis expects a regular file (a save, a settings or timers file, a slot's hidden
+    /// record) there is something else: a folder, a link, a device. Stasis neither reads
+    /// through it nor replaces it; a person or a tool put it there, and removes it.
+    public static let notARegularFile = Kind(rawValue: "notARegularFile")
     /// A slot name that could leave the save folder or is otherwise unusable.
     public static let invalidSlotName = Kind(rawValue: "invalidSlotName")
     /// A slot of that name already exists (a copy or rename onto it).
@@ -61,8 +67,13 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     /// A slot record's name (a sync record, a kept list) is not 1–32 lowercase letters, digits
     /// and dashes.
     public static let invalidRecordName = Kind(rawValue: "invalidRecordName")
-    /// The slot has no generation at all.
+    /// Nothing is where the name points: a slot with no save at all, or a save folder, a file
+    /// or a part of a file that does not exist. (A slot that has saves, but not the generation
+    /// asked for, is ``noSuchGeneration``.)
     public static let notFound = Kind(rawValue: "notFound")
+    /// The slot has saves, but not the generation asked for (pruned, discarded, or never
+    /// written); ``SaveStore/listGenerations(of:)`` lists those it has.
+    public static let noSuchGeneration = Kind(rawValue: "noSuchGeneration")
     /// The save was cancelled (for example by an expired background budget).
     public static let cancelled = Kind(rawValue: "cancelled")
     /// Nothing was saved: the coordinator holds the game until
@@ -70,8 +81,18 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     public static let held = Kind(rawValue: "held")
     /// Two saves cannot be merged: another game, or histories with no common base.
     public static let notMergeable = Kind(rawValue: "notMergeable")
-    /// Every checksum is right but a value is one the game cannot use (``ValidatedSaveState``).
+    /// Every checksum is right but a value is one the game cannot use: its
+    /// ``ValidatedSaveState`` check refused it, naming the field.
     public static let invalidState = Kind(rawValue: "invalidState")
+    /// The file read and decoded, and the game's own `restore` threw on it: the game would not
+    /// take that state (its error is ``SaveFileError/underlyingError``). The coordinator falls
+    /// back to the generation before. (Before 0.11 this was ``invalidState``.)
+    public static let refusedByGame = Kind(rawValue: "refusedByGame")
+    /// A write without a signature into a slot whose saves are signed: nothing was written.
+    /// Sign it with the slot's key, or reset the slot's signing on purpose
+    /// (``SaveStore/resetSigning(of:)``). (Before 0.11 this was ``unsigned``, which now means
+    /// only a file read without a signature it needs.)
+    public static let signingRequired = Kind(rawValue: "signingRequired")
     /// The save has a field the current type does not decode, and no migration or
     /// ``SaveRemovedFields`` declaration says it may be dropped: loading would lose it silently.
     public static let droppedField = Kind(rawValue: "droppedField")
@@ -185,15 +206,19 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case .anotherGame: return "another game's save"
     case .migrationFailed: return "migration failed"
     case .io: return "I/O error"
+    case .notARegularFile: return "not a regular file"
     case .invalidSlotName: return "invalid slot name"
     case .slotExists: return "slot exists"
     case .onlyGeneration: return "only generation"
     case .invalidRecordName: return "invalid record name"
     case .notFound: return "not found"
+    case .noSuchGeneration: return "no such generation"
     case .cancelled: return "cancelled"
     case .held: return "held"
     case .notMergeable: return "not mergeable"
     case .invalidState: return "invalid state"
+    case .refusedByGame: return "refused by the game"
+    case .signingRequired: return "signing required"
     case .droppedField: return "field not decoded"
     case .newerSaveInSlot: return "slot holds a save this build cannot read"
     case .locked: return "locked"

@@ -77,7 +77,8 @@ extension SaveStore {
       let isSigned = names.contains(".\(Self.signedRecord)")
       if pruning, !signed, isSigned, signedSince(folder: folder(of: slot)) != nil {
         throw SaveFileError(
-          .unsigned, "an unsigned save in a signed slot; nothing was written", context: .init(file: folder(of: slot)),
+          .signingRequired, "an unsigned save in a signed slot; nothing was written",
+          context: .init(file: folder(of: slot)),
           suggestion:
             "sign it with the slot's key, or reset the slot's signing on purpose (SaveStore.resetSigning(of:))")
       }
@@ -285,7 +286,7 @@ extension SaveStore {
       }
     }
     guard !found.isEmpty else { return false }
-    guard var kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
+    var kept = try readKeptList(slot).get()
     let new = found.filter { entry in !kept.contains { $0.generation == entry.generation } }
     guard !new.isEmpty else { return false }
     for (generation, error) in new {
@@ -320,7 +321,7 @@ extension SaveStore {
     let noted = undecodable.withLock { $0.filter { $0.key.hasPrefix(prefix) } }
     guard !noted.isEmpty else { return }
     try withSlotLock(slot) { () throws(SaveFileError) in
-      guard var kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
+      var kept = try readKeptList(slot).get()
       var changed = false
       for (path, found) in noted.sorted(by: { $0.key < $1.key }) {
         guard case .file(let size) = fileSystem.kind(of: path), size == found.size,

@@ -97,7 +97,10 @@ extension SaveStore {
     switch fileSystem.kind(of: path) {
     case .missing: return nil
     case .file: break
-    default: throw SaveFileError(.io, "is not a regular file (a link?); refused", context: .init(file: path))
+    default:
+      throw SaveFileError(
+        .notARegularFile, "is not a regular file (a folder or a link?); refused", context: .init(file: path),
+        suggestion: "remove what is there; Stasis does not read through it or replace it")
     }
     do {
       return try fileSystem.read(path, limit: Self.maxRecordBytes)

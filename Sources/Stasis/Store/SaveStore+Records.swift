@@ -56,7 +56,7 @@ extension SaveStore {
   /// Keeps `generation` of `slot` out of pruning until ``release(generation:slot:)``.
   public func keep(generation: Int, slot: SaveSlot, reason: String) throws(SaveFileError) {
     try withSlotLock(slot, creating: false) { () throws(SaveFileError) in
-      guard var kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
+      var kept = try readKeptList(slot).get()
       kept.removeAll { $0.generation == generation }
       kept.append(KeptGeneration(generation: generation, reason: reason))
       try writeKept(kept.sorted { $0.generation > $1.generation }, slot: slot)
@@ -67,7 +67,7 @@ extension SaveStore {
   /// save when it is past the newest N.
   public func release(generation: Int, slot: SaveSlot) throws(SaveFileError) {
     try withSlotLock(slot, creating: false) { () throws(SaveFileError) in
-      guard let kept = keptGenerationsLocked(slot) else { throw unreadableKeptList(slot) }
+      let kept = try readKeptList(slot).get()
       guard kept.contains(where: { $0.generation == generation }) else { return }
       try writeKept(kept.filter { $0.generation != generation }, slot: slot)
     }
@@ -86,7 +86,7 @@ extension SaveStore {
       let path = path(of: slot, generation: generation)
       guard all.contains(generation) else {
         throw SaveFileError(
-          .notFound, "slot '\(slot)' has no generation \(generation)", context: .init(file: folder(of: slot)))
+          .noSuchGeneration, "slot '\(slot)' has no generation \(generation)", context: .init(file: folder(of: slot)))
       }
       guard all.count > 1 else {
         throw SaveFileError(
@@ -191,20 +191,34 @@ extension SaveStore {
   /// Reads the kept list: empty when there is none, nil when it exists but cannot be read —
   /// then nothing may be pruned, since any generation might be one it keeps.
   func keptGenerationsLocked(_ slot: SaveSlot) -> [KeptGeneration]? {
+    try? readKeptList(slot).get()
+  }
+
+  /// The kept list, or why it cannot be had: ``SaveFileError/Kind/io`` when the file cannot be
+  /// read, ``SaveFileError/Kind/malformed`` when its bytes are not a kept list. Nothing is pruned
+  /// or kept until it can be read.
+  func readKeptList(_ slot: SaveSlot) -> Result<[KeptGeneration], SaveFileError> {
+    let path = "\(folder(of: slot))/.\(Self.keptRecord)"
+    let suggestion = "nothing is pruned until it can; `stasis slots` lists the generations"
     let read: [UInt8]?
     do {
       read = try readRecord(named: Self.keptRecord, slot: slot)
     } catch {
-      return nil
+      var error = error
+      error.message = "the slot's kept list cannot be read: \(error.message)"
+      error.context.file = path
+      error.suggestion = suggestion
+      return .failure(error)
     }
-    guard let bytes = read else { return [] }  // no list: nothing kept
-    return try? JSONDecoder().decode([KeptGeneration].self, from: Data(bytes))
-  }
-
-  func unreadableKeptList(_ slot: SaveSlot) -> SaveFileError {
-    SaveFileError(
-      .io, "the slot's kept list cannot be read", context: .init(file: "\(folder(of: slot))/.\(Self.keptRecord)"),
-      suggestion: "nothing is pruned until it can; `stasis slots` lists the generations")
+    guard let bytes = read else { return .success([]) }  // no list: nothing kept
+    do {
+      return .success(try JSONDecoder().decode([KeptGeneration].self, from: Data(bytes)))
+    } catch {
+      return .failure(
+        SaveFileError(
+          .malformed, "the slot's kept list is not a list of kept generations", context: .init(file: path),
+          suggestion: suggestion, underlyingError: error))
+    }
   }
 
   func writeKept(_ kept: [KeptGeneration], slot: SaveSlot) throws(SaveFileError) {
@@ -214,7 +228,9 @@ extension SaveStore {
     do {
       data = try encoder.encode(kept)
     } catch {
-      throw SaveFileError(.io, "the kept list could not be encoded: \(error)", context: .init(file: folder(of: slot)))
+      throw SaveFileError(
+        .typeMismatch, "the kept list could not be encoded: \(error)", context: .init(file: folder(of: slot)),
+        underlyingError: error)
     }
     try writeRecordLocked([UInt8](data), named: Self.keptRecord, slot: slot)
   }

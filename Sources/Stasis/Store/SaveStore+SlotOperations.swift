@@ -29,7 +29,8 @@ extension SaveStore {
     guard case .file = fileSystem.kind(of: path) else {
       let existing = ((try? generations(of: slot)) ?? []).map(String.init).joined(separator: ", ")
       throw SaveFileError(
-        .notFound, "slot '\(slot)' has no generation \(generation) (it has \(existing.isEmpty ? "none" : existing))",
+        .noSuchGeneration,
+        "slot '\(slot)' has no generation \(generation) (it has \(existing.isEmpty ? "none" : existing))",
         context: .init(file: folder(of: slot)))
     }
     let document = try readDocument(at: path)

@@ -426,8 +426,9 @@ public final class SaveStore: Sendable {
   public func readBytes(at path: String) throws(SaveFileError) -> [UInt8] {
     switch fileSystem.kind(of: path) {
     case .missing: throw SaveFileError(.notFound, "no such file", context: .init(file: path))
-    case .directory: throw SaveFileError(.io, "is a folder, not a save file", context: .init(file: path))
-    case .other: throw SaveFileError(.io, "is not a regular file (a link?); refused", context: .init(file: path))
+    case .directory: throw SaveFileError(.notARegularFile, "is a folder, not a save file", context: .init(file: path))
+    case .other:
+      throw SaveFileError(.notARegularFile, "is not a regular file (a link?); refused", context: .init(file: path))
     case .file(let size):
       guard size <= FormatLimits.maxFileSize else {
         throw SaveFileError(

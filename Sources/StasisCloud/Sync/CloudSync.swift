@@ -244,10 +244,36 @@ public final class CloudSync: Sendable {
     await withCheckedContinuation { continuation in commands.yield(.push(continuation)) }
   }
 
-  /// Settles the slot's conflict by `decision` (`stasis cloud resolve --take`): `policy`
-  /// names it in the report.
+  /// Settles the slot's conflict by `policy` against the server's head now (`stasis cloud
+  /// resolve --take merge`); the report names the policy (``ConflictPolicy/kind``).
+  public func resolve(with policy: ConflictPolicy) async -> SyncReport {
+    await withCheckedContinuation { continuation in
+      commands.yield(.resolve(policy, policy.name, taking: nil, continuation))
+    }
+  }
+
+  /// Settles the slot's conflict with the side the player chose (`stasis cloud resolve --take
+  /// ours`): ours goes up on top of theirs, theirs is written here with ours kept, the base, or
+  /// the game's own save. The report says "take ours" (or theirs, base, the game's save).
+  public func resolve(taking decision: ConflictDecision) async -> SyncReport {
+    let name: String
+    switch decision {
+    case .ours: name = "take ours"
+    case .theirs: name = "take theirs"
+    case .base: name = "take base"
+    case .document: name = "the game's save"
+    }
+    return await withCheckedContinuation { continuation in
+      commands.yield(.resolve(.manual, name, taking: decision, continuation))
+    }
+  }
+
+  /// Settles the slot's conflict by `policy`, named `name` in the report.
+  @available(*, deprecated, message: "use resolve(with:), named by its policy, or resolve(taking:) for a chosen side")
   public func resolve(with policy: ConflictPolicy, named name: String) async -> SyncReport {
-    await withCheckedContinuation { continuation in commands.yield(.resolve(policy, name, continuation)) }
+    await withCheckedContinuation { continuation in
+      commands.yield(.resolve(policy, name, taking: nil, continuation))
+    }
   }
 
   /// Waits until every command handed over so far has run.

@@ -158,7 +158,7 @@ extension SyncEngine {
   /// result (not ours) as a new generation for the game to restore, and upload it on theirs.
   func resolve(
     ours: (generation: Int, bytes: [UInt8], document: SaveDocument), theirs: (revision: Int, bytes: [UInt8]),
-    policy: ConflictPolicy, policyName: String, gate: WriteGate
+    policy: ConflictPolicy, policyName: String, taking: ConflictDecision? = nil, gate: WriteGate
   ) async -> Resolution {
     var record = load()
     let theirsFile: VerifiedFile
@@ -210,8 +210,8 @@ extension SyncEngine {
       }
     }
     let decision = await decide(
-      policy: policy, base: base, ours: ours, theirs: theirsDocument, theirsRevision: theirs.revision,
-      report: &report)
+      policy: policy, taking: taking, base: base, ours: ours, theirs: theirsDocument,
+      theirsRevision: theirs.revision, report: &report)
     guard let decision else {
       record = load()
       let pending = PendingConflict(
@@ -367,17 +367,24 @@ extension SyncEngine {
 
   /// The policy's decision; nil leaves the conflict for the game or the player.
   func decide(
-    policy: ConflictPolicy, base: (bytes: [UInt8], document: SaveDocument)?,
+    policy: ConflictPolicy, taking: ConflictDecision? = nil, base: (bytes: [UInt8], document: SaveDocument)?,
     ours: (generation: Int, bytes: [UInt8], document: SaveDocument), theirs: SaveDocument, theirsRevision: Int,
     report: inout ConflictReport
   ) async -> Decision? {
     switch policy {
     case .manual:
-      guard let onConflict = configuration.onConflict else { return nil }
-      let conflict = Conflict(
-        slot: slot, base: base?.document, baseRevision: report.base, ours: ours.document,
-        oursGeneration: ours.generation, theirs: theirs, theirsRevision: theirsRevision)
-      switch await onConflict(conflict) {
+      let chosen: ConflictDecision?
+      if let taking {
+        chosen = taking  // the player's choice, asked for by name
+      } else if let onConflict = configuration.onConflict {
+        let conflict = Conflict(
+          slot: slot, base: base?.document, baseRevision: report.base, ours: ours.document,
+          oursGeneration: ours.generation, theirs: theirs, theirsRevision: theirsRevision)
+        chosen = await onConflict(conflict)
+      } else {
+        return nil
+      }
+      switch chosen {
       case nil: return nil
       case .ours?: return .ours
       case .theirs?: return .theirs
@@ -446,7 +453,7 @@ extension SyncEngine {
   }
 
   /// `stasis cloud resolve`: the head and ours again, settled by `policy`.
-  func resolveNow(policy: ConflictPolicy, name: String) async -> SyncReport {
+  func resolveNow(policy: ConflictPolicy, name: String, taking: ConflictDecision? = nil) async -> SyncReport {
     var record = load()
     guard let local = newestLocal() else {
       return SyncReport(state: nil, restore: nil, error: CloudError(.noLocalSave, "slot '\(slot)' has no local save"))
@@ -465,7 +472,9 @@ extension SyncEngine {
     }
     record.conflict = nil
     store(&record)
-    switch await resolve(ours: local, theirs: (revision, bytes), policy: policy, policyName: name, gate: WriteGate()) {
+    switch await resolve(
+      ours: local, theirs: (revision, bytes), policy: policy, policyName: name, taking: taking, gate: WriteGate())
+    {
     case .settled(let written, let error):
       return SyncReport(state: error == nil ? .synced : .ahead, restore: written, error: error)
     case .stopped(let state, let error): return SyncReport(state: state, restore: nil, error: error)

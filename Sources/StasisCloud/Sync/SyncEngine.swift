@@ -13,7 +13,7 @@ final class SyncEngine: Sendable {
     case flush
     case synchronize(uploading: Bool, CheckedContinuation<SyncReport, Never>)
     case push(CheckedContinuation<SyncReport, Never>)
-    case resolve(ConflictPolicy, String, CheckedContinuation<SyncReport, Never>)
+    case resolve(ConflictPolicy, String, taking: ConflictDecision?, CheckedContinuation<SyncReport, Never>)
     case barrier(CheckedContinuation<Void, Never>)
     case beganNewHistory(after: Int)
     case restoredOlderGeneration(Int, newest: Int)
@@ -125,8 +125,8 @@ final class SyncEngine: Sendable {
     case .push(let continuation):
       let error = await flush(epoch: epoch.load(ordering: .relaxed))
       continuation.resume(returning: SyncReport(state: nil, restore: nil, error: error))
-    case .resolve(let policy, let name, let continuation):
-      continuation.resume(returning: await resolveNow(policy: policy, name: name))
+    case .resolve(let policy, let name, let taking, let continuation):
+      continuation.resume(returning: await resolveNow(policy: policy, name: name, taking: taking))
     case .barrier(let continuation):
       continuation.resume()
     case .beganNewHistory(let after):

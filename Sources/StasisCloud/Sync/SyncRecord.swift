@@ -185,8 +185,11 @@ import Foundation
   public func save(store: SaveStore, slot: SaveSlot, durable: Bool = true) throws(SaveFileError) {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
-    guard let data = try? encoder.encode(self) else {
-      throw SaveFileError(.io, "the sync record could not be encoded")
+    let data: Data
+    do {
+      data = try encoder.encode(self)
+    } catch {
+      throw SaveFileError(.typeMismatch, "the sync record could not be encoded: \(error)", underlyingError: error)
     }
     // Unflushed, it goes beside the flushed record, never over it: a crash of the machine may
     // leave an unflushed file empty, and the flushed record must stand then.

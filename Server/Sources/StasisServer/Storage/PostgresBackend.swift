@@ -43,10 +43,11 @@ package final class PostgresBackend: SaveBackend {
   package func migrate() async throws {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
-      // stasis_put_v1 pruned conflict losers: it is dropped, so no server of any version calls it.
+      // stasis_put_v1 pruned conflict losers, v2 and v3 stored no pieces: they are dropped, so
+      // no server of those versions calls them.
       for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings + [
-        Self.dropPutFunctionV1, Self.putFunctionV4, Self.putFunctionV3, Self.putFunctionV2,
-      ] {
+        Self.dropPutFunctionV1, Self.putFunctionV4,
+      ] + Self.dropPutFunctionsBeforePieces {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }
@@ -151,8 +152,20 @@ package final class PostgresBackend: SaveBackend {
     }
   }
 
-  /// An upload as one PL/pgSQL function (``putFunctionV3`` with pieces): the revision is
-  /// stored as a piece (``PieceRules``): `p_data` is a delta on piece `p_delta_base`, or the
+  /// An upload as one PL/pgSQL function, so it costs one round trip and plans that PostgreSQL
+  /// caches, instead of nine statements planned each time. It locks the player's row (one
+  /// upload per player at a time, so the limits hold exactly), then the slot's row (of two
+  /// uploads on the same base exactly one commits: the second waits for the lock, then reads the
+  /// new head), checks the precondition, the loser and the limits, stores the revision and
+  /// prunes the slot to its newest `keep`, never a revision marked as a conflict's loser.
+  /// `expected` is null for `If-None-Match: *`; `p_loser` is a revision of the slot that lost
+  /// the conflict this upload resolves (null: none), marked as lost to the new revision;
+  /// `p_parent` the revision whose state it continues (null: none; ``RevisionMetadata/parent``).
+  /// A pruned revision's children take its parent, newest first, so the chain stays exact. The
+  /// outcome is `created` (with the revision), `stale` (with the head's revision; none when the
+  /// slot does not exist), `loser`, `slots` or `bytes` (with the count or bytes in use).
+  ///
+  /// The revision is stored as a piece (``PieceRules``): `p_data` is a delta on piece `p_delta_base`, or the
   /// whole file when that is null. A delta whose base is gone, or that the rules do not let on
   /// its chain, is the outcome `whole`, and nothing is written: the caller sends the whole file.
   /// After pruning, the slot's pieces that nothing needs are collected, under the slot's lock,
@@ -270,103 +283,20 @@ package final class PostgresBackend: SaveBackend {
       TEXT, TEXT, BIGINT, BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, TEXT, BYTEA)
     """
 
-  /// An upload as one PL/pgSQL function, so it costs one round trip and plans that PostgreSQL
-  /// caches, instead of nine statements planned each time. It locks the player's row (one
-  /// upload per player at a time, so the limits hold exactly), then the slot's row (of two
-  /// uploads on the same base exactly one commits: the second waits for the lock, then reads the
-  /// new head), checks the precondition, the loser and the limits, stores the revision and
-  /// prunes the slot to its newest `keep`, never a revision marked as a conflict's loser.
-  /// `expected` is null for `If-None-Match: *`; `p_loser` is a revision of the slot that lost
-  /// the conflict this upload resolves (null: none), marked as lost to the new revision;
-  /// `p_parent` the revision whose state it continues (null: none; ``RevisionMetadata/parent``).
-  /// A pruned revision's children take its parent, newest first, so the chain stays exact. The
-  /// outcome is `created` (with the revision), `stale` (with the head's revision; none when the
-  /// slot does not exist), `loser`, `slots` or `bytes` (with the count or bytes in use).
-  static let putFunctionV3 = """
-    CREATE OR REPLACE FUNCTION stasis_put_v3(
-      p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
-      p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
-      p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
-      p_summary TEXT, p_file BYTEA, p_loser BIGINT, p_parent BIGINT,
-      OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
-    LANGUAGE plpgsql AS $$
-    #variable_conflict use_column
-    DECLARE
-      v_next BIGINT;
-      v_head BIGINT;
-      v_gone RECORD;
-    BEGIN
-      amount := 0;
-      PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
-      IF p_expected IS NULL THEN
-        INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
-        ON CONFLICT DO NOTHING;
-      END IF;
-      SELECT s.next_revision, s.head_revision INTO v_next, v_head FROM slots s
-      WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
-      IF v_head IS DISTINCT FROM p_expected THEN
-        outcome := 'stale';
-        revision := v_head;
-        RETURN;
-      END IF;
-      IF p_loser IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser
-      ) THEN
-        outcome := 'loser';
-        RETURN;
-      END IF;
-      IF v_head IS NULL THEN
-        SELECT COUNT(*) INTO amount FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
-        IF amount >= p_max_slots THEN
-          outcome := 'slots';
-          RETURN;
-        END IF;
-      END IF;
-      SELECT COALESCE(SUM(r.size), 0) INTO amount FROM revisions r WHERE r.player_id = p_player;
-      IF amount + p_size > p_max_bytes THEN
-        outcome := 'bytes';
-        RETURN;
-      END IF;
-      amount := 0;
-      UPDATE slots s SET next_revision = v_next + 1, head_revision = v_next
-      WHERE s.player_id = p_player AND s.name = p_slot;
-      INSERT INTO revisions AS r (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
-        game, build, schema_version, created_at, play_time, progress, summary, file)
-      VALUES (p_player, p_slot, v_next, p_expected, p_parent, p_size, p_sha256, p_uploaded_at, p_device, p_game,
-        p_build, p_schema, p_created_at, p_play_time, p_progress, p_summary, p_file);
-      IF p_loser IS NOT NULL THEN
-        UPDATE revisions r SET lost_to = v_next WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser;
-      END IF;
-      FOR v_gone IN
-        SELECT r.revision, r.parent FROM revisions r
-        WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision <= v_next - p_keep AND r.lost_to IS NULL
-        ORDER BY r.revision DESC
-      LOOP
-        UPDATE revisions r SET parent = v_gone.parent
-        WHERE r.player_id = p_player AND r.slot = p_slot AND r.parent = v_gone.revision;
-        DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = v_gone.revision;
-      END LOOP;
-      outcome := 'created';
-      revision := v_next;
-    END
-    $$
+  /// The upload functions of the servers before pieces (`stasis_put_v2`, a wrapper, and
+  /// `stasis_put_v3`), dropped: no server of those versions may share a database this version
+  /// migrated (docs/SERVER.md, "Upgrading": stop every older server first), so nothing calls
+  /// them, and one rule (``putFunctionV4``) is all the database holds.
+  static let dropPutFunctionsBeforePieces = [
     """
-
-  /// The upload function of the servers before ``putFunctionV3``, kept while one of them may
-  /// still run beside a newer one: it is v3 with the parent its clients meant, the base.
-  static let putFunctionV2 = """
-    CREATE OR REPLACE FUNCTION stasis_put_v2(
-      p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
-      p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
-      p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
-      p_summary TEXT, p_file BYTEA, p_loser BIGINT,
-      OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
-    LANGUAGE sql AS $$
-      SELECT * FROM stasis_put_v3(p_player, p_slot, p_expected, p_keep, p_max_slots, p_max_bytes, p_size, p_sha256,
-        p_uploaded_at, p_device, p_game, p_build, p_schema, p_created_at, p_play_time, p_progress, p_summary, p_file,
-        p_loser, p_expected)
-    $$
+    DROP FUNCTION IF EXISTS stasis_put_v2(BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, TEXT, BIGINT, TEXT,
+      TEXT, TEXT, BIGINT, BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, TEXT, BYTEA, BIGINT)
+    """,
     """
+    DROP FUNCTION IF EXISTS stasis_put_v3(BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, TEXT, BIGINT, TEXT,
+      TEXT, TEXT, BIGINT, BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, TEXT, BYTEA, BIGINT, BIGINT)
+    """,
+  ]
 
   package func head(player: Player, slot: String) async throws -> RevisionMetadata? {
     for try await head in try await client.execute(HeadStatement(player: player.id, slot: slot), logger: logger) {

@@ -72,7 +72,7 @@ package final class SQLiteBackend: SaveBackend {
     var prunesAcknowledged: Bool { false }
     var followsChains: Bool { true }
     var settingsUpsertIsConditional: Bool { true }
-    @inline(__always) func dieIfArmed() {}
+    @inline(__always) func dieIfArmed() throws {}
   #endif
 
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
