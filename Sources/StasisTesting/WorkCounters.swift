@@ -19,6 +19,9 @@ public struct WorkCounters: Sendable, Equatable {
   /// `r7` for a revision the cloud sync downloaded, or `SLOT (incoming)` for bytes a sync wrote
   /// without handing over their document.
   public var decodes: [String: Int]
+  /// Save files read whole from disk, by path (`SaveStore.readBytes(at:)`: a load, a write's
+  /// check of the slot's newest generation, a tool's read).
+  public var reads: [String: Int]
   /// Generations the coordinator read back from disk after a sync wrote them (a restore that
   /// did not come from memory).
   public var readBacks: Int
@@ -33,24 +36,37 @@ public struct WorkCounters: Sendable, Equatable {
   @MainActor
   public init(store: SaveStore, application: Application? = nil) {
     var decodes: [String: Int] = [:]
+    var reads: [String: Int] = [:]
     var readBacks = 0
     for (key, count) in store.counts.all {
       if key == OperationCounts.readBacks {
         readBacks = count
       } else if key.hasPrefix("decode ") {
         decodes[String(key.dropFirst("decode ".count))] = count
+      } else if key.hasPrefix("read ") {
+        reads[String(key.dropFirst("read ".count))] = count
       }
     }
     self.decodes = decodes
+    self.reads = reads
     self.readBacks = readBacks
     waitsOnGameThread = application?.counts[OperationCounts.gameThreadWaits] ?? 0
   }
 
   /// The decodes made since `earlier`, by file (files not decoded since are left out).
   public func decodes(since earlier: WorkCounters) -> [String: Int] {
+    Self.since(decodes, earlier.decodes)
+  }
+
+  /// The whole-file reads made since `earlier`, by path (paths not read since are left out).
+  public func reads(since earlier: WorkCounters) -> [String: Int] {
+    Self.since(reads, earlier.reads)
+  }
+
+  private static func since(_ now: [String: Int], _ earlier: [String: Int]) -> [String: Int] {
     var since: [String: Int] = [:]
-    for (file, count) in decodes where count > earlier.decodes[file, default: 0] {
-      since[file] = count - earlier.decodes[file, default: 0]
+    for (file, count) in now where count > earlier[file, default: 0] {
+      since[file] = count - earlier[file, default: 0]
     }
     return since
   }

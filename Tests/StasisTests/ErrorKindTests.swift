@@ -214,3 +214,34 @@ struct TemporaryFolderTests {
     #expect(!FileManager.default.fileExists(atPath: path), "removed with everything in it")
   }
 }
+
+/// A write builds one view of the slot (issue 44): the newest generation a new process finds is
+/// read once and checked, never decoded only to learn whose it is.
+@MainActor
+@Suite("A store's first save in a new process reads the newest generation once")
+struct FirstSaveReadsTests {
+  @Test("a new state: the newest generation read once, decoded never; the same state: read once, nothing written")
+  func readsOnce() throws {
+    let folder = makeTemporaryDirectory()
+    var state = TestGameState.sample()
+    _ = try SaveStore(directory: folder).save(state, codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+
+    let store = SaveStore(directory: folder)  // a new process
+    let newest = store.path(of: "autosave", generation: 1)
+    let before = WorkCounters(store: store)
+    state.score.points += 1
+    _ = try store.save(state, codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    let after = WorkCounters(store: store)
+    #expect(after.reads(since: before) == [newest: 1], "\(after.reads(since: before))")
+    #expect(after.decodes(since: before).isEmpty, "nothing decoded to learn whose it is")
+
+    let again = SaveStore(directory: folder)  // another new process, the same state as the newest
+    let newer = again.path(of: "autosave", generation: 2)
+    let start = WorkCounters(store: again)
+    let receipt = try again.save(state, codec: testCodec, slot: "autosave", summary: SaveSummary()).wait()
+    let end = WorkCounters(store: again)
+    #expect(receipt.outcome == .unchanged && receipt.generation == 2)
+    #expect(end.reads(since: start) == [newer: 1], "checked and compared from one read: \(end.reads(since: start))")
+    #expect(end.decodes(since: start).isEmpty)
+  }
+}

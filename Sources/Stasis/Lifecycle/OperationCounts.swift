@@ -29,6 +29,8 @@ package final class OperationCounts: Sendable {
   package static let gameThreadWaits = "waits on the game's thread"
   /// The key a file's decode is counted under: `decode` and the file's name.
   package static func decode(_ file: String) -> String { "decode \(file)" }
+  /// The key a whole file's read is counted under: `read` and the file's path.
+  package static func read(_ file: String) -> String { "read \(file)" }
   /// The key a generation read back from disk after the sync wrote it is counted under.
   package static let readBacks = "read back"
 }

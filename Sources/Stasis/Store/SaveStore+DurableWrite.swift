@@ -111,20 +111,27 @@ extension SaveStore {
   /// What the slot's newest generation holds: as this store last wrote or read it, else read
   /// from the file once (a process that saves before it loads, a file another process wrote),
   /// so a state is never written twice in a row. Nil when the file does not verify.
-  private func newestState(slot: SaveSlot, generation: Int) -> SlotWriters.NewestState? {
+  ///
+  /// A file read here is checked, not decoded: its header says whose it is and its table what
+  /// it holds, the checksums and the signature that it is whole. The write's verdict on it is
+  /// remembered (no second read), and its bytes come back for the same-state check (no third).
+  private func newestState(slot: SaveSlot, generation: Int) -> (state: SlotWriters.NewestState, bytes: [UInt8]?)? {
     let path = path(of: slot, generation: generation)
     guard case .file(let size) = fileSystem.kind(of: path) else { return nil }
     if let known = writers.newestState(slot: slot.name), known.generation == generation, known.size == size {
-      return known
+      return (known, nil)
     }
-    guard comparesWithNewestFile, let bytes = try? readBytes(at: path),
-      let read = try? verified(bytes, path: path), let table = Self.sectionTable(bytes)
+    guard comparesWithNewestFile, let bytes = try? readBytes(at: path) else { return nil }
+    let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signing: signing) }
+    guard verification.isValid, let header = verification.header,
+      verification.signature != .unsigned || !refusesUnsigned(file: path)
     else { return nil }
+    remember(path, game: header.game, size: size)
     let state = SlotWriters.NewestState(
-      generation: generation, path: path, size: size, game: read.document.game, sections: table,
-      signedWithCurrentKey: read.signature == SignatureStatus.valid(byCurrentKey: true))
+      generation: generation, path: path, size: size, game: header.game, sections: header.sections,
+      signedWithCurrentKey: verification.signature == SignatureStatus.valid(byCurrentKey: true))
     writers.setNewest(state, slot: slot.name)
-    return state
+    return (state, bytes)
   }
 
   /// The section table of a file's header; nil when the header does not parse.
@@ -135,10 +142,15 @@ extension SaveStore {
   /// True when `bytes`, whose table is `table`, hold the state `known` holds: the same table
   /// (names, lengths, checksums), then the same bytes as the file on disk, section by section.
   /// The file is read only when every checksum matches: a save of the same state.
-  private func sameState(_ file: SaveFileBytes, table: [SectionEntry], as known: SlotWriters.NewestState) -> Bool {
+  /// `onDisk` is the file's bytes when the caller has just read them.
+  private func sameState(
+    _ file: SaveFileBytes, table: [SectionEntry], as known: SlotWriters.NewestState, onDisk read: [UInt8]?
+  ) -> Bool {
     let ours = Self.state(table)
     let theirs = Self.state(known.sections)
-    guard SectionEntry.sameContent(ours, theirs), let onDisk = try? readBytes(at: known.path) else { return false }
+    guard SectionEntry.sameContent(ours, theirs), let onDisk = read ?? (try? readBytes(at: known.path)) else {
+      return false
+    }
     let bytes = file.contiguous  // a copy only for a save whose every checksum matches
     return zip(ours, theirs).allSatisfy { new, old in
       new.offset + new.length <= bytes.count && old.offset + old.length <= onDisk.count
@@ -164,19 +176,20 @@ extension SaveStore {
     let verdicts = WriteVerdicts(store: self, slot: slot, reader: writer)
     // The same game and schema with the same sections is the same state, whichever build (or
     // device) wrote the file.
-    if skipSameState, let table, newest > 0, let known = newestState(slot: slot, generation: newest) {
+    if skipSameState, let table, newest > 0, let (known, bytes) = newestState(slot: slot, generation: newest) {
       verdicts.know(size: known.size, of: newest)
       if known.game.name == writer.name, known.game.schemaVersion == writer.schemaVersion,
-        known.signedWithCurrentKey || signing.current == nil, sameState(file, table: table, as: known)
+        known.signedWithCurrentKey || signing.current == nil, sameState(file, table: table, as: known, onDisk: bytes)
       {
         return (known.generation, known.path, true, [])
       }
     }
-    var keptListExists = names.contains(".\(Self.keptRecord)")
+    // The kept list, once it has been read (or written) by this write: the pruning reuses it.
+    var keptList: [KeptGeneration]? = names.contains(".\(Self.keptRecord)") ? nil : []
     if pruning, keepsBeforeWriting,
-      try keepWhatMustBeKept(existing, slot: slot, writer: writer, verdicts: verdicts)
+      let read = try keepWhatMustBeKept(existing, slot: slot, writer: writer, verdicts: verdicts)
     {
-      keptListExists = true
+      keptList = read
     }
     if unreadableNewest == .refuse {
       try refuseOverUnreadable(existing, verdicts: verdicts, slot: slot, writer: writer)
@@ -222,7 +235,7 @@ extension SaveStore {
         // the rename before it.
         let pruned =
           pruning
-          ? prunable([generation] + existing, slot: slot, verdicts: verdicts, keptListExists: keptListExists) : []
+          ? prunable([generation] + existing, slot: slot, verdicts: verdicts, keptList: keptList) : []
         return (generation, final, false, pruned)
       } catch {
         // A failed fsync may have lost the data: redo from the snapshot's bytes, into a new file.
@@ -277,7 +290,7 @@ extension SaveStore {
   @discardableResult
   func keepWhatMustBeKept(
     _ generations: [Int], slot: SaveSlot, writer: GameIdentity, verdicts: WriteVerdicts? = nil
-  ) throws(SaveFileError) -> Bool {
+  ) throws(SaveFileError) -> [KeptGeneration]? {
     let verdicts = verdicts ?? WriteVerdicts(store: self, slot: slot, reader: writer)
     var found: [(generation: Int, error: SaveFileError)] = []
     for generation in generations {
@@ -285,15 +298,19 @@ extension SaveStore {
         found.append((generation, error))
       }
     }
-    guard !found.isEmpty else { return false }
+    guard !found.isEmpty else { return nil }
     var kept = try readKeptList(slot).get()
     let new = found.filter { entry in !kept.contains { $0.generation == entry.generation } }
-    guard !new.isEmpty else { return false }
+    guard !new.isEmpty else { return kept }
+    // The slot's headers, read once for every newer-schema generation that needs its schema.
+    var headers: [GenerationInfo]?
     for (generation, error) in new {
       let reason: String
+      if case .newerSchema = error.kind {
+        headers = headers ?? ((try? listGenerations(of: slot)) ?? [])
+      }
       if case .newerSchema = error.kind,
-        let schema = (try? listGenerations(of: slot))?.first(where: { $0.generation == generation })?.header?.game
-          .schemaVersion
+        let schema = headers?.first(where: { $0.generation == generation })?.header?.game.schemaVersion
       {
         reason = "schema \(schema), newer than the build that saved after it (schema \(writer.schemaVersion))"
       } else {
@@ -309,7 +326,7 @@ extension SaveStore {
         "slot '\(slot)': kept generation \(generation) until discarded: \(kept.first { $0.generation == generation }!.reason)"
       )
     }
-    return true
+    return kept
   }
 
   /// Keeps, durably and under the slot's lock, what this store's loads found they could not
@@ -419,9 +436,12 @@ extension SaveStore {
   /// this build cannot read and those kept on purpose (``keep(generation:slot:reason:)``):
   /// what the write removes once the new generation is durable. Nothing newer than the oldest
   /// kept loadable one goes.
-  private func prunable(_ all: [Int], slot: SaveSlot, verdicts: WriteVerdicts, keptListExists: Bool) -> [String] {
+  /// `keptList` is the slot's kept list when this write has read it already (empty: there is none).
+  private func prunable(_ all: [Int], slot: SaveSlot, verdicts: WriteVerdicts, keptList known: [KeptGeneration]?)
+    -> [String]
+  {
     guard all.count > generationsToKeep else { return [] }
-    guard let keptList = keptListExists ? keptGenerationsLocked(slot) : [] else {
+    guard let keptList = known ?? keptGenerationsLocked(slot) else {
       logger.warning("slot '\(slot)': its kept list cannot be read; nothing pruned until it can")
       return []
     }
@@ -448,7 +468,7 @@ extension SaveStore {
     return paths
   }
 
-  /// Removes what ``prunable(_:slot:verdicts:keptListExists:)`` chose, under the slot's lock,
+  /// Removes what ``prunable(_:slot:verdicts:keptList:)`` chose, under the slot's lock,
   /// after the new generation is durable and its save was settled: the caller does not wait for
   /// the unlinks (an unlink that frees a file's blocks costs a save of 1k bodies a quarter of its
   /// time). Not flushed: a crash that loses an unlink leaves an old generation, which the next

@@ -435,6 +435,7 @@ public final class SaveStore: Sendable {
           .limitExceeded, "\(size) bytes; the limit is \(FormatLimits.maxFileSize)", context: .init(file: path))
       }
     }
+    counts.count(OperationCounts.read(path))
     do {
       return try fileSystem.read(path, limit: FormatLimits.maxFileSize)
     } catch {
