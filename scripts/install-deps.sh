@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Stasis needs, only when some are missing.
-# SDL2 (+ SDL2_image for PNG) and zstd (delta sync) to build; SQLite's headers for GRDB (stasis-server), which the
-# Swift toolchain's own list of packages does not include; Xvfb, xdotool and ImageMagick for the
+# SDL2 (+ SDL2_image for PNG) and zstd (delta sync) to build; SQLite's headers for GRDB (StasisRecords,
+# stasis-server), which Swift's bookworm image lists but an older or hand-made list may not; Xvfb, xdotool and ImageMagick for the
 # real-window test; Python with venv for the test suite's tools (schemathesis, in a virtual
 # environment that scripts/test.sh makes; never a system-wide pip install); Chromium, which the
 # studio console's browser test drives with Playwright (from PyPI, in that same environment); libcurl, which
