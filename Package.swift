@@ -16,6 +16,9 @@ let package = Package(
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
     .library(name: "StasisNotify", targets: ["StasisNotify"]),
     .library(name: "StasisRecords", targets: ["StasisRecords"]),
+    // The demo game's engine, for Server/'s simulation, load tool and tests (built there from
+    // its own folder, Demo/DemoGame, once). It is the demo, not the toolkit: no game needs it.
+    .library(name: "DemoGame", targets: ["DemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
@@ -221,3 +224,23 @@ let package = Package(
     ),
   ]
 )
+
+// The modules by layer, as docs/ARCHITECTURE.md draws them: each target's folder. From the
+// bottom: the core (the file, its coding, the store, the lifecycle), sync (deltas, merges, the
+// cloud), records, the platform (SDL, desktop notifications), the tools (the CLI, the
+// benchmark, the fuzzers), the test kit; the demo in a folder of its own. CI
+// (scripts/check-architecture.py) fails when a folder and this map disagree.
+let layers: [(folder: String, targets: [String])] = [
+  ("Sources/Core", ["Stasis", "CStasisChecksum"]),
+  ("Sources/Sync", ["StasisDelta", "CZstd", "StasisMerge", "StasisCloud"]),
+  ("Sources/Records", ["StasisRecords"]),
+  ("Sources/Platform", ["StasisSDL", "CSDL2", "CSDL2Image", "StasisNotify", "CLibNotify"]),
+  ("Sources/Tools", ["stasis", "StasisInspect", "stasis-bench", "stasis-fuzz", "stasis-fuzz-state", "FuzzDriver"]),
+  ("Sources/Testing", ["StasisTesting"]),
+  ("Demo", ["DemoGame", "DemoRecords", "stasis-demo"]),
+]
+for (folder, names) in layers {
+  for target in package.targets where names.contains(target.name) {
+    target.path = "\(folder)/\(target.name)"
+  }
+}

@@ -45,16 +45,6 @@ let package = Package(
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
-    // The demo game (module ServerDemoGame: a target name is unique in a package graph), for the simulation's devices, the load tool's saves and the tests: its
-    // sources are the root package's (a symlink), built here because DemoGame is not a product
-    // of Stasis (adopters never see it).
-    .target(
-      name: "ServerDemoGame",
-      dependencies: [
-        .product(name: "Stasis", package: "Stasis"), .product(name: "StasisMerge", package: "Stasis"),
-        .product(name: "Logging", package: "swift-log"),
-      ]
-    ),
     // The save server's library: the storage protocol, SQLite and PostgreSQL backends, the v1 API.
     .target(
       name: "StasisServer",
@@ -97,7 +87,7 @@ let package = Package(
     .executableTarget(
       name: "stasis-load",
       dependencies: [
-        .product(name: "Stasis", package: "Stasis"), "StasisServer", "ServerDemoGame",
+        .product(name: "Stasis", package: "Stasis"), "StasisServer", .product(name: "DemoGame", package: "Stasis"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -130,7 +120,7 @@ let package = Package(
       name: "stasis-sync-bench",
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
-        "ServerDemoGame", "StasisServer",
+        .product(name: "DemoGame", package: "Stasis"), "StasisServer",
         .product(name: "StasisDelta", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -143,7 +133,7 @@ let package = Package(
     .target(
       name: "ServerTestSupport",
       dependencies: [
-        .product(name: "Stasis", package: "Stasis"), "ServerDemoGame",
+        .product(name: "Stasis", package: "Stasis"), .product(name: "DemoGame", package: "Stasis"),
         .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
         "StasisServer",
         .product(name: "Hummingbird", package: "hummingbird"),
@@ -164,7 +154,7 @@ let package = Package(
       name: "StasisServerTests",
       dependencies: [
         "ServerTestSupport", "StasisServer", .product(name: "Stasis", package: "Stasis"),
-        "ServerDemoGame", .product(name: "StasisDelta", package: "Stasis"),
+        .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisDelta", package: "Stasis"),
         .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -178,7 +168,7 @@ let package = Package(
       name: "StasisCloudSyncTests",
       dependencies: [
         "ServerTestSupport", .product(name: "Stasis", package: "Stasis"),
-        "ServerDemoGame", .product(name: "StasisCloud", package: "Stasis"),
+        .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
         .product(name: "StasisTesting", package: "Stasis"), .product(name: "StasisRecords", package: "Stasis"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Crypto", package: "swift-crypto"),

@@ -19,7 +19,7 @@ import sys
 import unicodedata
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-CATALOG = "Sources/Stasis/Stasis.docc"
+CATALOG = "Sources/Core/Stasis/Stasis.docc"
 # The library products a game adopts; DemoGame's names resolve too (its article documents the
 # demo), but it is not counted.
 LIBRARY = ["Stasis", "StasisCloud", "StasisMerge", "StasisTesting", "StasisDelta", "StasisInspect", "StasisSDL", "StasisNotify", "StasisRecords"]
@@ -483,11 +483,11 @@ KEYWORDS = {
     "struct", "class", "enum", "extension",
 }
 TOOLS = {
-    "stasis": "Sources/stasis",
-    "stasis-demo": "Sources/stasis-demo",
-    "stasis-bench": "Sources/stasis-bench",
-    "stasis-fuzz": "Sources/stasis-fuzz",
-    "stasis-fuzz-state": "Sources/stasis-fuzz-state",
+    "stasis": "Sources/Tools/stasis",
+    "stasis-demo": "Demo/stasis-demo",
+    "stasis-bench": "Sources/Tools/stasis-bench",
+    "stasis-fuzz": "Sources/Tools/stasis-fuzz",
+    "stasis-fuzz-state": "Sources/Tools/stasis-fuzz-state",
     "stasis-example-tanks": "Examples/Tanks",
     "stasis-server": "Server/Sources/stasis-server",
     "stasis-load": "Server/Sources/stasis-load",
@@ -505,7 +505,7 @@ class Checker:
         self.targets = target_names()
         self.server = server_public_names()
         examples, example_literals, added = declared_names(["Examples"])
-        demo, demo_literals, _ = declared_names(["Sources/DemoGame"])
+        demo, demo_literals, _ = declared_names(["Demo/DemoGame"])
         _, test_literals, _ = declared_names(["Tests", "Server/Tests"])
         # The examples', the demo's and the tests' games' own names and field names.
         self.game_names = examples | example_literals | demo | demo_literals | test_literals
@@ -518,7 +518,7 @@ class Checker:
         }
         _, tool_literals, _ = declared_names(
             [folder for folder in TOOLS.values() if not folder.startswith("Examples")]
-            + ["Server/Sources/StasisServer", "Sources/StasisInspect"]
+            + ["Server/Sources/StasisServer", "Sources/Tools/StasisInspect"]
         )
         self.output_names = tool_literals | openapi_names()  # JSON keys and columns the tools print
         self.allowlist = load_allowlist()

@@ -10,7 +10,7 @@ import re
 import sys
 
 PATTERN = re.compile(r"PlantedBugs|plantedBugs|SimulatedCrash|dieInsideNextUpload|takeDiedInsideUpload")
-ROOTS = ["Sources", "Server/Sources"]
+ROOTS = ["Sources", "Demo", "Server/Sources"]
 SIMULATION = {"Server/Sources/StasisSimulation", "Server/Sources/stasis-sim"}
 
 

@@ -23,10 +23,10 @@ graphs=.build/docc-symbol-graphs
 rm -rf "$graphs" && mkdir -p "$graphs"
 clang_modules=()
 for map in .build/checkouts/*/Sources/*/include/module.modulemap .build/checkouts/*/Sources/*/module.modulemap "$build"/*.build/module.modulemap \
-  Sources/*/module.modulemap; do
+  Sources/*/*/module.modulemap; do
   [ -f "$map" ] && clang_modules+=(-Xcc "-fmodule-map-file=$PWD/$map" -Xcc -I -Xcc "$PWD/$(dirname "$map")")
 done
-clang_modules+=(-Xcc -I -Xcc "$PWD/Sources/CStasisChecksum/include")
+clang_modules+=(-Xcc -I -Xcc "$PWD/Sources/Core/CStasisChecksum/include")
 # CLibNotify's header includes GLib's, which live in folders only pkg-config knows.
 for flag in $(pkg-config --cflags-only-I libnotify); do clang_modules+=(-Xcc "$flag"); done
 # Each module's own graph and its extensions of other modules (Stasis@Swift), one folder each:
@@ -39,11 +39,11 @@ for module in "${libraries[@]}" DemoGame; do
 done
 options=(--additional-symbol-graph-dir "$graphs/Stasis" --fallback-display-name Stasis --fallback-bundle-identifier Stasis)
 if [ "${1:-}" = preview ]; then
-  exec docc preview Sources/Stasis/Stasis.docc "${options[@]}"
+  exec docc preview Sources/Core/Stasis/Stasis.docc "${options[@]}"
 fi
 checks=0
 python3 scripts/check-docs.py "$graphs" || checks=$?
-docc convert Sources/Stasis/Stasis.docc "${options[@]}" --output-path .build/Stasis.doccarchive --warnings-as-errors
+docc convert Sources/Core/Stasis/Stasis.docc "${options[@]}" --output-path .build/Stasis.doccarchive --warnings-as-errors
 # The last line says how to open what was built (a static-hosting archive: any web server serves it).
 echo "Open the reference: python3 -m http.server --directory .build/Stasis.doccarchive 8000, then http://localhost:8000/documentation/stasis"
 exit "$checks"

@@ -43,7 +43,7 @@ fi
 "$venv/bin/python" -m playwright --version  # fails the run here, rather than skipping the browser test
 export SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
 stage "swift format lint"
-swift format lint --strict -r Sources Tests Examples Package.swift Server/Sources Server/Tests Server/Package.swift
+swift format lint --strict -r Sources Demo Tests Examples Package.swift Server/Sources Server/Tests Server/Package.swift
 stage "nothing of the simulation ships; docs/ARCHITECTURE.md names every target and folder"
 python3 scripts/check-planted-bugs.py
 python3 scripts/check-architecture.py

@@ -1,4 +1,4 @@
-// The DocC articles' Swift, compiled: every ```swift block of Sources/Stasis/Stasis.docc
+// The DocC articles' Swift, compiled: every ```swift block of Sources/Core/Stasis/Stasis.docc
 // appears in a file under Examples/ (GuideTests checks it), in a context that makes it build.
 import Foundation
 import Logging

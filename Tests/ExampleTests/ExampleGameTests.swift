@@ -222,7 +222,7 @@ struct GuideTests {
 
   @Test("every ```swift block of the DocC articles is in a compiled file of Examples/")
   func articles() throws {
-    let catalog = packageRoot.appendingPathComponent("Sources/Stasis/Stasis.docc")
+    let catalog = packageRoot.appendingPathComponent("Sources/Core/Stasis/Stasis.docc")
     let sources = try Self.exampleSources()
     let articles = try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter { $0.hasSuffix(".md") }
       .sorted()
@@ -238,7 +238,7 @@ struct GuideTests {
 
   @Test("the guide names what adopters needed, each with a compiled snippet")
   func coverage() throws {
-    let catalog = packageRoot.appendingPathComponent("Sources/Stasis/Stasis.docc")
+    let catalog = packageRoot.appendingPathComponent("Sources/Core/Stasis/Stasis.docc")
     var blocks = ""
     for article in try FileManager.default.contentsOfDirectory(atPath: catalog.path).sorted()
     where article.hasSuffix(".md") {
@@ -259,7 +259,7 @@ struct GuideTests {
   @Test("the examples in LoadReport's doc comment are the real API")
   func loadReportComment() throws {
     let source = try String(
-      contentsOf: packageRoot.appendingPathComponent("Sources/Stasis/Coding/LoadReport.swift"), encoding: .utf8)
+      contentsOf: packageRoot.appendingPathComponent("Sources/Core/Stasis/Coding/LoadReport.swift"), encoding: .utf8)
     let comment = source.split(separator: "\n").filter { $0.hasPrefix("///") }.map { $0.dropFirst(3) }
       .joined(separator: "\n")
     let blocks = Self.swiftBlocks(comment)

@@ -167,8 +167,8 @@ struct ErrorKindTests {
         tests += try String(contentsOf: root.appendingPathComponent("\(folder)/\(path)"), encoding: .utf8)
       }
     }
-    let saveKinds = try kinds("Sources/Stasis/Format/SaveFileError.swift")
-    let cloudKinds = try kinds("Sources/StasisCloud/Transport/CloudError.swift")
+    let saveKinds = try kinds("Sources/Core/Stasis/Format/SaveFileError.swift")
+    let cloudKinds = try kinds("Sources/Sync/StasisCloud/Transport/CloudError.swift")
     #expect(saveKinds.count >= 32 && cloudKinds.count >= 9, "\(saveKinds) \(cloudKinds)")
     let untested = try (saveKinds + cloudKinds).filter { kind in
       // An assertion on the kind: `kind == .x`, `(401, .x)` in a table, `== [.x]`.

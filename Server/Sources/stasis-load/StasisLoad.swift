@@ -1,10 +1,10 @@
 import ArgumentParser
 import AsyncHTTPClient
+import DemoGame
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
-import ServerDemoGame
 import Stasis
 import StasisServer
 import Synchronization

@@ -1,9 +1,9 @@
 import ArgumentParser
+import DemoGame
 import Dispatch
 import Foundation
 import Hummingbird
 import Logging
-import ServerDemoGame
 import Stasis
 import StasisCloud
 import StasisServer

@@ -1,5 +1,5 @@
+import DemoGame
 import Foundation
-import ServerDemoGame
 import Stasis
 @_spi(Plumbing) import StasisCloud
 import StasisTesting

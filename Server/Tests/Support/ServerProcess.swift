@@ -1,11 +1,11 @@
 import AsyncHTTPClient
 import Crypto
+import DemoGame
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
-import ServerDemoGame
 import Stasis
 import Testing
 

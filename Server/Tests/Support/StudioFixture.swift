@@ -1,5 +1,5 @@
+import DemoGame
 import Foundation
-import ServerDemoGame
 import Stasis
 
 /// A studio for the console's tests: three staff members (support, viewer, admin) with

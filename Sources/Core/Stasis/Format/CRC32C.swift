@@ -1,7 +1,7 @@
 import CStasisChecksum
 
 /// CRC32C (Castagnoli), the integrity checksum of every part of a save file. Runs at memory
-/// speed on CPUs with a CRC instruction; see `Sources/CStasisChecksum` for why it is C.
+/// speed on CPUs with a CRC instruction; see `Sources/Core/CStasisChecksum` for why it is C.
 package enum CRC32C {
   /// The checksum of `bytes`, continuing from `crc` (0 to start).
   public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
