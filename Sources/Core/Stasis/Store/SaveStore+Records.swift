@@ -188,6 +188,21 @@ extension SaveStore {
 
   static let keptRecord = "kept"
 
+  /// A slot record's JSON, keys sorted (the same value, the same bytes); a value JSON cannot
+  /// hold is a ``SaveFileError/Kind/typeMismatch`` naming `what`.
+  package static func recordJSON<Value: Encodable>(_ value: Value, what: String, file: String? = nil)
+    throws(SaveFileError) -> Data
+  {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    do {
+      return try encoder.encode(value)
+    } catch {
+      throw SaveFileError(
+        .typeMismatch, "\(what) could not be encoded: \(error)", context: .init(file: file), underlyingError: error)
+    }
+  }
+
   /// Reads the kept list: empty when there is none, nil when it exists but cannot be read —
   /// then nothing may be pruned, since any generation might be one it keeps.
   func keptGenerationsLocked(_ slot: SaveSlot) -> [KeptGeneration]? {
@@ -222,16 +237,7 @@ extension SaveStore {
   }
 
   func writeKept(_ kept: [KeptGeneration], slot: SaveSlot) throws(SaveFileError) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    let data: Data
-    do {
-      data = try encoder.encode(kept)
-    } catch {
-      throw SaveFileError(
-        .typeMismatch, "the kept list could not be encoded: \(error)", context: .init(file: folder(of: slot)),
-        underlyingError: error)
-    }
+    let data = try Self.recordJSON(kept, what: "the kept list", file: folder(of: slot))
     try writeRecordLocked([UInt8](data), named: Self.keptRecord, slot: slot)
   }
 

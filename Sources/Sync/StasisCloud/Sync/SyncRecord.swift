@@ -183,14 +183,7 @@ import Foundation
   /// (then beside the durable record, unflushed: the next process reads it, and a crash of the
   /// machine may leave the durable record alone).
   public func save(store: SaveStore, slot: SaveSlot, durable: Bool = true) throws(SaveFileError) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    let data: Data
-    do {
-      data = try encoder.encode(self)
-    } catch {
-      throw SaveFileError(.typeMismatch, "the sync record could not be encoded: \(error)", underlyingError: error)
-    }
+    let data = try SaveStore.recordJSON(self, what: "the sync record")
     // Unflushed, it goes beside the flushed record, never over it: a crash of the machine may
     // leave an unflushed file empty, and the flushed record must stand then.
     let name = Self.recordName(server: server, player: player) + (durable ? "" : Self.unflushedSuffix)
