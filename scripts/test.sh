@@ -68,7 +68,7 @@ swift build --build-tests
 cp Package.resolved .build/Package.resolved.tested
 swift build -c release --product stasis-demo --disable-default-traits
 cp .build/Package.resolved.tested Package.resolved
-stage "a game written against 0.9.0 builds with deprecation warnings only (Examples/Compat)"
+stage "a game written against 0.10.0 builds with deprecation warnings only (Examples/Compat)"
 scripts/compat.sh | tail -1
 stage "documentation (DocC, warnings are errors)"
 scripts/docs.sh 2>&1 | tail -40   # public symbols per library, the names and links checked, each failure (file:line); a failure or a DocC warning fails the run

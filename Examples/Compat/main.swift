@@ -1,7 +1,9 @@
-// A small roguelike written against Stasis 0.9.0's API, as the first adopter wrote it: the names
-// 0.10.0 renamed are used on purpose. It must compile with deprecation warnings only, each
-// saying what to write now (`scripts/compat.sh` checks that), and run (`CompatGameTests`).
-// Do not update it to the new names: it is the previous release's adopter.
+// A small roguelike written against Stasis 0.10.0's API, as an adopter of the previous release
+// wrote it: what 0.11.0 deprecated is used on purpose (a save's `Result` from `wait()`, a
+// conflict resolved by a policy given a name). It must compile with deprecation warnings only,
+// each saying what to write now (`scripts/compat.sh` checks that), and run (`CompatGameTests`).
+// Do not update it to the new names: it is the previous release's adopter. (0.9.0's names, which
+// 0.10.0 deprecated, were removed in 0.11.0 as promised.)
 import Foundation
 import Stasis
 import StasisCloud
@@ -43,45 +45,60 @@ final class Roguelike: SaveableGame {
   }
 }
 
-// MARK: 0.9.0's calls
+// MARK: 0.10.0's calls
 
 @MainActor
-func attachCloud(_ coordinator: SaveCoordinator<Roguelike>, url: String) -> CloudSaveSync {
+func attachCloud(_ coordinator: SaveCoordinator<Roguelike>, url: String) -> CloudSync {
   var configuration = CloudSyncConfiguration(
     policy: .merge(rules: MergeRules(["hero.gold": .max, "inventory": .byKey("id")]), fallback: .mostRecent))
-  configuration.onConflict = { (conflict: SyncConflict) in
+  configuration.onConflict = { (conflict: Conflict) in
     conflict.theirs.summary.playTime > conflict.ours.summary.playTime ? .theirs : .ours
   }
-  let cloud = CloudSaveSync(
-    coordinator: coordinator, server: CloudServer(url: url, token: "compat-token", device: "compat"),
+  let cloud = CloudSync(
+    coordinator: coordinator, credentials: CloudCredentials(url: url, token: "compat-token", device: "compat"),
     configuration: configuration)
-  cloud.sync.onEvent { event in print("cloud: \(event.message)") }
+  cloud.onEvent { event in print("cloud: \(event.message)") }
   return cloud
 }
 
 func hud(_ status: CloudStatus) -> String {
-  let phase: CloudStatus.Phase = status.phase
-  switch phase {
+  switch status.state {
   case .idle, .synced: return status.hud
   case .syncing: return "syncing"
   case .offline: return "offline"
   case .conflict: return "conflict"
   case .unauthorized: return "token refused"
+  default: return status.hud
   }
 }
 
 func merged(_ reports: [ConflictReport]) -> Int {
-  reports.filter { $0.result == "merged" && $0.policy == "merge" }.count
+  reports.filter { $0.outcome == .merged && $0.decidedBy == .merge }.count
 }
 
-func settled(_ values: [MergeConflict]) -> [String] { values.map(\.path) }
+func settled(_ values: [ContestedValue]) -> [String] { values.map(\.path) }
 
-func migrations(_ report: LoadReport) -> [LoadReport.Migration] { report.migrations }
+func migrations(_ report: LoadReport) -> [LoadReport.MigrationStep] { report.migrations }
 
-func token(_ path: String) -> String? { try? CloudLogin.token(fromFile: path) }
+func token(_ path: String) -> String? { try? CloudCredentials.token(fromFile: path) }
 
 func client(_ url: String) -> CloudClient {
-  CloudClient(server: CloudServer(url: url, token: "compat-token"))
+  CloudClient(credentials: CloudCredentials(url: url, token: "compat-token"))
+}
+
+/// 0.10.0's `wait()`, which returned the save's `Result`.
+@MainActor
+func saveAndSay(_ coordinator: SaveCoordinator<Roguelike>) -> String {
+  let result: Result<SaveReceipt, SaveFileError> = coordinator.saveNow().wait()
+  switch result {
+  case .success(let receipt): return "saved generation \(receipt.generation)"
+  case .failure(let error): return "not saved: \(error.kind)"
+  }
+}
+
+/// 0.10.0's resolve, with the policy's name given beside it.
+func resolveByRecent(_ cloud: CloudSync) async -> SyncState? {
+  await cloud.resolve(with: .mostRecent, named: "recent").state
 }
 
 // MARK: The run: launch, play, background, foreground, quit
@@ -120,8 +137,9 @@ func run(saves: String, cloudURL: String) -> Int32 {
   app.waitForBackgroundWork()
   app.enterForeground()
   coordinator.waitForSaves()
-  print("hud: \(hud(cloud.sync.status)); merged: \(merged(cloud.sync.status.conflicts))")
-  print("client: \(client(cloudURL).server.url)")
+  print("hud: \(hud(cloud.status)); merged: \(merged(cloud.status.conflicts))")
+  print("client: \(client(cloudURL).credentials.url)")
+  _ = (saveAndSay, resolveByRecent)  // compiled as a 0.10.0 game wrote them; the run above saves as before
   print("turn \(game.state.turn), gold \(game.state.hero.gold), depth \(game.state.hero.depth)")
   _ = settled([])
   _ = token("/nonexistent/alice.token")

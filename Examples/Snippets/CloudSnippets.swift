@@ -15,7 +15,7 @@ final class SnippetGame: SaveableGame {
 func cloudSaves(coordinator: SaveCoordinator<SnippetGame>, token: String) -> CloudSync {
   let cloud = CloudSync(
     coordinator: coordinator,  // becomes coordinator.sync: every save goes up, launch and return catch up
-    server: CloudCredentials(url: "https://saves.example.com", token: token, device: "steam-deck"),
+    credentials: CloudCredentials(url: "https://saves.example.com", token: token, device: "steam-deck"),
     configuration: CloudSyncConfiguration(
       policy: .merge(rules: mergeRules(), fallback: .longestPlayTime)))
   cloud.onEvent { event in print("cloud: \(event)") }  // "cloud: uploaded generation 3 as r12 (base r11)"

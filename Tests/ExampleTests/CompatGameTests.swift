@@ -2,12 +2,12 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `Examples/Compat`: a roguelike written against 0.9.0's API, unchanged, built with today's
+/// `Examples/Compat`: a roguelike written against 0.10.0's API, unchanged, built with today's
 /// package (with deprecation warnings only: `scripts/compat.sh`), and run.
-@Suite("A game written against 0.9.0 builds and runs on this release")
+@Suite("A game written against 0.10.0 builds and runs on this release")
 struct CompatGameTests {
   @Test(
-    "0.9.0's calls (CloudSaveSync, cloud.sync.onEvent, CloudServer, phase, result) run: play, background, return, quit, and again"
+    "0.10.0's calls (CloudSync, cloud.onEvent, CloudCredentials, state, outcome) run: play, background, return, quit, and again"
   )
   func runsTwice() throws {
     let saves = try temporaryFolder().path
@@ -15,7 +15,7 @@ struct CompatGameTests {
     let first = try run("stasis-compat", [saves, "http://127.0.0.1:9"])
     #expect(first.status == 0, "\(first.stderr)")
     #expect(first.lines.contains("turn 60, gold 180, depth 4"), "\(first.stdout)")
-    #expect(first.lines.contains { $0.hasPrefix("cloud: offline") }, "0.9.0's cloud.sync.onEvent still hears the sync")
+    #expect(first.lines.contains { $0.hasPrefix("cloud: offline") }, "cloud.onEvent hears the sync")
     #expect(first.lines.contains { $0.hasPrefix("event: hold: the game is held while the slot catches up") })
     #expect(!first.stdout.contains("cloud: cloud:"), "each event says its category once")
     let second = try run("stasis-compat", [saves, "http://127.0.0.1:9"])

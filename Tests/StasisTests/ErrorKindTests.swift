@@ -48,6 +48,17 @@ struct ErrorKindTests {
     #expect(discard?.kind == .noSuchGeneration)
     let empty = #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: "nothing-here") }
     #expect(empty?.kind == .notFound)
+    let none = #expect(throws: SaveFileError.self) {
+      try store.load(codec: testCodec, slot: "nothing-here", generation: 1)
+    }
+    #expect(none?.kind == .notFound, "a slot with no save is not there, whichever generation is asked for")
+    try FileManager.default.createDirectory(
+      atPath: store.path(of: "autosave", generation: 5), withIntermediateDirectories: false)
+    let folder = #expect(throws: SaveFileError.self) {
+      try store.load(codec: testCodec, slot: "autosave", generation: 5)
+    }
+    #expect(folder?.kind == .notARegularFile, "\(String(describing: folder))")
+    try FileManager.default.removeItem(atPath: store.path(of: "autosave", generation: 5))
     #expect(try store.generations(of: "autosave") == [2, 1], "nothing discarded")
   }
 
@@ -136,7 +147,7 @@ struct ErrorKindTests {
   @MainActor
   func refusedByGame() throws {
     struct NotThisOne: Error {}
-    let store = try store(saves: 1)
+    let store = try store(saves: 2)
     let game = TestGame(TestGameState.sample())
     game.refusal = NotThisOne()
     let coordinator = SaveCoordinator(game: game, store: store, codec: testCodec, slot: "autosave")
@@ -145,6 +156,8 @@ struct ErrorKindTests {
     let failure = try #require(coordinator.restoreFailure)
     #expect(failure.error.kind == .refusedByGame, "\(failure.error)")
     #expect(failure.error.underlyingError is NotThisOne)
+    #expect(failure.error.context.file == store.path(of: "autosave", generation: 2), "it names the refused file")
+    #expect(failure.olderGeneration == 1, "the generation offered is the one before the refused one")
     #expect(game.isPaused, "held until the game answers")
   }
 

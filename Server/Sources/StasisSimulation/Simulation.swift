@@ -1151,7 +1151,7 @@ public final class Simulation {
       device.network.isOnline
     else { return note("\(device.name): nothing to discard") }
     let client = CloudClient(
-      server: CloudCredentials(url: "sim://server", token: InProcessServer.token, device: device.name),
+      credentials: CloudCredentials(url: "sim://server", token: InProcessServer.token, device: device.name),
       transport: device.network)
     // Now and then the discard's own answer is lost after the server carried it out.
     if random.chance(30) {

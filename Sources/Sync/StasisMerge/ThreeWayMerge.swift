@@ -13,10 +13,6 @@ public struct ContestedValue: Sendable, Equatable {
   public var path: String { field.path }
 }
 
-/// 0.9.0's name for ``ContestedValue``: one of six `*Conflict*` types.
-@available(*, deprecated, renamed: "ContestedValue")
-public typealias MergeConflict = ContestedValue
-
 /// A side a conflicting value falls back to when no rule settles it.
 public enum MergeSide: String, Sendable, Equatable {
   /// This device's value.

@@ -43,7 +43,7 @@ struct CloudOptions: ParsableArguments {
     }
     let store = SaveStore(directory: saves, signing: try key.policy(), device: credentials.device)
     let client = CloudClient(
-      server: CloudCredentials(url: credentials.server, token: credentials.token, device: credentials.device))
+      credentials: CloudCredentials(url: credentials.server, token: credentials.token, device: credentials.device))
     return (store, client, slot.map { CloudSync(client: client, store: store, slot: $0, configuration: configuration) })
   }
 }

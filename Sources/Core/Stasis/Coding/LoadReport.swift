@@ -33,9 +33,6 @@ public struct LoadReport: Sendable, Equatable, Codable {
   /// The registered migrations that ran, in order.
   public var migrations: [MigrationStep]
 
-  /// 0.9.0's name for ``MigrationStep``: two types were named `Migration`.
-  @available(*, deprecated, renamed: "MigrationStep")
-  public typealias Migration = MigrationStep
   /// Field paths the save lacked that took their defaults (`camera.zoom`, `bodies[].spin`).
   public var defaultedFields: [String]
   /// Field paths the save had that the types declare removed (``SaveRemovedFields``).

@@ -182,15 +182,22 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     // What the load could not make a state of is kept now, durably: the load itself writes nothing.
     defer { keepWhatTheLoadCouldNotRead() }
     if sync != nil { store.handOverNextRead(of: slot) }  // the catch-up after it takes what this reads
+    let loaded: LoadedSave<Game.State>
     do {
-      let loaded = try store.load(codec: codec, slot: slot, fallback: loadFallback)
+      loaded = try store.load(codec: codec, slot: slot, fallback: loadFallback)
+    } catch {
+      return error
+    }
+    do {
       try restore(loaded)
       return nil
     } catch let error as SaveFileError {
       failure = error
     } catch {
+      // The file it names is the one refused: the generation offered instead is an older one.
       failure = SaveFileError(
-        .refusedByGame, "the game refused the loaded state: \(error)", underlyingError: error)
+        .refusedByGame, "the game refused generation \(loaded.generation): \(error)",
+        context: .init(file: loaded.path), underlyingError: error)
     }
     return failure
   }
@@ -245,7 +252,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         try game.restore(loaded.state)
       } catch {
         throw SaveFileError(
-          .refusedByGame, "the game refused generation \(generation): \(error)", underlyingError: error)
+          .refusedByGame, "the game refused generation \(generation): \(error)", context: .init(file: loaded.path),
+          underlyingError: error)
       }
       restoreFailure = nil
       adopt(loaded, skipped: [])

@@ -286,7 +286,8 @@ extension SaveStore {
   /// no build prunes it — not even the newer build that can read it, once an older one has
   /// saved after it — until an explicit discard. Throws when the list cannot be written:
   /// nothing goes on top of a save whose keeping is not durable.
-  /// Returns true when it wrote the list.
+  /// Returns the kept list when it read it (as it wrote it, when it kept anything new), so the
+  /// write's pruning does not read it again; nil when nothing had to be kept.
   @discardableResult
   func keepWhatMustBeKept(
     _ generations: [Int], slot: SaveSlot, writer: GameIdentity, verdicts: WriteVerdicts? = nil

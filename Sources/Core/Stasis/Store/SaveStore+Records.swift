@@ -222,7 +222,7 @@ extension SaveStore {
       var error = error
       error.message = "the slot's kept list cannot be read: \(error.message)"
       error.context.file = path
-      error.suggestion = suggestion
+      error.suggestion = error.suggestion ?? suggestion
       return .failure(error)
     }
     guard let bytes = read else { return .success([]) }  // no list: nothing kept

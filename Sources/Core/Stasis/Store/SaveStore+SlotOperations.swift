@@ -26,13 +26,16 @@ extension SaveStore {
   {
     try slot.validated()
     let path = path(of: slot, generation: generation)
-    guard case .file = fileSystem.kind(of: path) else {
-      let existing = ((try? generations(of: slot)) ?? []).map(String.init).joined(separator: ", ")
+    if case .missing = fileSystem.kind(of: path) {
+      let existing = (try? generations(of: slot)) ?? []
+      guard !existing.isEmpty else {
+        throw SaveFileError(.notFound, "slot '\(slot)' has no saves", context: .init(file: folder(of: slot)))
+      }
       throw SaveFileError(
         .noSuchGeneration,
-        "slot '\(slot)' has no generation \(generation) (it has \(existing.isEmpty ? "none" : existing))",
+        "slot '\(slot)' has no generation \(generation) (it has \(existing.map(String.init).joined(separator: ", ")))",
         context: .init(file: folder(of: slot)))
-    }
+    }  // a folder or a link there is refused by the read, as not a regular file
     let document = try readDocument(at: path)
     let loaded = try decode(document, codec: codec, slot: slot, generation: generation)
     return LoadedSave(

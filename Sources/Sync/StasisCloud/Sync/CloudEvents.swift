@@ -45,13 +45,6 @@ public struct ConflictReport: Sendable, Equatable {
   /// A fallback the policy took, and why ("base revision 1 is no longer on the server").
   public var note: String?
 
-  /// The policy's name, as a string.
-  @available(*, deprecated, message: "use decidedBy, an enum: compare with .merge, .mostRecent, …")
-  public var policy: String { decidedBy.rawValue }
-  /// The outcome, as a string.
-  @available(*, deprecated, message: "use outcome, an enum: compare with .merged, .ours, …")
-  public var result: String { outcome.rawValue }
-
   /// One line: `conflict: base r1, ours generation 4, theirs r2: merge → merged (score merged,
   /// camera theirs, physics theirs; 3 both changed, 1 from ours only, 0 from theirs only), uploaded as r3; …`.
   public var summary: String {
@@ -126,35 +119,6 @@ public struct CloudStatus: Sendable, Equatable {
   /// `stasis cloud status`.
   public var state: SyncState = .idle
 
-  /// 0.9.0's status vocabulary, one of three: ``SyncState`` is the one now.
-  @available(*, deprecated, message: "use CloudStatus.state, a SyncState")
-  public enum Phase: String, Sendable, Equatable {
-    /// Not synced yet in this run.
-    case idle
-    /// In step with the server.
-    case synced
-    /// Talking to the server.
-    case syncing
-    /// The server is unreachable; uploads wait.
-    case offline
-    /// A conflict waits for the game or the player.
-    case conflict
-    /// The server refused the token.
-    case unauthorized
-  }
-
-  /// 0.9.0's ``state``, in its own vocabulary.
-  @available(*, deprecated, renamed: "state")
-  public var phase: Phase {
-    switch state {
-    case .idle: .idle
-    case .syncing: .syncing
-    case .offline: .offline
-    case .conflict: .conflict
-    case .unauthorized: .unauthorized
-    case .synced, .ahead, .behind, .remoteOnly: .synced
-    }
-  }
   /// The revision last agreed with the server.
   public var base: Int?
   /// Revisions this run uploaded, in order (the newest ``historyLimit``).

@@ -38,7 +38,3 @@ public struct CloudCredentials: Sendable, Equatable {
     lhs.url == rhs.url && lhs.token == rhs.token
   }
 }
-
-/// The credentials' old name: it named a server, but holds a player's account on one.
-@available(*, deprecated, renamed: "CloudCredentials")
-public typealias CloudServer = CloudCredentials
