@@ -34,11 +34,12 @@ let package = Package(
   traits: [
     .trait(name: "Cloud", description: "StasisCloud's HTTP transport: AsyncHTTPClient and SwiftNIO."),
     .trait(name: "Records", description: "StasisRecords's structured store on SQLite: GRDB."),
-    // Only the simulation's build (Server/, `--traits PlantedBugs`) turns this on: it compiles
-    // in the known bugs stasis-sim plants to prove its checker finds them. Never in a game.
+    // Only the simulation's build (Server/, `--traits SimulationSeams`) turns this on: it
+    // compiles the switches by which stasis-sim varies the library's rules, to plant the bugs of
+    // its own catalogue and prove its checker finds them. Never in a game.
     .trait(
-      name: "PlantedBugs",
-      description: "For stasis-sim only: the known bugs its honesty check plants. Never on in a game or server."),
+      name: "SimulationSeams",
+      description: "For stasis-sim only: the rules its honesty check varies. Never on in a game or server."),
     .default(enabledTraits: ["Cloud", "Records"]),
   ],
   dependencies: [

@@ -13,19 +13,20 @@ let package = Package(
     .executable(name: "stasis-sim", targets: ["stasis-sim"]),
     .executable(name: "stasis-sync-bench", targets: ["stasis-sync-bench"]),
   ],
-  // `PlantedBugs` (off by default) compiles in the known bugs stasis-sim plants to prove its
-  // checker finds them, here and in the library: `swift build --traits PlantedBugs` (what
-  // scripts/test.sh builds and tests). A server built without it, as a studio builds one, has
-  // no planted-bug code at all; `stasis-sim --plant` then says it cannot plant.
+  // `SimulationSeams` (off by default) compiles the switches by which stasis-sim varies the
+  // rules of the library and of the SQLite backend, to plant the known bugs of its catalogue
+  // (StasisSimulation's `PlantedBug`) and prove its checker finds them: `swift build --traits
+  // SimulationSeams` (what scripts/test.sh builds and tests). A server built without it, as a
+  // studio builds one, has none of them; `stasis-sim --plant` then says it cannot plant.
   traits: [
     .trait(
-      name: "PlantedBugs",
-      description: "For stasis-sim and its tests only: the known bugs its honesty check plants. Never in production.")
+      name: "SimulationSeams",
+      description: "For stasis-sim and its tests only: the rules its honesty check varies. Never in production.")
   ],
   dependencies: [
     .package(
       name: "Stasis", path: "..",
-      traits: [.defaults, .init(name: "PlantedBugs", condition: .when(traits: ["PlantedBugs"]))]),
+      traits: [.defaults, .init(name: "SimulationSeams", condition: .when(traits: ["SimulationSeams"]))]),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),

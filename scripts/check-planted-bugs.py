@@ -1,55 +1,81 @@
 #!/usr/bin/env python3
-"""Nothing of the simulation ships: outside the simulation's own targets, every line of source
-that names a planted bug or the simulated crash sits inside an `#if PlantedBugs` block (not its
-`#else`), so a build without the trait compiles none of it. Prints each offending file:line.
+"""Nothing of the simulation ships, checked in the sources:
 
-Usage: scripts/check-planted-bugs.py  (from the repository's root)
+1. No file under Sources/, Demo/ or Server/Sources/ outside the simulation names a planted bug:
+   the catalogue (StasisSimulation's `PlantedBug`, read from its source: each case's name and its
+   `--plant` name) and the simulation's fault types are the simulation's alone.
+2. Every seam (the switches by which the simulation varies a rule: a `Seams` type, an
+   `@_spi(Simulation)` declaration) sits inside an `#if SimulationSeams` block (not its `#else`),
+   so a build without the trait compiles none of them.
+
+Prints each offending file:line. Usage: scripts/check-planted-bugs.py  (from the repository's root)
 """
 import pathlib
 import re
 import sys
 
-PATTERN = re.compile(r"PlantedBugs|plantedBugs|SimulatedCrash|dieInsideNextUpload|takeDiedInsideUpload")
 ROOTS = ["Sources", "Demo", "Server/Sources"]
 SIMULATION = {"Server/Sources/StasisSimulation", "Server/Sources/stasis-sim"}
+CATALOGUE = pathlib.Path("Server/Sources/StasisSimulation/Simulation.swift")
+FAULTS = ["PlantedBug", "plantedBug", "DeathInsideCommit", "SimulatedCrash", "dieInsideNextUpload"]
+SEAM = re.compile(r"@_spi\(Simulation\)\s+(public|package)\s+(var|let|struct|init|convenience init)\b|struct Seams\b")
 
 
-def offending(path: pathlib.Path):
-    # A stack of (is-a-PlantedBugs-#if, in-its-#else) per open #if.
-    stack = []
+def catalogue():
+    text = CATALOGUE.read_text()
+    body = text[text.index("public enum PlantedBug"):]
+    body = body[: body.index("\n}\n")]
+    cases = re.findall(r'case (\w+) = "([a-z0-9-]+)"', body)
+    if len(cases) < 5:
+        sys.exit(f"{CATALOGUE}: the catalogue of planted bugs was not found (read {len(cases)} cases)")
+    return cases
+
+
+def seams_outside_the_trait(path: pathlib.Path):
+    stack = []  # per open #if: [is `#if SimulationSeams`, in its #else]
     for number, line in enumerate(path.read_text().splitlines(), 1):
         stripped = line.strip()
         if stripped.startswith("#if"):
-            stack.append([stripped.split() == ["#if", "PlantedBugs"], False])
-            continue
-        if stripped.startswith("#elseif") or stripped.startswith("#else"):
+            stack.append([stripped.split() == ["#if", "SimulationSeams"], False])
+        elif stripped.startswith("#else") or stripped.startswith("#elseif"):
             if stack:
                 stack[-1][1] = True
-            continue
-        if stripped.startswith("#endif"):
+        elif stripped.startswith("#endif"):
             if stack:
                 stack.pop()
-            continue
-        if stripped.startswith("//") or not PATTERN.search(line):
-            continue
-        if not any(planted and not in_else for planted, in_else in stack):
-            yield number, stripped
+        elif not stripped.startswith("//") and SEAM.search(line):
+            if not any(seams and not in_else for seams, in_else in stack):
+                yield number, stripped
 
 
 def main() -> int:
-    bad = 0
-    checked = 0
+    cases = catalogue()
+    names = FAULTS + [name for name, _ in cases] + [plant for _, plant in cases]
+    pattern = re.compile("|".join(rf"\b{re.escape(name)}\b" for name in names))
+    bad = checked = seams = 0
     for root in ROOTS:
-        for path in sorted(pathlib.Path(root).rglob("*.swift")):
+        for path in sorted(p for p in pathlib.Path(root).rglob("*") if p.is_file()):
             if any(str(path).startswith(folder + "/") for folder in SIMULATION):
                 continue
+            try:
+                text = path.read_text()
+            except UnicodeDecodeError:
+                continue
             checked += 1
-            for number, text in offending(path):
-                print(f"{path}:{number}: names a planted bug outside #if PlantedBugs: {text}")
-                bad += 1
+            for number, line in enumerate(text.splitlines(), 1):
+                if found := pattern.search(line):
+                    print(f"{path}:{number}: names the simulation's '{found.group(0)}' outside the simulation")
+                    bad += 1
+            if path.suffix == ".swift":
+                seams += len(SEAM.findall(text))
+                for number, line in seams_outside_the_trait(path):
+                    print(f"{path}:{number}: a seam outside #if SimulationSeams: {line}")
+                    bad += 1
     if bad:
         return 1
-    print(f"{checked} source files outside the simulation: every planted bug inside #if PlantedBugs")
+    print(
+        f"{checked} files outside the simulation name none of its {len(cases)} planted bugs; "
+        f"{seams} seam declarations, each inside #if SimulationSeams")
     return 0
 
 

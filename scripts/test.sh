@@ -74,12 +74,13 @@ stage "documentation (DocC, warnings are errors)"
 scripts/docs.sh 2>&1 | tail -40   # public symbols per library, the names and links checked, each failure (file:line); a failure or a DocC warning fails the run
 stage "swift test"
 STASIS_USE_RELEASE=1 swift test --skip-build
-stage "build Server/ (with the PlantedBugs trait: the simulation's build)"
+stage "build Server/ (with the SimulationSeams trait: the simulation's build)"
 # The server's tests also run the CLI and the demo: the root's builds above (built once).
-# Server/ is built and tested with the PlantedBugs trait, which compiles in the bugs stasis-sim
-# plants (here and in the library); the root's builds above have none. The symbols prove it:
-# the simulation's binary holds them (the control), the games' binaries none.
-(cd Server && swift build --build-tests --traits PlantedBugs)
+# Server/ is built and tested with the SimulationSeams trait, which compiles the seams by which
+# stasis-sim varies the rules of the library and the server to plant the bugs of its catalogue;
+# the root's builds above have none. The symbols prove it: the simulation's binary holds them
+# (the control), the games' binaries none.
+(cd Server && swift build --build-tests --traits SimulationSeams)
 scripts/check-no-planted-bugs.sh --control Server/.build/debug/stasis-sim \
   .build/release/stasis-demo .build/debug/stasis-demo .build/debug/stasis
 stage "swift test, Server/"
@@ -90,11 +91,11 @@ stage "swift test, Server/"
 # own too: they load the machine, and a test with a 2 s wall-clock budget runs beside the others.
 # Cloud sync's suites start a stasis-server (and its pipes) per test: a process of their own
 # too, so fewer pipes share one libdispatch (the crash above was seen again under that churn).
-(cd Server && swift test --skip-build --traits PlantedBugs --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests|StasisCloudSyncTests")
-(cd Server && swift test --skip-build --traits PlantedBugs --filter "StasisCloudSyncTests")
-(cd Server && swift test --skip-build --traits PlantedBugs --filter "ConsoleTests|OpenAPITests")
-(cd Server && swift test --skip-build --traits PlantedBugs --filter "ServerHostileClientTests")
-(cd Server && swift test --skip-build --traits PlantedBugs --filter "StasisSimulationTests")
+(cd Server && swift test --skip-build --traits SimulationSeams --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests|StasisCloudSyncTests")
+(cd Server && swift test --skip-build --traits SimulationSeams --filter "StasisCloudSyncTests")
+(cd Server && swift test --skip-build --traits SimulationSeams --filter "ConsoleTests|OpenAPITests")
+(cd Server && swift test --skip-build --traits SimulationSeams --filter "ServerHostileClientTests")
+(cd Server && swift test --skip-build --traits SimulationSeams --filter "StasisSimulationTests")
 # Fresh seeds on every run, as issue 20 asks: a broken invariant fails CI and prints the seed to
 # replay, which then becomes a regression test (`--seeds FIRST-LAST` reruns a fixed range).
 stage "stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds)"

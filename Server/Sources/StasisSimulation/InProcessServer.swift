@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -24,6 +25,8 @@ public final class InProcessServer: Sendable {
   private struct Running: Sendable {
     var backend: SQLiteBackend
     var responder: RouterResponder<ServerContext>
+    /// The fault that kills the server inside an upload's commit, when armed.
+    var death: DeathInsideCommit
   }
   private let running = Mutex<Running?>(nil)
   /// The database opened for the checker's reading while the server is down.
@@ -88,31 +91,30 @@ public final class InProcessServer: Sendable {
   public func start() throws {
     // Every revision stored as a delta when it may be, however small: the simulation's saves
     // are a few KB, and its chains, pins and collection must be the real ones.
-    #if PlantedBugs
-      let backend = try SQLiteBackend(path: path, plantedBugs: plantedBug.planted, smallestDelta: 0)
+    #if SimulationSeams
+      let backend = try SQLiteBackend(path: path, seams: plantedBug.serverSeams, smallestDelta: 0)
     #else
       let backend = try SQLiteBackend(path: path, smallestDelta: 0)
     #endif
+    let death = DeathInsideCommit()
+    backend.pool.add(transactionObserver: death)
     var logger = Logger(label: "stasis.sim.server")
     logger.logLevel = .critical
     let server = SaveServer(
       backend: backend, options: ServerOptions(keepRevisions: keepRevisions), clock: clock)
     let responder = server.router().buildResponder()
-    running.withLock { $0 = Running(backend: backend, responder: responder) }
+    running.withLock { $0 = Running(backend: backend, responder: responder, death: death) }
     inspection.withLock { $0 = nil }
   }
 
   /// The process dies: the database is closed (what was committed stays in its file).
   public func crash() { running.withLock { $0 = nil } }
 
-  /// The next upload's transaction dies before its commit, and the server with it (or, with
-  /// `false`, no longer).
-  /// (Only in the simulation's build, `--traits PlantedBugs`: elsewhere the server cannot die
-  /// inside a transaction, and nothing is armed.)
+  /// The next upload's transaction dies at its commit, after its last write, and the server
+  /// with it (or, with `false`, no longer). Nothing of that transaction stays: SQLite rolls it
+  /// back, as after a crash.
   public func dieInsideNextUpload(_ armed: Bool = true) {
-    #if PlantedBugs
-      backend?.dieInsideNextUpload(armed)
-    #endif
+    running.withLock { $0?.death.arm(armed) }
   }
 
   /// What a request met.
@@ -127,14 +129,12 @@ public final class InProcessServer: Sendable {
 
   /// Answers one request as the server would over HTTP.
   func respond(_ request: CloudRequest) async -> Answer {
-    guard let (responder, backend) = running.withLock({ $0.map { ($0.responder, $0.backend) } }) else { return .down }
+    guard let (responder, death) = running.withLock({ $0.map { ($0.responder, $0.death) } }) else { return .down }
     let answer = await handle(request, responder)
-    #if PlantedBugs
-      if backend.takeDiedInsideUpload() {
-        crash()
-        return .died
-      }
-    #endif
+    if death.takeDied() {
+      crash()
+      return .died
+    }
     return answer.map(Answer.answered) ?? .down
   }
 
@@ -328,4 +328,53 @@ public final class SimulatedNetwork: CloudTransport {
     if lost { throw CloudError(.offline, "the connection dropped before the answer") }
     return response
   }
+}
+
+/// The simulation's crash inside the server's upload, injected from outside the server: a GRDB
+/// transaction observer on its database. When armed, the next transaction that stores a
+/// revision throws from `databaseWillCommit`, after its last write and before its commit, and
+/// GRDB rolls the transaction back (nothing of it stays, as after the process died there).
+/// The server itself holds no crash switch.
+final class DeathInsideCommit: TransactionObserver, Sendable {
+  private struct State {
+    var armed = false
+    var storingRevision = false
+    var died = false
+  }
+  private let state = Mutex(State())
+
+  /// The error the commit throws, as the process dying there.
+  struct Died: Error {}
+
+  /// Arms (or disarms) the fault for the next transaction that stores a revision.
+  func arm(_ armed: Bool) { state.withLock { $0.armed = armed } }
+
+  /// True once, after an armed transaction died.
+  func takeDied() -> Bool {
+    state.withLock { state in
+      defer { state.died = false }
+      return state.died
+    }
+  }
+
+  func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+    if case .insert(let table) = eventKind { return table == "revisions" }
+    return false
+  }
+
+  func databaseDidChange(with event: DatabaseEvent) { state.withLock { $0.storingRevision = true } }
+
+  func databaseWillCommit() throws {
+    let dies = state.withLock { state in
+      guard state.armed, state.storingRevision else { return false }
+      state.armed = false
+      state.died = true
+      return true
+    }
+    if dies { throw Died() }
+  }
+
+  func databaseDidCommit(_ db: Database) { state.withLock { $0.storingRevision = false } }
+
+  func databaseDidRollback(_ db: Database) { state.withLock { $0.storingRevision = false } }
 }

@@ -63,10 +63,10 @@ final class SimulatedDevice {
   func start() -> any DeviceProcess {
     var logger = Logger(label: "stasis.sim.\(name)")
     logger.logLevel = .critical
-    #if PlantedBugs
+    #if SimulationSeams
       let store = SaveStore(
         directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, fileSystem: disk,
-        wallClock: wallClock, device: name, logger: logger, plantedBugs: plantedBug.planted)
+        wallClock: wallClock, device: name, logger: logger, seams: plantedBug.storeSeams)
     #else
       let store = SaveStore(
         directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, fileSystem: disk,
@@ -79,8 +79,8 @@ final class SimulatedDevice {
         guard let model = GameBuild.model(of: document) else { return document.summary }
         return GameModel.summary(of: model)
       }, autosaveUploadInterval: .zero, sleep: { _ in throw CancellationError() })
-    #if PlantedBugs
-      configuration.plantedBugs = plantedBug.planted
+    #if SimulationSeams
+      plantedBug.vary(&configuration)
     #endif
     // Parts of 256 bytes: the simulation's saves and deltas are a few KB, and their uploads
     // must go in parts, cut and resumed, as a large save's do.

@@ -37,11 +37,11 @@ public enum PlantedBug: String, Sendable, CaseIterable {
 }
 
 extension Simulation {
-  /// Whether this build can plant bugs: only under the `PlantedBugs` trait (`swift build
-  /// --traits PlantedBugs`, as `scripts/test.sh` builds `Server/`). Without it the libraries hold
-  /// no planted bug, and `stasis-sim --plant` says so.
+  /// Whether this build can plant bugs: only under the `SimulationSeams` trait (`swift build
+  /// --traits SimulationSeams`, as `scripts/test.sh` builds `Server/`). Without it the libraries
+  /// hold no switch to vary their rules by, and `stasis-sim --plant` says so.
   public nonisolated static var canPlant: Bool {
-    #if PlantedBugs
+    #if SimulationSeams
       true
     #else
       false
@@ -49,27 +49,44 @@ extension Simulation {
   }
 }
 
-#if PlantedBugs
+// The catalogue's one mapping: each bug is one rule varied through the seams the libraries and
+// the server compile under the `SimulationSeams` trait. Nothing outside the simulation names a
+// bug; the libraries only know which rule a switch varies.
+#if SimulationSeams
   extension PlantedBug? {
-    /// The bug as the libraries plant it, in the instances of one run only (none for nil).
-    var planted: PlantedBugs { self?.planted ?? [] }
-  }
-
-  extension PlantedBug {
-    /// The bug as the libraries plant it, in the instances of one run only.
-    var planted: PlantedBugs {
+    /// The store's rules in a run planting this bug (the store's own for nil).
+    var storeSeams: SaveStore.Seams {
+      var seams = SaveStore.Seams()
       switch self {
-      case .generationAtLockTime: .generationAtLockTime
-      case .pruneUnreadable: .pruneUnreadable
-      case .newestOnlyAfterLostAnswer: .newestOnlyAfterLostAnswer
-      case .dropAcknowledgedUpload: .dropAcknowledgedUpload
-      case .keepNothingBeforeWriting: .keepNothingBeforeWriting
-      case .sameStateTwice: .sameStateTwice
-      case .mergeSectionBySection: .sectionBySection
-      case .mergeAcrossUnrelatedHistories: .mergeAcrossUnrelatedHistories
-      case .collectionIgnoresChains: .collectionIgnoresChains
-      case .unflushedSettingsAndTimers: .unflushedFolderFiles
-      case .settingsOverwriteNewer: .settingsOverwriteNewer
+      case .generationAtLockTime: seams.writesInSnapshotOrder = false
+      case .pruneUnreadable: seams.prunesUnreadable = true
+      case .keepNothingBeforeWriting: seams.keepsBeforeWriting = false
+      case .sameStateTwice: seams.comparesWithNewestFile = false
+      case .unflushedSettingsAndTimers: seams.flushesFolderFiles = false
+      default: break
+      }
+      return seams
+    }
+
+    /// The server backend's rules in a run planting this bug (its own for nil).
+    var serverSeams: SQLiteBackend.Seams {
+      var seams = SQLiteBackend.Seams()
+      switch self {
+      case .dropAcknowledgedUpload: seams.prunesAllButOne = true
+      case .collectionIgnoresChains: seams.followsChains = false
+      case .settingsOverwriteNewer: seams.settingsUpsertIsConditional = false
+      default: break
+      }
+      return seams
+    }
+
+    /// Varies a device's sync (and its merges) for a run planting this bug.
+    func vary(_ configuration: inout CloudSyncConfiguration) {
+      switch self {
+      case .newestOnlyAfterLostAnswer: configuration.recognisesOnlyNewest = true
+      case .mergeAcrossUnrelatedHistories: configuration.mergesAcrossUnrelatedHistories = true
+      case .mergeSectionBySection: configuration.mergesRestValueByValue = true
+      default: break
       }
     }
   }
@@ -186,7 +203,7 @@ public final class Simulation {
     if bug != nil, !canPlant {
       return SimulationResult(
         seed: seed, trace: [],
-        failure: "nothing can be planted: built without the PlantedBugs trait (--traits PlantedBugs)")
+        failure: "nothing can be planted: built without the SimulationSeams trait (--traits SimulationSeams)")
     }
     let folder = Self.scratchFolder(seed: seed)
     defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -47,7 +47,7 @@ struct StasisSim: AsyncParsableCommand {
     if let plant, PlantedBug(rawValue: plant) == nil { throw ValidationError("no planted bug named '\(plant)'") }
     if plant != nil, !Simulation.canPlant {
       throw ValidationError(
-        "this stasis-sim was built without the PlantedBugs trait: build it with --traits PlantedBugs")
+        "this stasis-sim was built without the SimulationSeams trait: build it with --traits SimulationSeams")
     }
     if GameLoop(rawValue: loop) == nil {
       throw ValidationError(

@@ -154,10 +154,10 @@ struct UnrelatedHistoryTests {
     #expect(kept.first { $0["revision"] as? Int == 2 }?["lostTo"] as? Int == 3, "A's city is kept until discarded")
   }
 
-  @Test("the planted bug (merge against the base B continues): 27 of B's transactions vanish, as the adopter saw")
-  func plantedMergeAcrossUnrelatedHistories() async throws {
-    #if PlantedBugs
-      let (b, report, raw, server) = try await independentStarts { $0.plantedBugs = .mergeAcrossUnrelatedHistories }
+  @Test("the rule varied (merge against the base B continues): 27 of B's transactions vanish, as the adopter saw")
+  func mergeAcrossUnrelatedHistoriesVaried() async throws {
+    #if SimulationSeams
+      let (b, report, raw, server) = try await independentStarts { $0.mergesAcrossUnrelatedHistories = true }
       defer { server.stop() }
       #expect(report.error == nil)
       #expect(b.sync.status.conflicts.first?.outcome == .merged)
@@ -165,7 +165,8 @@ struct UnrelatedHistoryTests {
       #expect(head.inventory.keys.sorted() == ["a-city", "transaction-28"], "what the three-way merge against r1 made")
     #else
       Issue.record(
-        "built without the PlantedBugs trait: the server's tests run with --traits PlantedBugs (scripts/test.sh)")
+        "built without the SimulationSeams trait: the server's tests run with --traits SimulationSeams (scripts/test.sh)"
+      )
     #endif
   }
 

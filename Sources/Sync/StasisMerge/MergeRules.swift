@@ -94,11 +94,11 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
   /// Groups of paths (sections, or fields inside them) taken together from one side: the side
   /// that changed them, or the fallback's when both did. Rules inside a group do not apply.
   public private(set) var groups: [[String]]
-  #if PlantedBugs
-    /// The bugs the simulation planted in merges by these rules; empty everywhere else.
-    @_spi(Simulation) public var plantedBugs: PlantedBugs = []
-    /// Undeclared values merge one by one (issue 27's case 3, planted).
-    var mergesRestValueByValue: Bool { plantedBugs.contains(.sectionBySection) }
+  #if SimulationSeams
+    /// Undeclared values merge one by one, each from the side that changed it, instead of a
+    /// section whole from one side. Only the simulation's build (the `SimulationSeams` trait)
+    /// can vary this rule; everywhere else it is the constant false.
+    @_spi(Simulation) public var mergesRestValueByValue = false
   #else
     var mergesRestValueByValue: Bool { false }
   #endif

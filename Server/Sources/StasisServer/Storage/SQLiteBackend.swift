@@ -1,96 +1,62 @@
 import Foundation
 import GRDB
+import Stasis
 import StasisDelta
-import Synchronization
-
-#if PlantedBugs
-  @_spi(Simulation) import Stasis
-#else
-  import Stasis
-#endif
 
 /// The embedded backend: one SQLite file (GRDB), WAL with `synchronous=FULL`, so a `201` means
 /// the revision is in the log on disk. Writes go through one writer, which is what serialises
 /// two uploads on the same base: the second sees the first's head and gets `412`.
 package final class SQLiteBackend: SaveBackend {
-  let pool: DatabasePool
+  /// The database (the simulation adds its transaction observer here, to die inside a commit).
+  package let pool: DatabasePool
   /// Files smaller than this are stored whole (``PieceRules/smallestDelta``; the simulation's
   /// small saves chain with 0).
   package let smallestDelta: Int
-  #if PlantedBugs
-    /// The bugs the simulation planted in this backend; empty everywhere else.
-    let plantedBugs: PlantedBugs
-    /// The simulation's fault: the next upload's transaction dies after its last write, before
-    /// its commit (the process crashed inside it).
-    private let dieInsideNextUpload = Mutex(false)
-    /// Set when an armed upload died; the simulation takes the server down.
-    private let diedInsideUpload = Mutex(false)
+  #if SimulationSeams
+    /// The backend's rules that the simulation's build can vary, one switch each: each default is
+    /// the rule. Only the `SimulationSeams` trait compiles them; which variation is a planted
+    /// bug is the simulation's own catalogue.
+    package struct Seams: Sendable {
+      /// An upload prunes every older revision but one, whatever the slot keeps.
+      package var prunesAllButOne = false
+      /// Collection keeps the pieces their deltas are built on, not only those named.
+      package var followsChains = true
+      /// The settings merge keeps a stored value with a newer stamp.
+      package var settingsUpsertIsConditional = true
 
-    /// Arms the simulation's fault: the next upload's transaction dies before its commit, so
-    /// nothing of it stays (the database rolls it back, as after a crash).
-    package func dieInsideNextUpload(_ armed: Bool = true) {
-      dieInsideNextUpload.withLock { $0 = armed }
+      /// The backend's own rules.
+      package init() {}
+    }
+    let seams: Seams
+
+    /// A backend whose rules are varied by `seams`: the simulation's honesty check.
+    package convenience init(path: String, seams: Seams, smallestDelta: Int = PieceRules.smallestDelta) throws {
+      try self.init(path: path, smallestDelta: smallestDelta, with: seams)
     }
 
-    /// True once, after an armed upload's transaction died.
-    package func takeDiedInsideUpload() -> Bool {
-      diedInsideUpload.withLock { died in
-        defer { died = false }
-        return died
-      }
-    }
-
-    /// A backend with `plantedBugs` planted: the simulation's honesty check.
-    package convenience init(
-      path: String, plantedBugs: PlantedBugs, smallestDelta: Int = PieceRules.smallestDelta
-    ) throws {
-      try self.init(path: path, smallestDelta: smallestDelta, seams: Seams(plantedBugs: plantedBugs))
-    }
-
-    /// Each upload prunes every older revision but one (planted).
-    var prunesAcknowledged: Bool { plantedBugs.contains(.dropAcknowledgedUpload) }
-    /// Collection keeps what revisions and uploads name, not the pieces their deltas need (planted).
-    var followsChains: Bool { !plantedBugs.contains(.collectionIgnoresChains) }
-    /// The settings merge takes every key, whatever its stamp (planted).
-    var settingsUpsertIsConditional: Bool { !plantedBugs.contains(.settingsOverwriteNewer) }
-
-    /// The simulation's crash inside an upload's transaction, when armed.
-    func dieIfArmed() throws {
-      guard
-        dieInsideNextUpload.withLock({ armed in
-          defer { armed = false }
-          return armed
-        })
-      else { return }
-      diedInsideUpload.withLock { $0 = true }
-      throw SimulatedCrash()  // every write of the transaction is rolled back with it
-    }
-
-    /// The process dying inside a transaction, as the simulation injects it.
-    struct SimulatedCrash: Error {}
+    var prunesAllButOne: Bool { seams.prunesAllButOne }
+    var followsChains: Bool { seams.followsChains }
+    var settingsUpsertIsConditional: Bool { seams.settingsUpsertIsConditional }
   #else
-    var prunesAcknowledged: Bool { false }
+    /// Nothing: only the simulation's build varies the backend's rules (and no type of that
+    /// name exists in any other build: `scripts/check-no-planted-bugs.sh` looks for it).
+    typealias Seams = Void
+
+    // The backend's rules: constants outside the simulation's build.
+    var prunesAllButOne: Bool { false }
     var followsChains: Bool { true }
     var settingsUpsertIsConditional: Bool { true }
-    @inline(__always) func dieIfArmed() throws {}
   #endif
 
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
   /// `smallestDelta`: files smaller than this are stored whole.
   package convenience init(path: String, smallestDelta: Int = PieceRules.smallestDelta) throws {
-    try self.init(path: path, smallestDelta: smallestDelta, seams: Seams())
+    try self.init(path: path, smallestDelta: smallestDelta, with: Seams())
   }
 
-  /// What only the simulation's build sets: empty in every other build.
-  struct Seams {
-    #if PlantedBugs
-      var plantedBugs: PlantedBugs = []
-    #endif
-  }
-
-  private init(path: String, smallestDelta: Int, seams: Seams) throws {
-    #if PlantedBugs
-      self.plantedBugs = seams.plantedBugs
+  private init(path: String, smallestDelta: Int, with seams: Seams) throws {
+    #if SimulationSeams
+      self.seams = seams
     #endif
     self.smallestDelta = smallestDelta
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -253,11 +219,10 @@ package final class SQLiteBackend: SaveBackend {
         """,
       arguments: [
         player.id, stored.slot,
-        revision - Int64(prunesAcknowledged ? 1 : max(1, keep)),
+        revision - Int64(prunesAllButOne ? 1 : max(1, keep)),
       ])
     for gone in pruned { try Self.remove(db, player: player, slot: stored.slot, revision: gone) }
     try self.collect(db, player: player, slot: stored.slot)
-    try self.dieIfArmed()  // the simulation's crash: every write above is rolled back with it
     return .created(stored)
   }
 

@@ -52,16 +52,17 @@ final class SlotWriters: Sendable {
   private let newest = Mutex<[String: NewestState]>([:])
   private let gates = Mutex<[String: SlotGate]>([:])
   private let nextSequence = Atomic<UInt64>(1)
-  #if PlantedBugs
-    /// The store's planted bugs (the simulation's; empty everywhere else).
-    private let plantedBugs: PlantedBugs
+  #if SimulationSeams
+    /// False only where the simulation varies the rule (`SaveStore.Seams`).
+    private let inSnapshotOrder: Bool
 
-    init(plantedBugs: PlantedBugs = []) {
-      self.plantedBugs = plantedBugs
+    init(inSnapshotOrder: Bool = true) {
+      self.inSnapshotOrder = inSnapshotOrder
     }
 
-    /// Issue 14's race, planted: the newest waiting snapshot goes first, and none is superseded.
-    private var newestFirst: Bool { plantedBugs.contains(.generationAtLockTime) }
+    /// The newest waiting snapshot goes first, and none is superseded: only where the
+    /// simulation varies the rule.
+    private var newestFirst: Bool { !inSnapshotOrder }
   #else
     init() {}
 

@@ -32,13 +32,16 @@ public struct CloudSyncConfiguration: Sendable {
   public var longestRetry: Duration
   /// How retries wait; tests replace it to drive retries without real time.
   public var sleep: @Sendable (Duration) async throws -> Void
-  #if PlantedBugs
-    /// The bugs the simulation planted in this sync and in its merges; empty everywhere else.
-    @_spi(Simulation) public var plantedBugs: PlantedBugs = []
-    /// A conflict merges against the revision this device continues, shared or not (planted).
-    var mergesAcrossUnrelatedHistories: Bool { plantedBugs.contains(.mergeAcrossUnrelatedHistories) }
-    /// After a lost `201`, only the newest local generation is compared with the head (planted).
-    var recognisesOnlyNewest: Bool { plantedBugs.contains(.newestOnlyAfterLostAnswer) }
+  #if SimulationSeams
+    // The sync's rules that the simulation's build can vary (the `SimulationSeams` trait): each
+    // default is the rule, and every other build compiles the constant.
+    /// A conflict merges against the revision this device continues, shared with the server's
+    /// head or not.
+    @_spi(Simulation) public var mergesAcrossUnrelatedHistories = false
+    /// After a lost `201`, only the newest local generation is compared with the head.
+    @_spi(Simulation) public var recognisesOnlyNewest = false
+    /// A conflict's merge takes undeclared values one by one (``MergeRules``' seam of that name).
+    @_spi(Simulation) public var mergesRestValueByValue = false
   #else
     var mergesAcrossUnrelatedHistories: Bool { false }
     var recognisesOnlyNewest: Bool { false }

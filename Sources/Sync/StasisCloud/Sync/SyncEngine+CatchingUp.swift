@@ -401,8 +401,8 @@ extension SyncEngine {
           policy: fallback, base: nil, ours: ours, theirs: theirs, theirsRevision: theirsRevision, report: &report)
       }
       var rules = rules
-      #if PlantedBugs
-        rules.plantedBugs.formUnion(configuration.plantedBugs)
+      #if SimulationSeams
+        rules.mergesRestValueByValue = rules.mergesRestValueByValue || configuration.mergesRestValueByValue
       #endif
       let merged = ThreeWayMerge.merge(
         base: base.document, ours: ours.document, theirs: theirs, rules: rules,
