@@ -2,21 +2,27 @@
 # Fuzzes the save decoder with libFuzzer and AddressSanitizer, seeded with real saves.
 #   scripts/fuzz.sh            a bounded run (45 s of bytes, then 30 s structure-aware), as CI does
 #   scripts/fuzz.sh 3600       an hour of bytes (and half as long structure-aware)
+#   scripts/fuzz.sh --build-only   builds the two fuzzers, runs nothing (scripts/test.sh builds
+#                                  them while the simulation runs)
 # Crashes land in Tests/StasisTests/Fixtures/fuzz-crashes/; commit them: the test suite
 # replays that folder (FuzzRegressionTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${1:-45}"
-state_seconds="${2:-$(( (seconds + 1) * 2 / 3 ))}"
 for product in stasis-fuzz stasis-fuzz-state; do
   swift build --scratch-path .build-fuzz -c release --product "$product" \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING >/dev/null
 done
+[ "${1:-}" = "--build-only" ] && exit 0
+seconds="${1:-45}"
+state_seconds="${2:-$(( (seconds + 1) * 2 / 3 ))}"
 corpus=$(mktemp -d)
 seeds=$(mktemp -d)
-# Seeds: real demo saves (whole files, mode byte 0) and the committed fixture.
-swift build --product stasis-demo >/dev/null
-.build/debug/stasis-demo --headless --level 2 --frames 120 --autosave 0.5 --saves "$seeds" >/dev/null
+# Seeds: real demo saves (whole files, mode byte 0) and the committed fixture, from the demo
+# already built (scripts/test.sh built the release one), else a debug build of it.
+demo=.build/release/stasis-demo
+[ -x "$demo" ] || demo=.build/debug/stasis-demo
+[ -x "$demo" ] || swift build --product stasis-demo >/dev/null
+"$demo" --headless --level 2 --frames 120 --autosave 0.5 --saves "$seeds" >/dev/null
 n=0
 for f in "$seeds"/autosave/*.stasis Tests/StasisTests/Fixtures/*.stasis; do
   n=$((n + 1)); { printf '\x00'; cat "$f"; } > "$corpus/seed-$n"

@@ -4,6 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Two packages: the library, the demo and the CLI at the root; the save server, its load tool
 # and stasis-sim in Server/ (it depends on the root by path). Each stage prints its time.
+# Every package here builds into the root's .build (`--scratch-path`): the packages they share
+# (SwiftNIO, swift-crypto, GRDB, …, pinned to the same versions) are compiled once, not once per
+# package. Only what differs is compiled again: the library with another set of traits.
+scratch="$PWD/.build"
 stage_start=$SECONDS
 stage_name=""
 stage() {
@@ -53,12 +57,12 @@ stage "a game on Stasis alone: at most 4 packages (Examples/OneFileGame, traits:
 (
   cd Examples/OneFileGame
   rm -f Package.resolved
-  swift package resolve
+  swift package resolve --scratch-path "$scratch"
   pins=$(grep -c '"identity"' Package.resolved)
   echo "a game on Stasis alone resolves $pins packages"
   [ "$pins" -le 4 ] || { echo "more than 4 packages: $(grep '"identity"' Package.resolved)"; exit 1; }
-  swift build
-  .build/debug/OneFileGame "$(mktemp -d)"
+  swift build --scratch-path "$scratch"
+  "$scratch/debug/OneFileGame" "$(mktemp -d)"
 )
 stage "build"
 swift build --build-tests
@@ -79,9 +83,11 @@ stage "build Server/ (with the SimulationSeams trait: the simulation's build)"
 # Server/ is built and tested with the SimulationSeams trait, which compiles the seams by which
 # stasis-sim varies the rules of the library and the server to plant the bugs of its catalogue;
 # the root's builds above have none. The symbols prove it: the simulation's binary holds them
-# (the control), the games' binaries none.
-(cd Server && swift build --build-tests --traits SimulationSeams)
-scripts/check-no-planted-bugs.sh --control Server/.build/debug/stasis-sim \
+# (the control), the games' binaries none. (Server/ builds into the root's .build, so the
+# library's objects there are the trait's from here on: nothing below builds the root again.)
+server=(--package-path Server --scratch-path "$scratch" --traits SimulationSeams)
+swift build "${server[@]}" --build-tests
+scripts/check-no-planted-bugs.sh --control .build/debug/stasis-sim \
   .build/release/stasis-demo .build/debug/stasis-demo .build/debug/stasis
 stage "swift test, Server/"
 # The descriptor flood (thousands of sockets) and the simulation (servers opened and crashed
@@ -91,19 +97,24 @@ stage "swift test, Server/"
 # own too: they load the machine, and a test with a 2 s wall-clock budget runs beside the others.
 # Cloud sync's suites start a stasis-server (and its pipes) per test: a process of their own
 # too, so fewer pipes share one libdispatch (the crash above was seen again under that churn).
-(cd Server && swift test --skip-build --traits SimulationSeams --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests|StasisCloudSyncTests")
-(cd Server && swift test --skip-build --traits SimulationSeams --filter "StasisCloudSyncTests")
-(cd Server && swift test --skip-build --traits SimulationSeams --filter "ConsoleTests|OpenAPITests")
-(cd Server && swift test --skip-build --traits SimulationSeams --filter "ServerHostileClientTests")
-(cd Server && swift test --skip-build --traits SimulationSeams --filter "StasisSimulationTests")
+swift test "${server[@]}" --skip-build --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests|StasisCloudSyncTests"
+swift test "${server[@]}" --skip-build --filter "StasisCloudSyncTests"
+swift test "${server[@]}" --skip-build --filter "ConsoleTests|OpenAPITests"
+swift test "${server[@]}" --skip-build --filter "ServerHostileClientTests"
+swift test "${server[@]}" --skip-build --filter "StasisSimulationTests"
 # Fresh seeds on every run, as issue 20 asks: a broken invariant fails CI and prints the seed to
 # replay, which then becomes a regression test (`--seeds FIRST-LAST` reruns a fixed range).
-stage "stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds)"
-Server/.build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
+# The fuzzers build meanwhile (a release build with sanitizers, in .build-fuzz): the simulation
+# runs on one thread, the compiler takes the other core.
+stage "stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds; the fuzzers build meanwhile)"
+scripts/fuzz.sh --build-only > .build/fuzz-build.log 2>&1 &
+fuzz_build=$!
+.build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
 # The same seed's trace is the same in two processes, byte for byte (nothing of the host in it).
-Server/.build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-1.txt
-Server/.build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-2.txt
+.build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-1.txt
+.build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-2.txt
 cmp .build/sim-trace-1.txt .build/sim-trace-2.txt && echo "seed 7's trace: identical in two runs ($(wc -l < .build/sim-trace-1.txt) lines)"
+wait "$fuzz_build" || { cat .build/fuzz-build.log; echo "the fuzzers did not build"; exit 1; }
 stage "fuzz the decoder (bounded)"
 scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"
 stage ""

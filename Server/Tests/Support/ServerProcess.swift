@@ -20,14 +20,22 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
 /// The repository: the demo's levels, `docs/openapi.yaml`, the schemathesis environment.
 let repositoryRoot = packageRoot.deletingLastPathComponent()
 
+/// Where `swift build` put the tests, and the server beside them: `Server/.build/debug` by
+/// default, the root's `.build/debug` when the tests were built with `--scratch-path ../.build`
+/// (as `scripts/test.sh` builds them, so the packages both need are compiled once).
+let productsFolder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+  .deletingLastPathComponent()
+
 /// The built `stasis-server` (`swift build` puts it next to the tests); `STASIS_SERVER_BINARY`
-/// names another one (a build with its own `--scratch-path`).
+/// names another one.
 let serverBinary: String = {
   if let path = ProcessInfo.processInfo.environment["STASIS_SERVER_BINARY"], !path.isEmpty { return path }
-  let release = packageRoot.appendingPathComponent(".build/release/stasis-server").path
+  let beside = productsFolder.appendingPathComponent("stasis-server").path
+  let release = productsFolder.deletingLastPathComponent().appendingPathComponent("release/stasis-server").path
   if ProcessInfo.processInfo.environment["STASIS_USE_RELEASE"] == "1", FileManager.default.fileExists(atPath: release) {
     return release
   }
+  if FileManager.default.fileExists(atPath: beside) { return beside }
   return packageRoot.appendingPathComponent(".build/debug/stasis-server").path
 }()
 
