@@ -110,6 +110,10 @@ let package = Package(
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Logging", package: "swift-log"),
+        // The in-process server's databases: SQLite (GRDB, whose transaction observer injects the
+        // crash inside a commit) and PostgreSQL (a database of each run's own).
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
       ]
     ),
     .executableTarget(

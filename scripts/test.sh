@@ -106,10 +106,12 @@ swift test "${server[@]}" --skip-build --filter "StasisSimulationTests"
 # replay, which then becomes a regression test (`--seeds FIRST-LAST` reruns a fixed range).
 # The fuzzers build meanwhile (a release build with sanitizers, in .build-fuzz): the simulation
 # runs on one thread, the compiler takes the other core.
-stage "stasis-sim (${STASIS_SIM_SECONDS:-60} s of fresh seeds; the fuzzers build meanwhile)"
+stage "stasis-sim (fresh seeds: ${STASIS_SIM_SECONDS:-60} s on SQLite, ${STASIS_SIM_POSTGRES_SECONDS:-30} s on PostgreSQL; the fuzzers build meanwhile)"
 scripts/fuzz.sh --build-only > .build/fuzz-build.log 2>&1 &
 fuzz_build=$!
 .build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
+# The same, with the server on PostgreSQL (a database of each seed's own).
+.build/debug/stasis-sim --seconds "${STASIS_SIM_POSTGRES_SECONDS:-30}" --postgres "$STASIS_TEST_POSTGRES_URL"
 # The same seed's trace is the same in two processes, byte for byte (nothing of the host in it).
 .build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-1.txt
 .build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-2.txt

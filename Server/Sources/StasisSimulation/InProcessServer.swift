@@ -6,57 +6,90 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOEmbedded
+import PostgresNIO
 @_spi(Simulation) import Stasis
 import StasisCloud
 import StasisServer
 import Synchronization
 
+/// Which database the in-process server runs on.
+public enum SimulatedDatabase: Sendable, Equatable {
+  /// A SQLite file in the run's scratch folder (the default).
+  case sqlite
+  /// A database of the run's own, made on the PostgreSQL server that `url` reaches (its
+  /// role needs `CREATEDB`) and dropped when the run ends.
+  case postgres(url: String)
+}
+
 /// The real `stasis-server` request handling (its Hummingbird router, middleware included)
-/// over its real SQLite backend, called in the same process: no sockets, no threads of its own.
-/// It can crash (the database is closed and opened again from its file) and lose answers.
+/// over its real backend (SQLite, or PostgreSQL in a database of the run's own), called in the
+/// same process: no sockets, no threads of its own. It can crash (the database is closed and
+/// opened again) and lose answers.
 public final class InProcessServer: Sendable {
   /// The player every simulated device plays as.
   public static let token = "stasis-sim-token"
   /// How many revisions a slot keeps (small, so pruning happens in short runs).
   public let keepRevisions: Int
-  private let path: String
+  /// Where the database is: the SQLite file's path, or the run's PostgreSQL database's URL.
+  private let location: Location
   private let clock: @Sendable () -> Int64
   private let plantedBug: PlantedBug?
   private struct Running: Sendable {
-    var backend: SQLiteBackend
+    var backend: any SaveBackend
     var responder: RouterResponder<ServerContext>
     /// The fault that kills the server inside an upload's commit, when armed.
-    var death: DeathInsideCommit
+    var death: any DeathInsideCommit
+    /// Closes the database (stops its connection pool).
+    var close: @Sendable () -> Void
+  }
+  private enum Location: Sendable {
+    case sqlite(path: String)
+    case postgres(url: String, admin: String, name: String)
   }
   private let running = Mutex<Running?>(nil)
   /// The database opened for the checker's reading while the server is down.
-  private let inspection = Mutex<SQLiteBackend?>(nil)
+  private let inspection = Mutex<Opened?>(nil)
 
-  /// The database as the checker reads it: the running server's, or, while it is down, its
-  /// file opened for reading (what was committed is there whether the server runs or not).
-  package var committedState: SQLiteBackend? {
-    if let backend { return backend }
-    return inspection.withLock { inspection in
-      if inspection == nil { inspection = try? SQLiteBackend(path: path) }
-      return inspection
-    }
+  /// A backend open on the database, and what closes it.
+  private struct Opened: Sendable {
+    var backend: any SaveBackend
+    var close: @Sendable () -> Void
   }
 
-  /// A server whose database lives at `path` (created), keeping `keepRevisions` per slot, with
+  /// The database as the checker reads it: the running server's, or, while it is down, the
+  /// database opened for reading (what was committed is there whether the server runs or not).
+  package var committedState: (any SaveBackend)? {
+    if let backend { return backend }
+    if let opened = inspection.withLock({ $0 }) { return opened.backend }
+    guard let opened = try? Self.open(location, seams: nil) else { return nil }
+    inspection.withLock { $0 = opened }  // the checker reads from one task: nothing opens it twice
+    return opened.backend
+  }
+
+  /// A server whose database is `database` (a SQLite file at `path`, created; or a new
+  /// PostgreSQL database of its own), keeping `keepRevisions` per slot, with
   /// `bug` planted in its backend (a server bug; the others do nothing here).
   public init(
-    path: String, keepRevisions: Int, clock: @escaping @Sendable () -> Int64, planting bug: PlantedBug? = nil
+    path: String, keepRevisions: Int, clock: @escaping @Sendable () -> Int64, planting bug: PlantedBug? = nil,
+    database: SimulatedDatabase = .sqlite
   ) async throws {
     plantedBug = bug
-    self.path = path
+    switch database {
+    case .sqlite:
+      location = .sqlite(path: path)
+    case .postgres(let url):
+      // Named from the host, never seen by the run: its trace holds no database name.
+      let name = "stasis_sim_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+      location = .postgres(url: try await PostgresDatabases.create(name, on: url), admin: url, name: name)
+    }
     self.keepRevisions = keepRevisions
     self.clock = clock
-    try start()
+    try await start()
     _ = try await backend!.addPlayer(name: "player", tokenHash: BearerToken.hash(Self.token), at: clock())
   }
 
   /// The backend while the server is up.
-  package var backend: SQLiteBackend? { running.withLock { $0?.backend } }
+  package var backend: (any SaveBackend)? { running.withLock { $0?.backend } }
   /// True while the server answers.
   public var isUp: Bool { running.withLock { $0 != nil } }
 
@@ -88,33 +121,86 @@ public final class InProcessServer: Sendable {
   }
 
   /// Opens the database and builds the router.
-  public func start() throws {
-    // Every revision stored as a delta when it may be, however small: the simulation's saves
-    // are a few KB, and its chains, pins and collection must be the real ones.
+  public func start() async throws {
     #if SimulationSeams
-      let backend = try SQLiteBackend(path: path, seams: plantedBug.serverSeams, smallestDelta: 0)
+      let seams = plantedBug.serverSeams
     #else
-      let backend = try SQLiteBackend(path: path, smallestDelta: 0)
+      let seams: StorageSeams? = nil
     #endif
-    let death = DeathInsideCommit()
-    backend.pool.add(transactionObserver: death)
-    var logger = Logger(label: "stasis.sim.server")
-    logger.logLevel = .critical
-    let server = SaveServer(
-      backend: backend, options: ServerOptions(keepRevisions: keepRevisions), clock: clock)
+    let opened = try Self.open(location, seams: seams)
+    let backend = opened.backend
+    let death: any DeathInsideCommit
+    switch (location, backend) {
+    case (.postgres, let postgres as PostgresBackend):
+      try await postgres.migrate()
+      death = try await PostgresDeathInsideCommit(postgres)
+    case (_, let sqlite as SQLiteBackend):
+      let observer = SQLiteDeathInsideCommit()
+      sqlite.pool.add(transactionObserver: observer)
+      death = observer
+    default:
+      fatalError("unreachable: each location opens its own backend")
+    }
+    let server = SaveServer(backend: backend, options: ServerOptions(keepRevisions: keepRevisions), clock: clock)
     let responder = server.router().buildResponder()
-    running.withLock { $0 = Running(backend: backend, responder: responder, death: death) }
-    inspection.withLock { $0 = nil }
+    running.withLock { $0 = Running(backend: backend, responder: responder, death: death, close: opened.close) }
+    inspection.withLock { inspection in
+      inspection?.close()
+      inspection = nil
+    }
   }
 
-  /// The process dies: the database is closed (what was committed stays in its file).
-  public func crash() { running.withLock { $0 = nil } }
+  /// Opens the backend at `location` (with `seams`, in the simulation's build), and what closes it.
+  private static func open(_ location: Location, seams: StorageSeams?) throws -> Opened {
+    switch location {
+    case .sqlite(let path):
+      // Every revision stored as a delta when it may be, however small: the simulation's saves
+      // are a few KB, and its chains, pins and collection must be the real ones.
+      #if SimulationSeams
+        let backend = try SQLiteBackend(path: path, seams: seams ?? StorageSeams(), smallestDelta: 0)
+      #else
+        let backend = try SQLiteBackend(path: path, smallestDelta: 0)
+      #endif
+      return Opened(backend: backend, close: {})
+    case .postgres(let url, _, _):
+      var logger = Logger(label: "stasis.sim.postgres")
+      logger.logLevel = .critical
+      #if SimulationSeams
+        let backend = try PostgresBackend(
+          url: url, connections: 2, smallestDelta: 0, seams: seams ?? StorageSeams(), logger: logger)
+      #else
+        let backend = try PostgresBackend(url: url, connections: 2, smallestDelta: 0, logger: logger)
+      #endif
+      let pool = Task { await backend.run() }
+      return Opened(backend: backend, close: { pool.cancel() })
+    }
+  }
+
+  /// The process dies: the database is closed (what was committed stays in it).
+  public func crash() {
+    let closed = running.withLock { running in
+      defer { running = nil }
+      return running?.close
+    }
+    closed?()
+  }
+
+  /// The run is over: the server stops, and a PostgreSQL database of the run's own is dropped.
+  public func finish() async {
+    crash()
+    inspection.withLock { inspection in
+      inspection?.close()
+      inspection = nil
+    }
+    if case .postgres(_, let admin, let name) = location { try? await PostgresDatabases.drop(name, on: admin) }
+  }
 
   /// The next upload's transaction dies at its commit, after its last write, and the server
-  /// with it (or, with `false`, no longer). Nothing of that transaction stays: SQLite rolls it
-  /// back, as after a crash.
-  public func dieInsideNextUpload(_ armed: Bool = true) {
-    running.withLock { $0?.death.arm(armed) }
+  /// with it (or, with `false`, no longer). Nothing of that transaction stays: the database
+  /// rolls it back, as after a crash.
+  public func dieInsideNextUpload(_ armed: Bool = true) async {
+    guard let death = running.withLock({ $0?.death }) else { return }
+    await death.arm(armed)
   }
 
   /// What a request met.
@@ -131,7 +217,7 @@ public final class InProcessServer: Sendable {
   func respond(_ request: CloudRequest) async -> Answer {
     guard let (responder, death) = running.withLock({ $0.map { ($0.responder, $0.death) } }) else { return .down }
     let answer = await handle(request, responder)
-    if death.takeDied() {
+    if await death.takeDied() {
       crash()
       return .died
     }
@@ -330,12 +416,20 @@ public final class SimulatedNetwork: CloudTransport {
   }
 }
 
-/// The simulation's crash inside the server's upload, injected from outside the server: a GRDB
-/// transaction observer on its database. When armed, the next transaction that stores a
-/// revision throws from `databaseWillCommit`, after its last write and before its commit, and
-/// GRDB rolls the transaction back (nothing of it stays, as after the process died there).
-/// The server itself holds no crash switch.
-final class DeathInsideCommit: TransactionObserver, Sendable {
+/// The simulation's crash inside the server's upload, injected from outside the server (which
+/// holds no crash switch): when armed, the next transaction that stores a revision fails at its
+/// commit, after its last write, and the database rolls all of it back, as when the process
+/// dies there.
+protocol DeathInsideCommit: Sendable {
+  /// Arms (or disarms) the fault for the next transaction that stores a revision.
+  func arm(_ armed: Bool) async
+  /// True once, after an armed transaction died.
+  func takeDied() async -> Bool
+}
+
+/// On SQLite: a GRDB transaction observer that throws from `databaseWillCommit` (GRDB then rolls
+/// the transaction back).
+final class SQLiteDeathInsideCommit: TransactionObserver, DeathInsideCommit {
   private struct State {
     var armed = false
     var storingRevision = false
@@ -346,11 +440,9 @@ final class DeathInsideCommit: TransactionObserver, Sendable {
   /// The error the commit throws, as the process dying there.
   struct Died: Error {}
 
-  /// Arms (or disarms) the fault for the next transaction that stores a revision.
-  func arm(_ armed: Bool) { state.withLock { $0.armed = armed } }
+  func arm(_ armed: Bool) async { state.withLock { $0.armed = armed } }
 
-  /// True once, after an armed transaction died.
-  func takeDied() -> Bool {
+  func takeDied() async -> Bool {
     state.withLock { state in
       defer { state.died = false }
       return state.died
@@ -377,4 +469,98 @@ final class DeathInsideCommit: TransactionObserver, Sendable {
   func databaseDidCommit(_ db: Database) { state.withLock { $0.storingRevision = false } }
 
   func databaseDidRollback(_ db: Database) { state.withLock { $0.storingRevision = false } }
+}
+
+/// On PostgreSQL: a deferred constraint trigger on `revisions`, in the run's own database, that
+/// raises at the commit of a transaction that stored a revision while a one-row table says
+/// armed. It counts each death in a sequence first (a sequence is not rolled back), which is how
+/// the simulation learns that the server died.
+final class PostgresDeathInsideCommit: DeathInsideCommit {
+  private let backend: PostgresBackend
+  private let logger: Logger
+  private let armed = Mutex(false)
+  private let deaths: Mutex<Int64>
+
+  init(_ backend: PostgresBackend) async throws {
+    self.backend = backend
+    var logger = Logger(label: "stasis.sim.postgres")
+    logger.logLevel = .critical
+    self.logger = logger
+    for statement in [
+      "CREATE SEQUENCE IF NOT EXISTS sim_deaths",
+      "CREATE TABLE IF NOT EXISTS sim_fault (armed BOOLEAN NOT NULL)",
+      "INSERT INTO sim_fault SELECT FALSE WHERE NOT EXISTS (SELECT 1 FROM sim_fault)",
+      "UPDATE sim_fault SET armed = FALSE",
+      """
+      CREATE OR REPLACE FUNCTION sim_die() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF (SELECT armed FROM sim_fault) THEN
+          PERFORM nextval('sim_deaths');
+          RAISE EXCEPTION 'the simulation: the server died inside this commit';
+        END IF;
+        RETURN NULL;
+      END $$
+      """,
+      "DROP TRIGGER IF EXISTS sim_die ON revisions",
+      """
+      CREATE CONSTRAINT TRIGGER sim_die AFTER INSERT ON revisions DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION sim_die()
+      """,
+    ] {
+      try await backend.client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+    }
+    deaths = Mutex(try await Self.count(backend, logger))
+  }
+
+  private static func count(_ backend: PostgresBackend, _ logger: Logger) async throws -> Int64 {
+    let rows = try await backend.client.query(
+      "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM sim_deaths", logger: logger)
+    for try await value in rows.decode(Int64.self) { return value }
+    return 0
+  }
+
+  func arm(_ armed: Bool) async {
+    self.armed.withLock { $0 = armed }
+    _ = try? await backend.client.query(
+      PostgresQuery(unsafeSQL: "UPDATE sim_fault SET armed = \(armed ? "TRUE" : "FALSE")"), logger: logger)
+  }
+
+  func takeDied() async -> Bool {
+    guard armed.withLock({ $0 }), let now = try? await Self.count(backend, logger) else { return false }
+    let died = deaths.withLock { deaths in
+      defer { deaths = now }
+      return now > deaths
+    }
+    if died { await arm(false) }
+    return died
+  }
+}
+
+/// Databases of the simulation's own on a PostgreSQL server, made and dropped through the
+/// database the URL names (its role needs `CREATEDB`).
+enum PostgresDatabases {
+  /// Creates database `name` (dropping one left by a run that died) on the server `url`
+  /// reaches; returns its URL.
+  static func create(_ name: String, on url: String) async throws -> String {
+    try await run(["DROP DATABASE IF EXISTS \(name) WITH (FORCE)", "CREATE DATABASE \(name)"], on: url)
+    guard var parts = URLComponents(string: url) else { throw PlayerError("not a PostgreSQL URL: \(url)") }
+    parts.path = "/" + name
+    return parts.string ?? url
+  }
+
+  /// Drops database `name`, closing whatever is still connected to it.
+  static func drop(_ name: String, on url: String) async throws {
+    try await run(["DROP DATABASE IF EXISTS \(name) WITH (FORCE)"], on: url)
+  }
+
+  private static func run(_ statements: [String], on url: String) async throws {
+    var logger = Logger(label: "stasis.sim.postgres")
+    logger.logLevel = .critical
+    let admin = try PostgresBackend(url: url, connections: 1, logger: logger)
+    let pool = Task { await admin.run() }
+    defer { pool.cancel() }
+    for statement in statements {
+      try await admin.client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+    }
+  }
 }

@@ -34,6 +34,11 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   /// Issue 31: the server's settings merge takes every key sent, whatever its stamp.
   case settingsOverwriteNewer = "settings-overwrite-newer"
 
+  /// The bugs planted in the server's storage: on SQLite or on PostgreSQL, whichever the run's
+  /// server uses (`--postgres`).
+  public static let inStorage: [PlantedBug] = [
+    .dropAcknowledgedUpload, .collectionIgnoresChains, .settingsOverwriteNewer,
+  ]
 }
 
 extension Simulation {
@@ -68,9 +73,9 @@ extension Simulation {
       return seams
     }
 
-    /// The server backend's rules in a run planting this bug (its own for nil).
-    var serverSeams: SQLiteBackend.Seams {
-      var seams = SQLiteBackend.Seams()
+    /// The server storage rules in a run planting this bug, on either backend (its own for nil).
+    var serverSeams: StorageSeams {
+      var seams = StorageSeams()
       switch self {
       case .dropAcknowledgedUpload: seams.prunesAllButOne = true
       case .collectionIgnoresChains: seams.followsChains = false
@@ -198,7 +203,7 @@ public final class Simulation {
   /// (`--trace`).
   public static func run(
     seed: UInt64, operations: Int = 150, planting bug: PlantedBug? = nil, loop: GameLoop = .neverYields,
-    echo: Bool = false
+    database: SimulatedDatabase = .sqlite, echo: Bool = false
   ) async -> SimulationResult {
     if bug != nil, !canPlant {
       return SimulationResult(
@@ -213,14 +218,14 @@ public final class Simulation {
       var seedRandom = SeededGenerator(seed: seed ^ 0x5EED)
       server = try await InProcessServer(
         path: folder + "/server.sqlite", keepRevisions: 3 + seedRandom.below(3), clock: wallClock.read,
-        planting: bug)
+        planting: bug, database: database)
     } catch {
       return SimulationResult(seed: seed, trace: [], failure: "the server could not start: \(error)")
     }
     let simulation = Simulation(
       seed: seed, server: server, wallClock: wallClock, plantedBug: bug, loop: loop, echo: echo)
     await simulation.run(operations: operations)
-    server.crash()
+    await server.finish()
     return simulation.result
   }
 
@@ -432,14 +437,14 @@ public final class Simulation {
       note("\(device.name): \(device.network.isOnline ? "online" : "offline")")
     case 64..<67:
       if server.isUp, random.chance(40) {
-        server.dieInsideNextUpload()  // counted when an upload dies, not when armed
+        await server.dieInsideNextUpload()  // counted when an upload dies, not when armed
         note("server: the next upload's transaction will die before its commit")
       } else if server.isUp {
         server.crash()
         result.faults += 1
         note("server: crash")
       } else {
-        do { try server.start() } catch { return fail("the server could not restart: \(error)") }
+        do { try await server.start() } catch { return fail("the server could not restart: \(error)") }
         note("server: restart")
       }
     case 67..<72:
@@ -1199,9 +1204,9 @@ public final class Simulation {
   /// Everyone online, the server up, no new play: the devices reach the same head.
   private func converge() async {
     note("converge: all online, no new play")
-    server.dieInsideNextUpload(false)
+    await server.dieInsideNextUpload(false)
     if !server.isUp {
-      do { try server.start() } catch { return fail("the server could not restart: \(error)") }
+      do { try await server.start() } catch { return fail("the server could not restart: \(error)") }
     }
     for device in devices {
       device.network.isOnline = true

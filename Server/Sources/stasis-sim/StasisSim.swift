@@ -38,6 +38,12 @@ struct StasisSim: AsyncParsableCommand {
   @Option(help: "Plant a known bug (\(PlantedBug.allCases.map(\.rawValue).joined(separator: ", "))) to see it found.")
   var plant: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Run the server on PostgreSQL, in a database of each seed's own made on this server (its role needs CREATEDB), instead of SQLite.",
+      valueName: "postgres://user:password@host:port/database"))
+  var postgres: String?
+
   func validate() throws {
     let modes = [seed != nil, seconds != nil, seeds != nil].filter { $0 }.count
     if modes != 1 { throw ValidationError("give one of --seed N, --seeds FIRST-LAST or --seconds N") }
@@ -60,7 +66,7 @@ struct StasisSim: AsyncParsableCommand {
     let bug = plant.flatMap(PlantedBug.init(rawValue:))
     if let seed {
       let result = await Simulation.run(
-        seed: seed, operations: operations, planting: bug, loop: gameLoop, echo: trace)
+        seed: seed, operations: operations, planting: bug, loop: gameLoop, database: database, echo: trace)
       print(Self.summary([result], seconds: nil))
       if let failure = result.failure {
         report(result, failure)
@@ -85,7 +91,8 @@ struct StasisSim: AsyncParsableCommand {
     var results: [SimulationResult] = []
     for next in seeds {
       guard more(next) else { break }
-      let result = await Simulation.run(seed: next, operations: operations, planting: bug, loop: gameLoop)
+      let result = await Simulation.run(
+        seed: next, operations: operations, planting: bug, loop: gameLoop, database: database)
       results.append(result)
       if let failure = result.failure {
         print(Self.summary(results, seconds: Date().timeIntervalSince(start)))
@@ -97,6 +104,8 @@ struct StasisSim: AsyncParsableCommand {
   }
 
   private var gameLoop: GameLoop { GameLoop(rawValue: loop) ?? .neverYields }
+
+  private var database: SimulatedDatabase { postgres.map { .postgres(url: $0) } ?? .sqlite }
 
   /// `FIRST-LAST`, both included.
   static func range(_ text: String) -> ClosedRange<UInt64>? {
@@ -113,7 +122,8 @@ struct StasisSim: AsyncParsableCommand {
     for line in result.trace { print("  \(line)") }
     print(
       "replay: stasis-sim --seed \(result.seed) --operations \(operations) --trace"
-        + (gameLoop == .neverYields ? "" : " --loop \(loop)") + (plant.map { " --plant \($0)" } ?? ""))
+        + (gameLoop == .neverYields ? "" : " --loop \(loop)") + (plant.map { " --plant \($0)" } ?? "")
+        + (postgres.map { " --postgres \($0)" } ?? ""))
   }
 
   static func summary(_ results: [SimulationResult], seconds: Double?) -> String {

@@ -19,7 +19,8 @@ extension PostgresBackend {
           let row = StoredSetting(entry)
           let rows = try await connection.query(
             PostgresQuery(
-              unsafeSQL: ServerSchema.settingsUpsert { "$\($0)" } + " RETURNING 1::BIGINT",
+              unsafeSQL: ServerSchema.settingsUpsert(conditional: settingsUpsertIsConditional) { "$\($0)" }
+                + " RETURNING 1::BIGINT",
               binds: try Self.binds(
                 player.id, row.name, row.milliseconds, row.counter, row.device, Data(row.value))),
             logger: logger)

@@ -211,7 +211,8 @@ extension PostgresBackend {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
       let outcome = try await Self.discard(
-        connection, player: player, slot: slot, revision: revision, keptOnly: true, logger: logger)
+        connection, player: player, slot: slot, revision: revision, keptOnly: true, followsChains: followsChains,
+        logger: logger)
       guard outcome == .discarded else { return (outcome, nil) }
       return (outcome, try await Self.append(connection, audit, logger))
     }

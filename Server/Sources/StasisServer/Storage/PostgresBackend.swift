@@ -11,12 +11,56 @@ package final class PostgresBackend: SaveBackend {
   /// The pooled client; run it (``run()``) for as long as the backend is used.
   package let client: PostgresClient
   let logger: Logger
+  /// Files smaller than this are stored whole (``PieceRules/smallestDelta``). The upload
+  /// function (``migrate()``) holds it, and the function is the database's: every server on one
+  /// database gives the same (the simulation's small saves chain with 0, in a database of their own).
+  package let smallestDelta: Int
+  #if SimulationSeams
+    /// The storage rules as the simulation varies them (``StorageSeams``); the rules elsewhere.
+    let seams: StorageSeams
+
+    /// A backend whose rules are varied by `seams`: the simulation's honesty check. The
+    /// upload function it creates (``migrate()``) follows them, in its database, for every
+    /// server on it: give it a database of its own.
+    package convenience init(
+      url: String, connections: Int = 20, smallestDelta: Int = PieceRules.smallestDelta, seams: StorageSeams,
+      logger: Logger
+    ) throws {
+      try self.init(
+        url: url, connections: connections, statementTimeout: nil, smallestDelta: smallestDelta, logger: logger,
+        with: seams)
+    }
+
+    var prunesAllButOne: Bool { seams.prunesAllButOne }
+    var followsChains: Bool { seams.followsChains }
+    var settingsUpsertIsConditional: Bool { seams.settingsUpsertIsConditional }
+  #else
+    var prunesAllButOne: Bool { false }
+    var followsChains: Bool { true }
+    var settingsUpsertIsConditional: Bool { true }
+  #endif
 
   /// A backend for `url` (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`), with at most
   /// `connections` pooled connections. With `statementTimeout`, PostgreSQL cancels any
   /// statement that runs longer (`statement_timeout`): a request past its deadline leaves no
   /// query running behind it.
-  package init(url: String, connections: Int = 20, statementTimeout: Duration? = nil, logger: Logger) throws {
+  package convenience init(
+    url: String, connections: Int = 20, statementTimeout: Duration? = nil,
+    smallestDelta: Int = PieceRules.smallestDelta, logger: Logger
+  ) throws {
+    try self.init(
+      url: url, connections: connections, statementTimeout: statementTimeout, smallestDelta: smallestDelta,
+      logger: logger, with: StorageSeams())
+  }
+
+  private init(
+    url: String, connections: Int, statementTimeout: Duration?, smallestDelta: Int, logger: Logger,
+    with seams: StorageSeams
+  ) throws {
+    #if SimulationSeams
+      self.seams = seams
+    #endif
+    self.smallestDelta = smallestDelta
     guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
       let user = parts.user
     else {
@@ -46,7 +90,7 @@ package final class PostgresBackend: SaveBackend {
       // stasis_put_v1 pruned conflict losers, v2 and v3 stored no pieces: they are dropped, so
       // no server of those versions calls them.
       for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings + [
-        Self.dropPutFunctionV1, Self.putFunctionV4,
+        Self.dropPutFunctionV1, Self.putFunction(smallestDelta: smallestDelta, followsChains: followsChains),
       ] + Self.dropPutFunctionsBeforePieces {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
@@ -98,10 +142,15 @@ package final class PostgresBackend: SaveBackend {
     delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome {
     let logger = self.logger
-    return try await client.withConnection { connection in
+    // An explicit transaction, so `created` is returned only once `COMMIT` itself answered. In
+    // autocommit the function's row arrives before the statement's implicit commit runs, and
+    // postgres-nio completes the query with that row: a commit that then failed (a deferred
+    // constraint, the connection lost at that moment) was answered `201` while nothing was
+    // stored. The simulation on PostgreSQL found it, with its crash inside a commit.
+    return try await client.withTransaction(logger: logger) { connection in
       try await Self.put(
         connection, player: player, precondition: precondition, loser: loser, metadata: metadata, file: file,
-        delta: delta, keep: keep, limits: limits, logger: logger)
+        delta: delta, keep: prunesAllButOne ? 1 : keep, limits: limits, logger: logger)
     }
   }
 
@@ -110,7 +159,7 @@ package final class PostgresBackend: SaveBackend {
     _ connection: PostgresConnection, player: Player, precondition: WritePrecondition, loser: Int64?,
     metadata: RevisionMetadata, file: [UInt8], delta: StoredDelta?, keep: Int, limits: PlayerLimits, logger: Logger
   ) async throws -> PutOutcome {
-    // One statement, one round trip: the function (`putFunctionV4`) is the whole transaction.
+    // One statement: the function (`putFunctionV4`) is the whole of the caller's transaction.
     let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
     var statement = PutStatement(
       player: player.id, metadata: metadata, expected: expected, keep: Int64(max(1, keep)),
@@ -171,7 +220,13 @@ package final class PostgresBackend: SaveBackend {
   /// After pruning, the slot's pieces that nothing needs are collected, under the slot's lock,
   /// which every writer of the slot's revisions and pieces takes. `created` returns the piece as
   /// its amount.
-  static let putFunctionV4 = """
+  static let putFunctionV4 = putFunction()
+
+  /// ``putFunctionV4``'s text, storing whole the files smaller than `smallestDelta`;
+  /// `followsChains: false` is a seam only the simulation's build sets
+  /// (``ServerSchema/collectPieces(_:_:followsChains:)``).
+  static func putFunction(smallestDelta: Int = PieceRules.smallestDelta, followsChains: Bool = true) -> String {
+    """
     CREATE OR REPLACE FUNCTION stasis_put_v4(
       p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
       p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
@@ -223,7 +278,7 @@ package final class PostgresBackend: SaveBackend {
       IF p_delta_base IS NOT NULL THEN
         SELECT p.depth, p.chain INTO v_depth, v_chain FROM pieces p
         WHERE p.id = p_delta_base AND p.player_id = p_player AND p.slot = p_slot;
-        IF v_depth IS NULL OR p_size < \(PieceRules.smallestDelta) OR v_depth + 1 > \(PieceRules.longestChain)
+        IF v_depth IS NULL OR p_size < \(smallestDelta) OR v_depth + 1 > \(PieceRules.longestChain)
           OR v_chain + length(p_data) > p_size / 2 THEN
           outcome := 'whole';
           RETURN;
@@ -254,26 +309,12 @@ package final class PostgresBackend: SaveBackend {
         WHERE r.player_id = p_player AND r.slot = p_slot AND r.parent = v_gone.revision;
         DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = v_gone.revision;
       END LOOP;
-      \(collectPieces("p_player", "p_slot"));
+      \(ServerSchema.collectPieces("p_player", "p_slot", followsChains: followsChains));
       outcome := 'created';
       revision := v_next;
       amount := v_piece;
     END
     $$
-    """
-
-  /// The statement that deletes a slot's pieces nothing needs: no revision of the slot, no
-  /// upload in progress, and no piece still needed that is a delta on them. Run under the
-  /// slot's row lock, as every writer of its revisions and pieces is.
-  static func collectPieces(_ player: String, _ slot: String) -> String {
-    """
-    WITH RECURSIVE needed(id) AS (
-        SELECT r.piece FROM revisions r WHERE r.player_id = \(player) AND r.slot = \(slot) AND r.piece IS NOT NULL
-        UNION SELECT u.delta_piece FROM uploads u
-          WHERE u.player_id = \(player) AND u.slot = \(slot) AND u.delta_piece IS NOT NULL
-        UNION SELECT p.base FROM pieces p JOIN needed n ON p.id = n.id WHERE p.base IS NOT NULL
-      )
-      DELETE FROM pieces p WHERE p.player_id = \(player) AND p.slot = \(slot) AND p.id NOT IN (SELECT id FROM needed)
     """
   }
 
@@ -391,14 +432,16 @@ package final class PostgresBackend: SaveBackend {
     let logger = self.logger
     return try await client.withTransaction(logger: logger) { connection in
       try await Self.discard(
-        connection, player: player, slot: slot, revision: revision, keptOnly: false, logger: logger)
+        connection, player: player, slot: slot, revision: revision, keptOnly: false, followsChains: followsChains,
+        logger: logger)
     }
   }
 
   /// A discard in the caller's transaction; with `keptOnly`, of a kept revision only (any
   /// other is `.notFound`).
   static func discard(
-    _ connection: PostgresConnection, player: Player, slot: String, revision: Int64, keptOnly: Bool, logger: Logger
+    _ connection: PostgresConnection, player: Player, slot: String, revision: Int64, keptOnly: Bool,
+    followsChains: Bool, logger: Logger
   ) async throws -> DiscardOutcome {
     var head: Int64??
     let rows = try await connection.query(
@@ -423,7 +466,7 @@ package final class PostgresBackend: SaveBackend {
     var count: Int64 = 0
     for try await value in deleted.decode(Int64.self) { count = value }
     guard count > 0 else { return .notFound }
-    try await collect(connection, player, slot, logger)
+    try await collect(connection, player, slot, followsChains: followsChains, logger)
     return .discarded
   }
 
@@ -443,7 +486,7 @@ package final class PostgresBackend: SaveBackend {
         "UPDATE slots SET head_revision = NULL WHERE player_id = \(player.id) AND name = \(slot)", logger: logger)
       try await connection.query(
         "DELETE FROM revisions WHERE player_id = \(player.id) AND slot = \(slot)", logger: logger)
-      try await Self.collect(connection, player, slot, logger)
+      try await Self.collect(connection, player, slot, followsChains: followsChains, logger)
       return .deleted
     }
   }
@@ -471,13 +514,16 @@ package final class PostgresBackend: SaveBackend {
     return bindings
   }
 
-  /// Collects the slot's pieces nothing needs (``collectPieces(_:_:)``), in the caller's
-  /// transaction, which holds the slot's row lock.
-  static func collect(_ connection: PostgresConnection, _ player: Player, _ slot: String, _ logger: Logger)
-    async throws
-  {
+  /// Collects the slot's pieces nothing needs (``ServerSchema/collectPieces(_:_:followsChains:)``),
+  /// in the caller's transaction, which holds the slot's row lock.
+  static func collect(
+    _ connection: PostgresConnection, _ player: Player, _ slot: String, followsChains: Bool, _ logger: Logger
+  ) async throws {
     try await connection.query(
-      PostgresQuery(unsafeSQL: collectPieces("$1", "$2"), binds: try binds(player.id, slot)), logger: logger)
+      PostgresQuery(
+        unsafeSQL: ServerSchema.collectPieces("$1", "$2", followsChains: followsChains),
+        binds: try binds(player.id, slot)),
+      logger: logger)
   }
 
   static func headRevision(_ connection: PostgresConnection, _ player: Player, _ slot: String, _ logger: Logger)

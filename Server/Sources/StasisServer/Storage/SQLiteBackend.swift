@@ -13,24 +13,11 @@ package final class SQLiteBackend: SaveBackend {
   /// small saves chain with 0).
   package let smallestDelta: Int
   #if SimulationSeams
-    /// The backend's rules that the simulation's build can vary, one switch each: each default is
-    /// the rule. Only the `SimulationSeams` trait compiles them; which variation is a planted
-    /// bug is the simulation's own catalogue.
-    package struct Seams: Sendable {
-      /// An upload prunes every older revision but one, whatever the slot keeps.
-      package var prunesAllButOne = false
-      /// Collection keeps the pieces their deltas are built on, not only those named.
-      package var followsChains = true
-      /// The settings merge keeps a stored value with a newer stamp.
-      package var settingsUpsertIsConditional = true
-
-      /// The backend's own rules.
-      package init() {}
-    }
-    let seams: Seams
+    /// The storage rules as the simulation varies them (``StorageSeams``); the rules elsewhere.
+    let seams: StorageSeams
 
     /// A backend whose rules are varied by `seams`: the simulation's honesty check.
-    package convenience init(path: String, seams: Seams, smallestDelta: Int = PieceRules.smallestDelta) throws {
+    package convenience init(path: String, seams: StorageSeams, smallestDelta: Int = PieceRules.smallestDelta) throws {
       try self.init(path: path, smallestDelta: smallestDelta, with: seams)
     }
 
@@ -38,11 +25,7 @@ package final class SQLiteBackend: SaveBackend {
     var followsChains: Bool { seams.followsChains }
     var settingsUpsertIsConditional: Bool { seams.settingsUpsertIsConditional }
   #else
-    /// Nothing: only the simulation's build varies the backend's rules (and no type of that
-    /// name exists in any other build: `scripts/check-no-planted-bugs.sh` looks for it).
-    typealias Seams = Void
-
-    // The backend's rules: constants outside the simulation's build.
+    // The storage rules: constants outside the simulation's build.
     var prunesAllButOne: Bool { false }
     var followsChains: Bool { true }
     var settingsUpsertIsConditional: Bool { true }
@@ -51,10 +34,10 @@ package final class SQLiteBackend: SaveBackend {
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
   /// `smallestDelta`: files smaller than this are stored whole.
   package convenience init(path: String, smallestDelta: Int = PieceRules.smallestDelta) throws {
-    try self.init(path: path, smallestDelta: smallestDelta, with: Seams())
+    try self.init(path: path, smallestDelta: smallestDelta, with: StorageSeams())
   }
 
-  private init(path: String, smallestDelta: Int, with seams: Seams) throws {
+  private init(path: String, smallestDelta: Int, with seams: StorageSeams) throws {
     #if SimulationSeams
       self.seams = seams
     #endif
@@ -420,16 +403,8 @@ package final class SQLiteBackend: SaveBackend {
   /// Deletes the slot's pieces that nothing needs: no revision of the slot, no upload in
   /// progress, and no piece still needed that is a delta on them.
   private func collect(_ db: Database, player: Player, slot: String) throws {
-    let followChains = followsChains
     try db.execute(
-      sql: """
-        WITH RECURSIVE needed(id) AS (
-          SELECT piece FROM revisions WHERE player_id = ?1 AND slot = ?2 AND piece IS NOT NULL
-          UNION SELECT delta_piece FROM uploads WHERE player_id = ?1 AND slot = ?2 AND delta_piece IS NOT NULL
-          UNION SELECT p.base FROM pieces p JOIN needed n ON p.id = n.id WHERE p.base IS NOT NULL AND ?3
-        )
-        DELETE FROM pieces WHERE player_id = ?1 AND slot = ?2 AND id NOT IN (SELECT id FROM needed)
-        """, arguments: [player.id, slot, followChains])
+      sql: ServerSchema.collectPieces("?1", "?2", followsChains: followsChains), arguments: [player.id, slot])
   }
 }
 

@@ -36,7 +36,8 @@ extension ServerSchema {
   /// stored one (``SettingsStamp``'s order: milliseconds, counter, device): the last writer wins,
   /// in one statement, whatever another server writes meanwhile. Parameters: `p(1)` the player,
   /// `p(2)` the key, `p(3)` milliseconds, `p(4)` counter, `p(5)` device, `p(6)` the entry's bytes.
-  /// (`conditional: false` is the simulation's planted bug: every key taken, whatever its stamp.)
+  /// (`conditional: false` is a seam only the simulation's build sets: every key taken, whatever
+  /// its stamp.)
   static func settingsUpsert(conditional: Bool = true, _ p: (Int) -> String) -> String {
     let condition =
       conditional
