@@ -9,7 +9,7 @@ set -euo pipefail
 pattern='PlantedBug|DeathInsideCommit|Seams'
 if [ "${1:-}" = "--control" ]; then
   control=$(nm "$2" | grep -cE "$pattern" || true)
-  [ "$control" -gt 0 ] || { echo "the control $2 holds no symbol of the simulation: the check would prove nothing"; exit 1; }
+  # The seams are what the trait adds (the catalogue is in every stasis-sim): they must show.
   seams=$(nm "$2" | grep -c "Seams" || true)
   [ "$seams" -gt 0 ] || { echo "the control $2 holds no seam symbol: the check would prove nothing"; exit 1; }
   echo "control: $2 holds $control symbols of the simulation, $seams of them seams (built with the trait)"

@@ -17,7 +17,7 @@ import sys
 ROOTS = ["Sources", "Demo", "Server/Sources"]
 SIMULATION = {"Server/Sources/StasisSimulation", "Server/Sources/stasis-sim"}
 CATALOGUE = pathlib.Path("Server/Sources/StasisSimulation/Simulation.swift")
-FAULTS = ["PlantedBug", "plantedBug", "DeathInsideCommit", "SimulatedCrash", "dieInsideNextUpload"]
+FAULTS = ["PlantedBug", "PlantedBugs", "plantedBug", "plantedBugs", "DeathInsideCommit", "SimulatedCrash", "dieInsideNextUpload"]
 SEAM = re.compile(r"@_spi\(Simulation\)\s+(public|package)\s+(var|let|struct|init|convenience init)\b|struct \w*Seams\b")
 
 

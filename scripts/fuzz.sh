@@ -18,10 +18,12 @@ state_seconds="${2:-$(( (seconds + 1) * 2 / 3 ))}"
 corpus=$(mktemp -d)
 seeds=$(mktemp -d)
 # Seeds: real demo saves (whole files, mode byte 0) and the committed fixture, from the demo
-# already built (scripts/test.sh built the release one), else a debug build of it.
-demo=.build/release/stasis-demo
-[ -x "$demo" ] || demo=.build/debug/stasis-demo
-[ -x "$demo" ] || swift build --product stasis-demo >/dev/null
+# STASIS_DEMO names (scripts/test.sh gives the release one it built), else a debug build of it.
+demo="${STASIS_DEMO:-}"
+if [ -z "$demo" ]; then
+  swift build --product stasis-demo >/dev/null
+  demo=.build/debug/stasis-demo
+fi
 "$demo" --headless --level 2 --frames 120 --autosave 0.5 --saves "$seeds" >/dev/null
 n=0
 for f in "$seeds"/autosave/*.stasis Tests/StasisTests/Fixtures/*.stasis; do

@@ -109,6 +109,7 @@ swift test "${server[@]}" --skip-build --filter "StasisSimulationTests"
 stage "stasis-sim (fresh seeds: ${STASIS_SIM_SECONDS:-60} s on SQLite, ${STASIS_SIM_POSTGRES_SECONDS:-30} s on PostgreSQL; the fuzzers build meanwhile)"
 scripts/fuzz.sh --build-only > .build/fuzz-build.log 2>&1 &
 fuzz_build=$!
+trap 'kill "$fuzz_build" 2>/dev/null || true' EXIT  # a failing stage below leaves no compiler behind
 .build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
 # The same, with the server on PostgreSQL (a database of each seed's own).
 .build/debug/stasis-sim --seconds "${STASIS_SIM_POSTGRES_SECONDS:-30}" --postgres "$STASIS_TEST_POSTGRES_URL"
@@ -117,7 +118,8 @@ fuzz_build=$!
 .build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-2.txt
 cmp .build/sim-trace-1.txt .build/sim-trace-2.txt && echo "seed 7's trace: identical in two runs ($(wc -l < .build/sim-trace-1.txt) lines)"
 wait "$fuzz_build" || { cat .build/fuzz-build.log; echo "the fuzzers did not build"; exit 1; }
+trap - EXIT
 stage "fuzz the decoder (bounded)"
-scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"
+STASIS_DEMO=.build/release/stasis-demo scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"
 stage ""
 echo "== all passed in $SECONDS s"

@@ -39,8 +39,8 @@ public final class InProcessServer: Sendable {
     var responder: RouterResponder<ServerContext>
     /// The fault that kills the server inside an upload's commit, when armed.
     var death: any DeathInsideCommit
-    /// Closes the database (stops its connection pool).
-    var close: @Sendable () -> Void
+    /// Closes the database (stops its connection pool, and waits until it stopped).
+    var close: @Sendable () async -> Void
   }
   private enum Location: Sendable {
     case sqlite(path: String)
@@ -53,17 +53,17 @@ public final class InProcessServer: Sendable {
   /// A backend open on the database, and what closes it.
   private struct Opened: Sendable {
     var backend: any SaveBackend
-    var close: @Sendable () -> Void
+    var close: @Sendable () async -> Void
   }
 
   /// The database as the checker reads it: the running server's, or, while it is down, the
   /// database opened for reading (what was committed is there whether the server runs or not).
   package var committedState: (any SaveBackend)? {
     if let backend { return backend }
-    if let opened = inspection.withLock({ $0 }) { return opened.backend }
-    guard let opened = try? Self.open(location, seams: nil) else { return nil }
-    inspection.withLock { $0 = opened }  // the checker reads from one task: nothing opens it twice
-    return opened.backend
+    return inspection.withLock { inspection in
+      if inspection == nil { inspection = try? Self.open(location, seams: nil) }
+      return inspection?.backend
+    }
   }
 
   /// A server whose database is `database` (a SQLite file at `path`, created; or a new
@@ -84,8 +84,13 @@ public final class InProcessServer: Sendable {
     }
     self.keepRevisions = keepRevisions
     self.clock = clock
-    try await start()
-    _ = try await backend!.addPlayer(name: "player", tokenHash: BearerToken.hash(Self.token), at: clock())
+    do {
+      try await start()
+      _ = try await backend!.addPlayer(name: "player", tokenHash: BearerToken.hash(Self.token), at: clock())
+    } catch {
+      await finish()  // the run's own PostgreSQL database goes with it
+      throw error
+    }
   }
 
   /// The backend while the server is up.
@@ -144,10 +149,15 @@ public final class InProcessServer: Sendable {
     let server = SaveServer(backend: backend, options: ServerOptions(keepRevisions: keepRevisions), clock: clock)
     let responder = server.router().buildResponder()
     running.withLock { $0 = Running(backend: backend, responder: responder, death: death, close: opened.close) }
-    inspection.withLock { inspection in
-      inspection?.close()
-      inspection = nil
+    await closeInspection()
+  }
+
+  private func closeInspection() async {
+    let opened = inspection.withLock { inspection in
+      defer { inspection = nil }
+      return inspection
     }
+    await opened?.close()
   }
 
   /// Opens the backend at `location` (with `seams`, in the simulation's build), and what closes it.
@@ -172,35 +182,37 @@ public final class InProcessServer: Sendable {
         let backend = try PostgresBackend(url: url, connections: 2, smallestDelta: 0, logger: logger)
       #endif
       let pool = Task { await backend.run() }
-      return Opened(backend: backend, close: { pool.cancel() })
+      return Opened(
+        backend: backend,
+        close: {
+          pool.cancel()
+          await pool.value  // its connections closed: runs and crashes do not pile them up
+        })
     }
   }
 
   /// The process dies: the database is closed (what was committed stays in it).
-  public func crash() {
+  public func crash() async {
     let closed = running.withLock { running in
       defer { running = nil }
       return running?.close
     }
-    closed?()
+    await closed?()
   }
 
   /// The run is over: the server stops, and a PostgreSQL database of the run's own is dropped.
   public func finish() async {
-    crash()
-    inspection.withLock { inspection in
-      inspection?.close()
-      inspection = nil
-    }
+    await crash()
+    await closeInspection()
     if case .postgres(_, let admin, let name) = location { try? await PostgresDatabases.drop(name, on: admin) }
   }
 
   /// The next upload's transaction dies at its commit, after its last write, and the server
   /// with it (or, with `false`, no longer). Nothing of that transaction stays: the database
-  /// rolls it back, as after a crash.
-  public func dieInsideNextUpload(_ armed: Bool = true) async {
+  /// rolls it back, as after a crash. Throws when the fault could not be armed or disarmed.
+  public func dieInsideNextUpload(_ armed: Bool = true) async throws {
     guard let death = running.withLock({ $0?.death }) else { return }
-    await death.arm(armed)
+    try await death.arm(armed)
   }
 
   /// What a request met.
@@ -218,7 +230,7 @@ public final class InProcessServer: Sendable {
     guard let (responder, death) = running.withLock({ $0.map { ($0.responder, $0.death) } }) else { return .down }
     let answer = await handle(request, responder)
     if await death.takeDied() {
-      crash()
+      await crash()
       return .died
     }
     return answer.map(Answer.answered) ?? .down
@@ -422,7 +434,7 @@ public final class SimulatedNetwork: CloudTransport {
 /// dies there.
 protocol DeathInsideCommit: Sendable {
   /// Arms (or disarms) the fault for the next transaction that stores a revision.
-  func arm(_ armed: Bool) async
+  func arm(_ armed: Bool) async throws
   /// True once, after an armed transaction died.
   func takeDied() async -> Bool
 }
@@ -440,7 +452,7 @@ final class SQLiteDeathInsideCommit: TransactionObserver, DeathInsideCommit {
   /// The error the commit throws, as the process dying there.
   struct Died: Error {}
 
-  func arm(_ armed: Bool) async { state.withLock { $0.armed = armed } }
+  func arm(_ armed: Bool) async throws { state.withLock { $0.armed = armed } }
 
   func takeDied() async -> Bool {
     state.withLock { state in
@@ -478,7 +490,6 @@ final class SQLiteDeathInsideCommit: TransactionObserver, DeathInsideCommit {
 final class PostgresDeathInsideCommit: DeathInsideCommit {
   private let backend: PostgresBackend
   private let logger: Logger
-  private let armed = Mutex(false)
   private let deaths: Mutex<Int64>
 
   init(_ backend: PostgresBackend) async throws {
@@ -519,19 +530,21 @@ final class PostgresDeathInsideCommit: DeathInsideCommit {
     return 0
   }
 
-  func arm(_ armed: Bool) async {
-    self.armed.withLock { $0 = armed }
-    _ = try? await backend.client.query(
+  func arm(_ armed: Bool) async throws {
+    try await backend.client.query(
       PostgresQuery(unsafeSQL: "UPDATE sim_fault SET armed = \(armed ? "TRUE" : "FALSE")"), logger: logger)
   }
 
+  /// Compares the deaths counted with those seen, after every request: whatever the simulation
+  /// believes armed, a death is never missed. (A count that cannot be read is taken as none;
+  /// the checker then finds what a missed death left.)
   func takeDied() async -> Bool {
-    guard armed.withLock({ $0 }), let now = try? await Self.count(backend, logger) else { return false }
+    guard let now = try? await Self.count(backend, logger) else { return false }
     let died = deaths.withLock { deaths in
       defer { deaths = now }
       return now > deaths
     }
-    if died { await arm(false) }
+    if died { try? await arm(false) }
     return died
   }
 }
@@ -542,7 +555,16 @@ enum PostgresDatabases {
   /// Creates database `name` (dropping one left by a run that died) on the server `url`
   /// reaches; returns its URL.
   static func create(_ name: String, on url: String) async throws -> String {
-    try await run(["DROP DATABASE IF EXISTS \(name) WITH (FORCE)", "CREATE DATABASE \(name)"], on: url)
+    // First, the databases of runs whose process is gone (killed before it could drop them).
+    var stale: [String] = []
+    try await run(["SELECT datname FROM pg_database WHERE datname LIKE 'stasis\\_sim\\_%'"], on: url) { found in
+      stale = found.filter { name in
+        let parts = name.split(separator: "_")
+        guard parts.count == 4, let pid = pid_t(parts[2]) else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+      }
+    }
+    try await run(stale.map { "DROP DATABASE IF EXISTS \($0) WITH (FORCE)" } + ["CREATE DATABASE \(name)"], on: url)
     guard var parts = URLComponents(string: url) else { throw PlayerError("not a PostgreSQL URL: \(url)") }
     parts.path = "/" + name
     return parts.string ?? url
@@ -553,14 +575,32 @@ enum PostgresDatabases {
     try await run(["DROP DATABASE IF EXISTS \(name) WITH (FORCE)"], on: url)
   }
 
-  private static func run(_ statements: [String], on url: String) async throws {
+  /// Runs `statements` on the database `url` names, one connection, closed after; the last
+  /// statement's first column, as text, goes to `rows`.
+  private static func run(
+    _ statements: [String], on url: String, rows: ([String]) -> Void = { _ in }
+  ) async throws {
     var logger = Logger(label: "stasis.sim.postgres")
     logger.logLevel = .critical
     let admin = try PostgresBackend(url: url, connections: 1, logger: logger)
     let pool = Task { await admin.run() }
-    defer { pool.cancel() }
-    for statement in statements {
-      try await admin.client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+    do {
+      var last: [String] = []
+      for statement in statements {
+        last = []
+        for try await value in try await admin.client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+          .decode(String.self)
+        {
+          last.append(value)
+        }
+      }
+      rows(last)
+    } catch {
+      pool.cancel()
+      await pool.value
+      throw error
     }
+    pool.cancel()
+    await pool.value
   }
 }

@@ -437,10 +437,10 @@ public final class Simulation {
       note("\(device.name): \(device.network.isOnline ? "online" : "offline")")
     case 64..<67:
       if server.isUp, random.chance(40) {
-        await server.dieInsideNextUpload()  // counted when an upload dies, not when armed
-        note("server: the next upload's transaction will die before its commit")
+        do { try await server.dieInsideNextUpload() } catch { return fail("the fault could not be armed: \(error)") }
+        note("server: the next upload's transaction will die before its commit")  // counted when one dies
       } else if server.isUp {
-        server.crash()
+        await server.crash()
         result.faults += 1
         note("server: crash")
       } else {
@@ -1204,7 +1204,9 @@ public final class Simulation {
   /// Everyone online, the server up, no new play: the devices reach the same head.
   private func converge() async {
     note("converge: all online, no new play")
-    await server.dieInsideNextUpload(false)
+    do { try await server.dieInsideNextUpload(false) } catch {
+      return fail("the fault could not be disarmed: \(error)")
+    }
     if !server.isUp {
       do { try await server.start() } catch { return fail("the server could not restart: \(error)") }
     }

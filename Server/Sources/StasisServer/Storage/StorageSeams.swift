@@ -17,7 +17,7 @@
 #else
   /// Nothing: only the simulation's build varies the storage rules (and no type of that name
   /// exists in any other build: `scripts/check-no-planted-bugs.sh` looks for it).
-  typealias StorageSeams = Void
+  package typealias StorageSeams = Void
 #endif
 
 extension ServerSchema {

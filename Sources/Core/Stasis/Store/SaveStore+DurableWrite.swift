@@ -456,9 +456,9 @@ extension SaveStore {
         continue
       }
       let path = path(of: slot, generation: generation)
-      let planted = prunesUnreadable && verdict.mustBeKept != nil
-      if kept.contains(generation), !planted { continue }  // kept until the game or the player lets it go
-      if let reason = verdict.mustBeKept, !planted {
+      let prunedAnyway = prunesUnreadable && verdict.mustBeKept != nil  // never, outside the simulation's seam
+      if kept.contains(generation), !prunedAnyway { continue }  // kept until the game or the player lets it go
+      if let reason = verdict.mustBeKept, !prunedAnyway {
         if loggedKept.withLock({ $0.insert(path).inserted }) {
           logger.notice("slot '\(slot)': kept generation \(generation), which this build cannot read: \(reason)")
         }
