@@ -8,8 +8,12 @@
 # replays that folder (FuzzRegressionTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The build goes to .build-fuzz, so a fuzzing run leaves your release build alone;
+# STASIS_FUZZ_SCRATCH=.build shares it (scripts/test.sh does: the C parts, BoringSSL above all,
+# compile with the same flags as the release demo's and are not compiled again).
+scratch="${STASIS_FUZZ_SCRATCH:-.build-fuzz}"
 for product in stasis-fuzz stasis-fuzz-state; do
-  swift build --scratch-path .build-fuzz -c release --product "$product" \
+  swift build --scratch-path "$scratch" -c release --product "$product" \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING >/dev/null
 done
 [ "${1:-}" = "--build-only" ] && exit 0
@@ -31,7 +35,7 @@ for f in "$seeds"/autosave/*.stasis Tests/StasisTests/Fixtures/*.stasis; do
 done
 crashes=Tests/StasisTests/Fixtures/fuzz-crashes
 mkdir -p "$crashes"
-.build-fuzz/release/stasis-fuzz "$corpus" -max_total_time="$seconds" -max_len=65536 \
+"$scratch/release/stasis-fuzz" "$corpus" -max_total_time="$seconds" -max_len=65536 \
   -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 | tee /tmp/stasis-fuzz.log | grep -E "^(stat::|#[0-9]+ +DONE|INFO: Seed|==[0-9]+==ERROR)" || true
 grep -q "stat::number_of_executed_units" /tmp/stasis-fuzz.log
 ! grep -q "ERROR: AddressSanitizer\|ERROR: libFuzzer\|deadly signal" /tmp/stasis-fuzz.log
@@ -44,7 +48,7 @@ state_crashes=Tests/StasisTests/Fixtures/fuzz-crashes-state
 mkdir -p "$state_crashes"
 # Leak checks off for this one: its seed saves live in a global for the whole run, which
 # LeakSanitizer counts as leaked at exit; the byte-level run above keeps them on.
-ASAN_OPTIONS=detect_leaks=0 .build-fuzz/release/stasis-fuzz-state "$state_corpus" -max_total_time="$state_seconds" \
+ASAN_OPTIONS=detect_leaks=0 "$scratch/release/stasis-fuzz-state" "$state_corpus" -max_total_time="$state_seconds" \
   -max_len=600 -timeout=20 -detect_leaks=0 \
   -artifact_prefix="$state_crashes/" -print_final_stats=1 2>&1 | tee /tmp/stasis-fuzz-state.log \
   | grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|#[0-9]+ +DONE|==[0-9]+==ERROR)" || true

@@ -104,10 +104,11 @@ swift test "${server[@]}" --skip-build --filter "ServerHostileClientTests"
 swift test "${server[@]}" --skip-build --filter "StasisSimulationTests"
 # Fresh seeds on every run, as issue 20 asks: a broken invariant fails CI and prints the seed to
 # replay, which then becomes a regression test (`--seeds FIRST-LAST` reruns a fixed range).
-# The fuzzers build meanwhile (a release build with sanitizers, in .build-fuzz): the simulation
-# runs on one thread, the compiler takes the other core.
+# The fuzzers build meanwhile (a release build with sanitizers, beside the release demo's, whose
+# C objects it reuses): the simulation runs on one thread, the compiler takes the other core.
+# (The demo's binary is not rebuilt: fuzz.sh takes its seed saves from it.)
 stage "stasis-sim (fresh seeds: ${STASIS_SIM_SECONDS:-60} s on SQLite, ${STASIS_SIM_POSTGRES_SECONDS:-30} s on PostgreSQL; the fuzzers build meanwhile)"
-scripts/fuzz.sh --build-only > .build/fuzz-build.log 2>&1 &
+STASIS_FUZZ_SCRATCH=.build scripts/fuzz.sh --build-only > .build/fuzz-build.log 2>&1 &
 fuzz_build=$!
 trap 'kill "$fuzz_build" 2>/dev/null || true' EXIT  # a failing stage below leaves no compiler behind
 .build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
@@ -120,6 +121,6 @@ cmp .build/sim-trace-1.txt .build/sim-trace-2.txt && echo "seed 7's trace: ident
 wait "$fuzz_build" || { cat .build/fuzz-build.log; echo "the fuzzers did not build"; exit 1; }
 trap - EXIT
 stage "fuzz the decoder (bounded)"
-STASIS_DEMO=.build/release/stasis-demo scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"
+STASIS_FUZZ_SCRATCH=.build STASIS_DEMO=.build/release/stasis-demo scripts/fuzz.sh "${STASIS_FUZZ_SECONDS:-45}" "${STASIS_STATE_FUZZ_SECONDS:-30}"
 stage ""
 echo "== all passed in $SECONDS s"
