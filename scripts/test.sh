@@ -78,6 +78,13 @@ stage "documentation (DocC, warnings are errors)"
 scripts/docs.sh 2>&1 | tail -40   # public symbols per library, the names and links checked, each failure (file:line); a failure or a DocC warning fails the run
 stage "swift test"
 STASIS_USE_RELEASE=1 swift test --skip-build
+stage "build Server/ as a studio does (no trait): it builds, and holds nothing of the simulation"
+# Without the trait, the library's objects are the root's build's (the same traits): only the
+# server's own dependencies and targets compile here, and the trait build below reuses those.
+# The simulation's library is compiled too: a trait build never compiles its other branch.
+swift build --package-path Server --scratch-path "$scratch" --product stasis-server
+swift build --package-path Server --scratch-path "$scratch" --target StasisSimulation
+scripts/check-no-planted-bugs.sh .build/debug/stasis-server
 stage "build Server/ (with the SimulationSeams trait: the simulation's build)"
 # The server's tests also run the CLI and the demo: the root's builds above (built once).
 # Server/ is built and tested with the SimulationSeams trait, which compiles the seams by which
@@ -110,7 +117,7 @@ swift test "${server[@]}" --skip-build --filter "StasisSimulationTests"
 stage "stasis-sim (fresh seeds: ${STASIS_SIM_SECONDS:-60} s on SQLite, ${STASIS_SIM_POSTGRES_SECONDS:-30} s on PostgreSQL; the fuzzers build meanwhile)"
 STASIS_FUZZ_SCRATCH=.build scripts/fuzz.sh --build-only > .build/fuzz-build.log 2>&1 &
 fuzz_build=$!
-trap 'kill "$fuzz_build" 2>/dev/null || true' EXIT  # a failing stage below leaves no compiler behind
+trap 'pkill -P "$fuzz_build" 2>/dev/null; kill "$fuzz_build" 2>/dev/null || true' EXIT  # a failing stage leaves no compiler behind
 .build/debug/stasis-sim --seconds "${STASIS_SIM_SECONDS:-60}"
 # The same, with the server on PostgreSQL (a database of each seed's own).
 .build/debug/stasis-sim --seconds "${STASIS_SIM_POSTGRES_SECONDS:-30}" --postgres "$STASIS_TEST_POSTGRES_URL"
