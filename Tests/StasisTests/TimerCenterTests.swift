@@ -162,6 +162,45 @@ struct TimerCenterTests {
     _ = recorder
   }
 
+  /// `stasis-sim` seed 593412131 on PostgreSQL (CI, 2026-11-28): a firing's write failed at the
+  /// folder's flush, after its rename had put the new file in place; the game quit cleanly and
+  /// its next launch read that file. The timer was gone without firing.
+  @Test(
+    "a firing whose write failed after the rename is not lost: the center writes what it holds again",
+    arguments: [LifecycleEvent.willTerminate, .didEnterBackground, .didBecomeActive])
+  func failedFlushAfterRename(then moment: LifecycleEvent) throws {
+    let disk = SimulatedDisk()
+    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
+    do {
+      let (app, recorder, _) = makeApplication()
+      app.launch()
+      let timers = try TimerCenter(store: store, application: app, wallClock: wall)
+      let fired = Recorded<TimerFiring>()
+      timers.addObserver { firing in fired.items.append(firing) }
+      try timers.schedule("energy", after: .seconds(30))
+      wall.advance(by: .seconds(60))
+      disk.fail(.fsyncDirectory, with: .ioError)
+      app.update()
+      #expect(fired.items.isEmpty, "a firing whose write failed is not delivered")
+      #expect(disk.faultsInjected == 1)
+      #expect(timers.scheduled.map(\.identifier) == ["energy"])
+      switch moment {
+      case .willTerminate: app.terminate()
+      case .didEnterBackground: app.enterBackground()
+      default:
+        wall.advance(by: .seconds(-120))  // nothing is due at this check: it only writes again
+        app.update()
+      }
+      #expect(fired.items.isEmpty)
+      _ = recorder
+    }
+    // The process ends without a crash: the disk keeps every rename, flushed or not.
+    let (app, recorder, _) = makeApplication()
+    let timers = try TimerCenter(store: store, application: app, wallClock: wall)
+    #expect(timers.scheduled.map(\.identifier) == ["energy"], "the file the failed write put in place was replaced")
+    _ = recorder
+  }
+
   @Test("an unreadable timers file is set aside, kept, and the timers start again")
   func unreadableFile() throws {
     let (app, recorder, _) = makeApplication()

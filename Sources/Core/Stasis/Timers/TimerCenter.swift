@@ -79,10 +79,13 @@ public struct TimerFiring: Sendable, Equatable, CustomStringConvertible {
 ///
 /// A firing is written before it is delivered: a write that fails delivers nothing, and the
 /// timer fires on a later check. Save the game after acting on a firing, as after any change.
-/// (A firing is delivered at most once. When the disk fails to flush the folder after the new
-/// file is already in place, and the process is killed before any later flush, the crash may
-/// keep that file: the timer is then gone without its firing. No store can both deliver at most
-/// once and never lose one then; the failure is logged when it happens.)
+/// After a write fails, the center writes what it holds again at the next check, and before
+/// the game goes to the background or quits: the disk may have failed to flush the folder after
+/// the new file was already in place, and a later launch must not read it. (A firing is
+/// delivered at most once. When the process is killed after such a failure and before any
+/// write succeeds, the crash may keep that file: the timer is then gone without its firing. No
+/// store can both deliver at most once and never lose one then; the failure is logged when it
+/// happens.)
 ///
 /// ```swift
 /// let timers = try TimerCenter(store: store, application: app)
@@ -111,6 +114,10 @@ public final class TimerCenter {
   private var observers = ObserverList<TimerFiring>()
   private var heldInBackground: [String] = []
   private var failedNotifier = false
+  /// True after a write failed: the disk may hold that write's file (a flush of the folder can
+  /// fail after the rename put it in place) or the one before. `timers` is the truth; it is
+  /// written again at the next check, and before the game goes to the background or quits.
+  private var unsettled = false
   private let logger: Logger
 
   /// Opens the timers of `store`'s folder.
@@ -142,6 +149,9 @@ public final class TimerCenter {
     }
     self.application = application
     applicationObservers.append(application.addUpdateObserver { [weak self] _ in self?.check() })
+    for moment in [LifecycleEvent.didEnterBackground, .willTerminate] {
+      applicationObservers.append(application.addObserver(for: moment) { [weak self] _ in self?.settle() })
+    }
   }
 
   isolated deinit {
@@ -212,7 +222,7 @@ public final class TimerCenter {
   public func check() {
     guard let application, application.state != .notRunning else { return }
     let now = Self.milliseconds(wallClock.now())
-    guard let first = timers.first, first.dueMilliseconds <= now else { return }
+    guard let first = timers.first, first.dueMilliseconds <= now else { return settle() }
     if application.state.isInBackground {
       notifyDue(now: now)
     } else {
@@ -278,7 +288,7 @@ public final class TimerCenter {
         failedNotifier = true
       }
     }
-    guard posted else { return }
+    guard posted else { return settle() }
     do {
       try write(changed)
     } catch {
@@ -291,6 +301,19 @@ public final class TimerCenter {
   static let fileName = "timers"
   static let identity = GameIdentity(name: "stasis-timers", build: "", schemaVersion: 1)
 
+  /// After a failed write, writes what the center holds again, so that a later launch reads
+  /// neither a firing that was never delivered nor a change the caller was told failed. (A
+  /// firing's write that failed at the folder's flush left its file in place: a clean quit
+  /// would keep it, and the timer would be gone without firing.)
+  private func settle() {
+    guard unsettled else { return }
+    do {
+      try write(timers)
+    } catch {
+      logger.error("timers: \(error); written again at the next check")
+    }
+  }
+
   /// Writes `new` (sorted by date, then name) atomically and durably, then makes it current.
   private func write(_ new: [ScheduledTimer]) throws(SaveFileError) {
     let sorted = new.sorted { ($0.dueMilliseconds, $0.identifier) < ($1.dueMilliseconds, $1.identifier) }
@@ -299,8 +322,14 @@ public final class TimerCenter {
       game: Self.identity, createdAt: Self.milliseconds(wallClock.now()),
       summary: SaveSummary(details: .null, slot: ".\(Self.fileName)"),
       sections: [SaveSection(name: Self.fileName, content: .tree(tree))])
-    try store.writeFolderFile(SaveFileFormat.encode(document), named: Self.fileName)
+    do {
+      try store.writeFolderFile(SaveFileFormat.encode(document), named: Self.fileName)
+    } catch {
+      unsettled = true
+      throw error
+    }
     timers = sorted
+    unsettled = false
   }
 
   private static func read(_ store: SaveStore) throws(SaveFileError) -> [ScheduledTimer] {
