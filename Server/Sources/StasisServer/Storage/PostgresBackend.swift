@@ -31,13 +31,6 @@ package final class PostgresBackend: SaveBackend {
         with: seams)
     }
 
-    var prunesAllButOne: Bool { seams.prunesAllButOne }
-    var followsChains: Bool { seams.followsChains }
-    var settingsUpsertIsConditional: Bool { seams.settingsUpsertIsConditional }
-  #else
-    var prunesAllButOne: Bool { false }
-    var followsChains: Bool { true }
-    var settingsUpsertIsConditional: Bool { true }
   #endif
 
   /// A backend for `url` (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`), with at most

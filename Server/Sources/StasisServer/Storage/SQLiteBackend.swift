@@ -21,14 +21,6 @@ package final class SQLiteBackend: SaveBackend {
       try self.init(path: path, smallestDelta: smallestDelta, with: seams)
     }
 
-    var prunesAllButOne: Bool { seams.prunesAllButOne }
-    var followsChains: Bool { seams.followsChains }
-    var settingsUpsertIsConditional: Bool { seams.settingsUpsertIsConditional }
-  #else
-    // The storage rules: constants outside the simulation's build.
-    var prunesAllButOne: Bool { false }
-    var followsChains: Bool { true }
-    var settingsUpsertIsConditional: Bool { true }
   #endif
 
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.

@@ -20,6 +20,31 @@
   package typealias StorageSeams = Void
 #endif
 
+/// A backend whose storage rules the simulation's build can vary: both read each rule here, so
+/// the rules and their constants are written once.
+protocol VariedStorageRules {
+  #if SimulationSeams
+    /// The storage rules as the simulation varies them; the defaults are the rules.
+    var seams: StorageSeams { get }
+  #endif
+}
+
+extension VariedStorageRules {
+  #if SimulationSeams
+    var prunesAllButOne: Bool { seams.prunesAllButOne }
+    var followsChains: Bool { seams.followsChains }
+    var settingsUpsertIsConditional: Bool { seams.settingsUpsertIsConditional }
+  #else
+    // The storage rules: constants outside the simulation's build.
+    var prunesAllButOne: Bool { false }
+    var followsChains: Bool { true }
+    var settingsUpsertIsConditional: Bool { true }
+  #endif
+}
+
+extension SQLiteBackend: VariedStorageRules {}
+extension PostgresBackend: VariedStorageRules {}
+
 extension ServerSchema {
   /// The statement that deletes a slot's pieces nothing needs: no revision of the slot, no
   /// upload in progress, and no piece still needed that is a delta on them. One text for both
