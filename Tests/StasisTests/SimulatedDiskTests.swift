@@ -28,6 +28,20 @@ struct SimulatedDiskTests {
     #expect(second.contains(".tmp-boot1-"), "a new process of the simulated machine: \(second)")
   }
 
+  @Test("says which calls its armed faults struck, in order, once each")
+  func struckFaults() throws {
+    let disk = SimulatedDisk()
+    #expect(failedSave(on: disk) != nil)
+    let struck = disk.takeStruckFaults()
+    #expect(
+      struck.map(\.path) == ["/saves/autosave/.1.tmp-boot0-1", "/saves/autosave/.1.tmp-boot0-2"],
+      "the temporary file's fsync, then its redo into a new file: \(struck)")
+    #expect(struck.allSatisfy { $0.operation == .fsync && $0.errno == .ioError })
+    #expect(struck.first?.description.hasSuffix("failed with EIO (Input/output error)") == true)
+    #expect(disk.takeStruckFaults().isEmpty, "each is taken once")
+    #expect(disk.faultsInjected == 2)
+  }
+
   @Test("deleting a slot goes through the file system: on a simulated disk its folder goes too")
   func deleteSlotRemovesTheFolder() throws {
     let disk = SimulatedDisk()

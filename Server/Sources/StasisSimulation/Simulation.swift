@@ -304,6 +304,12 @@ public final class Simulation {
         if device.isRunning { await settingsOrTimers(device) }
       }
       await step()
+      // Which call met an armed fault (the game's, a save's worker's, the sync's) is traced: a
+      // seed whose threads met it in another order is then another trace, never the same trace
+      // with another outcome.
+      for device in devices {
+        for fault in device.disk.takeStruckFaults() { note("\(device.name): disk: \(fault)") }
+      }
       result.operations += 1
       if result.failure == nil { await checkAll() }
       if result.failure != nil { break }

@@ -51,6 +51,8 @@ public final class SimulatedDisk: FileSystem {
     /// Per folder whose flush failed: how many of its pending changes (the oldest) were made
     /// before that failure. A writer was told those failed; a crash may keep them.
     var flushFailed: [String: Int] = [:]
+    /// The faults that struck since the last ``takeStruckFaults()``, in order.
+    var struck: [StruckFault] = []
   }
 
   private final class Shared: Sendable {
@@ -98,6 +100,16 @@ public final class SimulatedDisk: FileSystem {
   /// Clears every armed fault.
   public func clearFaults() { shared.state.withLock { $0.failures.removeAll() } }
 
+  /// The armed faults that struck since the last call, in the order they struck, and the paths
+  /// they struck: which writer met a fault is part of a run (the simulation traces it, so two
+  /// runs of a seed whose threads met a fault in another order do not look the same).
+  public func takeStruckFaults() -> [StruckFault] {
+    shared.state.withLock { state in
+      defer { state.struck.removeAll() }
+      return state.struck
+    }
+  }
+
   /// The next `write` blocks until ``releaseHold()``; `notify` is signalled when it does.
   public func holdNextWrite(notify: DispatchSemaphore) {
     shared.state.withLock {
@@ -127,6 +139,7 @@ public final class SimulatedDisk: FileSystem {
     let errno = try locked(operation, path) { state throws(FileSystemError) -> Errno? in
       guard let entry = state.failures[operation], entry.count > 0 else { return nil }
       state.failures[operation] = entry.count > 1 ? (entry.count - 1, entry.errno) : nil
+      state.struck.append(StruckFault(operation: operation, path: path, errno: entry.errno))
       return entry.errno
     }
     if let errno {
@@ -400,4 +413,17 @@ public final class SimulatedDisk: FileSystem {
   public func lock(_ path: String, timeout: Duration) throws(FileSystemError) -> Int32 { -1 }
 
   public func unlock(_ descriptor: Int32) {}
+}
+
+/// An armed fault of a ``SimulatedDisk`` that failed a call: the operation, the path and the error.
+public struct StruckFault: Sendable, Equatable, CustomStringConvertible {
+  /// The file-system call that failed.
+  public var operation: FileOperation
+  /// The path it was called on.
+  public var path: String
+  /// The error it failed with.
+  public var errno: Errno
+
+  /// `fsyncDirectory on /saves failed with EIO (Input/output error)`.
+  public var description: String { "\(operation) on \(path) failed with \(errno)" }
 }
