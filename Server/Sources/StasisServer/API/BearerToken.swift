@@ -20,7 +20,7 @@ package enum BearerToken {
 /// appears in a response or a log line.
 struct BearerAuthMiddleware: RouterMiddleware {
   typealias Context = ServerContext
-  let backend: any SaveBackend
+  let backend: any PlayerRepository
 
   func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
     -> Response

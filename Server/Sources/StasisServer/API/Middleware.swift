@@ -107,7 +107,7 @@ struct FeaturesMiddleware: RouterMiddleware {
   init(bodyBytes: Int) {
     limits = [
       Self.featuresHeader: "delta, resumable",
-      Self.uploadLimitHeader: "max-size=\(bodyBytes), max-append-size=\(SaveServer.largestPart)",
+      Self.uploadLimitHeader: "max-size=\(bodyBytes), max-append-size=\(UploadsController.largestPart)",
     ]
   }
 

@@ -12,8 +12,9 @@ import StasisDelta
   import Glibc
 #endif
 
-/// The v1 API over a backend: routes, preconditions, validation of uploads with the Stasis
-/// reader, and the JSON the contract names.
+/// The server's HTTP face over a backend: `/health`, `/metrics`, and the controllers, each over
+/// the repositories it uses (``SlotsController``, ``UploadsController``, ``SettingsController``,
+/// ``AdminController``, and the console).
 package struct SaveServer: Sendable {
   let backend: any SaveBackend
   let options: ServerOptions
@@ -59,81 +60,10 @@ package struct SaveServer: Sendable {
     }
     let v1 = router.group("v1").add(middleware: FeaturesMiddleware(bodyBytes: options.limits.bodyBytes))
       .add(middleware: BearerAuthMiddleware(backend: backend))
-    v1.get("slots") { _, context in
-      let slots = try await backend.slots(player: context.requirePlayer())
-      return jsonResponse(["slots": .array(slots.map(\.json))], status: .ok)
-    }
-    v1.put("slots/:slot") { request, context in try await put(request, context) }
-    addResumableRoutes(to: v1)
-    addSettingsRoutes(to: v1)
-    v1.get("slots/:slot") { request, context in
-      let slot = try slotName(context)
-      // A client that has a revision asks with If-None-Match: the head's metadata answers it
-      // without reading the file's bytes.
-      if let match = request.headers[.ifNoneMatch] {
-        guard let head = try await backend.head(player: context.requirePlayer(), slot: slot) else {
-          throw APIError(.notFound, "no slot '\(slot)'")
-        }
-        if match == "*" || etags(match).contains(head.revision) {
-          return Response(status: .notModified, headers: [.eTag: etag(head.revision)])
-        }
-      }
-      guard let (metadata, file) = try await backend.file(player: context.requirePlayer(), slot: slot, revision: nil)
-      else {
-        throw APIError(.notFound, "no slot '\(slot)'")
-      }
-      return try await fileResponse(metadata, file, request: request, player: context.requirePlayer())
-    }
-    v1.get("slots/:slot/revisions") { _, context in
-      let slot = try slotName(context)
-      guard let list = try await backend.revisions(player: context.requirePlayer(), slot: slot) else {
-        throw APIError(.notFound, "no slot '\(slot)'")
-      }
-      let stored = try await backend.storedBytes(player: context.requirePlayer(), slot: slot)
-      return jsonResponse(["revisions": .array(list.map(\.json)), "storedBytes": .int(stored)], status: .ok)
-    }
-    v1.get("slots/:slot/revisions/:revision") { request, context in
-      let slot = try slotName(context)
-      guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
-        throw APIError(.badRequest, "a revision is a positive whole number")
-      }
-      guard
-        let (metadata, file) = try await backend.file(player: context.requirePlayer(), slot: slot, revision: revision)
-      else { throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)") }
-      if let match = request.headers[.ifNoneMatch], match == "*" || etags(match).contains(revision) {
-        return Response(status: .notModified, headers: [.eTag: etag(revision)])
-      }
-      return try await fileResponse(metadata, file, request: request, player: context.requirePlayer())
-    }
-    v1.delete("slots/:slot/revisions/:revision") { _, context in
-      let slot = try slotName(context)
-      guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
-        throw APIError(.badRequest, "a revision is a positive whole number")
-      }
-      switch try await backend.discard(player: context.requirePlayer(), slot: slot, revision: revision) {
-      case .discarded: return Response(status: .noContent)
-      case .notFound: throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)")
-      case .head:
-        throw APIError(
-          .conflict,
-          "revision \(revision) is the head of slot '\(slot)': delete the slot instead (DELETE /v1/slots/\(slot))")
-      }
-    }
-    v1.delete("slots/:slot") { request, context in
-      let slot = try slotName(context)
-      guard let precondition = try parsePrecondition(UploadHeaders(request)), case .head(let expected) = precondition
-      else {
-        throw APIError(.preconditionRequired, "a delete needs If-Match: \"N\", the slot's head revision")
-      }
-      switch try await backend.delete(player: context.requirePlayer(), slot: slot, head: expected) {
-      case .deleted: return Response(status: .noContent)
-      case .notFound: throw APIError(.notFound, "no slot '\(slot)'")
-      case .stale(let head):
-        throw APIError(
-          .preconditionFailed, "the slot's head is revision \(head.revision), not \(expected)", head: head)
-      }
-    }
-    addAdminRoutes(to: router)
+    SlotsController(revisions: backend).addRoutes(to: v1)
+    UploadsController(storage: backend, options: options, clock: clock).addRoutes(to: v1)
+    SettingsController(settings: backend, limits: options.limits).addRoutes(to: v1)
+    AdminController(studio: studio).addRoutes(to: router)
     do {
       try Console(studio: studio, secureCookies: options.secureCookies).addRoutes(to: router)
     } catch {
@@ -141,71 +71,6 @@ package struct SaveServer: Sendable {
       preconditionFailure("the console's templates do not parse: \(error)")
     }
     return router
-  }
-
-  // MARK: Upload
-
-  private func put(_ request: Request, _ context: ServerContext) async throws -> Response {
-    let slot = try slotName(context)
-    // Every header checked once, before the body is read, so a client learns at once what is wrong.
-    let upload = try UploadRequest(UploadHeaders(request))
-    // The body is checked as a save whatever its Content-Type says (curl's default included).
-    let limit = options.limits.bodyBytes
-    if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
-      throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
-    }
-    let body = try await collect(request.body, limit: limit)
-    return try await receive(upload, body: [UInt8](buffer: body), slot: slot, player: context.requirePlayer())
-  }
-
-  /// The body, refusing it once it passes `limit` bytes. The request deadline
-  /// (``RequestDeadlineHandler``) bounds how long it may take: when it passes, the stream fails
-  /// and the deadline's `408` is the answer.
-  func collect(_ body: RequestBody, limit: Int) async throws -> ByteBuffer {
-    var buffer = ByteBuffer()
-    do {
-      for try await part in body {
-        guard buffer.readableBytes + part.readableBytes <= limit else {
-          throw APIError(.contentTooLarge, "the upload passes the limit of \(limit) bytes")
-        }
-        var part = part
-        buffer.writeBuffer(&part)
-      }
-    } catch let error as APIError {
-      throw error
-    } catch {
-      throw APIError(.requestTimeout, "the upload's body did not arrive whole: \(error)")
-    }
-    return buffer
-  }
-
-  /// A revision's file; as a delta (RFC 3229: `226 IM Used`) when the client accepts one
-  /// (`A-IM: vnd.stasis.delta`) and names in `If-None-Match` a revision it holds that the slot
-  /// still has, and the delta is smaller.
-  private func fileResponse(_ metadata: RevisionMetadata, _ file: [UInt8], request: Request, player: Player)
-    async throws -> Response
-  {
-    var headers: HTTPFields = [
-      .eTag: etag(metadata.revision), .contentType: "application/vnd.stasis", revisionHeader: "\(metadata.revision)",
-    ]
-    let accepted = request.headers[acceptIMHeader].map { $0.lowercased().contains(deltaIM) } ?? false
-    if accepted, let match = request.headers[.ifNoneMatch] {
-      for base in etags(match).sorted(by: >) where base != metadata.revision {
-        guard let (_, held) = try await backend.file(player: player, slot: metadata.slot, revision: base) else {
-          continue
-        }
-        let delta = SaveDelta.make(from: held, to: file)
-        guard delta.count < file.count else { break }
-        headers[.contentType] = SaveDelta.mediaType
-        headers[imHeader] = deltaIM
-        headers[deltaBaseResponseHeader] = etag(base)
-        headers[.cacheControl] = "no-store"
-        return Response(
-          status: .init(code: 226, reasonPhrase: "IM Used"), headers: headers,
-          body: .init(byteBuffer: ByteBuffer(bytes: delta)))
-      }
-    }
-    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file)))
   }
 }
 
@@ -219,6 +84,27 @@ let imHeader = HTTPField.Name("IM")!
 let deltaBaseResponseHeader = HTTPField.Name("Delta-Base")!
 /// The instance manipulation of a Stasis delta (``SaveDelta``).
 let deltaIM = "vnd.stasis.delta"
+
+/// The body, refusing it once it passes `limit` bytes. The request deadline
+/// (``RequestDeadlineHandler``) bounds how long it may take: when it passes, the stream fails
+/// and the deadline's `408` is the answer.
+func collectBody(_ body: RequestBody, limit: Int) async throws -> ByteBuffer {
+  var buffer = ByteBuffer()
+  do {
+    for try await part in body {
+      guard buffer.readableBytes + part.readableBytes <= limit else {
+        throw APIError(.contentTooLarge, "the upload passes the limit of \(limit) bytes")
+      }
+      var part = part
+      buffer.writeBuffer(&part)
+    }
+  } catch let error as APIError {
+    throw error
+  } catch {
+    throw APIError(.requestTimeout, "the upload's body did not arrive whole: \(error)")
+  }
+  return buffer
+}
 
 func jsonResponse(_ object: [String: JSON], status: HTTPResponse.Status) -> Response {
   Response(

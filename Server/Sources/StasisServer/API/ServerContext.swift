@@ -28,6 +28,13 @@ package struct ServerContext: RequestContext {
     return player
   }
 
+  /// The authenticated staff member: a route behind the staff-key middleware always has one,
+  /// and one reached without it is answered `401`, never a crash.
+  package func requireStaff() throws -> StaffMember {
+    guard let staff else { throw APIError(.unauthorized, "this route needs a staff API key") }
+    return staff
+  }
+
   /// Uploads are streamed and bounded by the handler itself.
   package var maxUploadSize: Int { .max }
 }

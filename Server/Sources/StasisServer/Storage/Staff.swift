@@ -223,67 +223,6 @@ package struct AuditFilter: Sendable, Equatable {
   }
 }
 
-/// Where the studio console keeps its staff, sessions and audit log, and the player records it
-/// reads and changes: in the same database as the saves. A staff action that changes a slot or
-/// a token is one transaction with its audit entry, so no change goes unrecorded.
-package protocol StudioBackend: Sendable {
-  /// Adds a staff member with a bcrypt hash of their password; refuses a name in use.
-  func addStaff(name: String, role: StaffRole, passwordHash: String, at time: Int64) async throws -> StaffMember
-  /// Every staff member, by name.
-  func staffMembers() async throws -> [StaffMember]
-  /// A staff member and their password's bcrypt hash, by name (disabled ones included).
-  func staffCredentials(name: String) async throws -> (StaffMember, passwordHash: String)?
-  /// Sets a staff member's API key (its SHA-256), replacing the one before; false when there is no such member.
-  func setStaffKey(name: String, keyHash: [UInt8]) async throws -> Bool
-  /// The enabled staff member whose API key hashes to `keyHash`.
-  func staff(keyHash: [UInt8]) async throws -> StaffMember?
-  /// Disables a staff member and ends their sessions; false when there is no such member.
-  func disableStaff(name: String) async throws -> Bool
-
-  /// Records a session, and removes every session that ended before `time`.
-  func createSession(
-    idHash: [UInt8], staff: StaffMember, csrf: String, at time: Int64, expiresAt: Int64
-  ) async throws
-  /// The session whose id hashes to `idHash`, unless it ended by `time` or its member is disabled.
-  func session(idHash: [UInt8], at time: Int64) async throws -> StaffSession?
-  /// Ends a session.
-  func endSession(idHash: [UInt8]) async throws
-
-  /// Players whose name contains `query` (any case), or whose id it is; by name, at most `limit`.
-  func findPlayers(query: String, limit: Int) async throws -> [Player]
-  /// A player by id.
-  func player(id: Int64) async throws -> Player?
-  /// The devices that uploaded the player's kept revisions, latest first.
-  func devices(player: Player) async throws -> [PlayerDevice]
-  /// The player's device tokens, oldest first.
-  func tokens(player: Player) async throws -> [DeviceToken]
-  /// Issues a device token (its SHA-256 kept) and records it.
-  func issueToken(player: Player, label: String, tokenHash: [UInt8], audit: AuditDraft) async throws -> (
-    DeviceToken, AuditEntry
-  )
-  /// Revokes a token of the player's and records it; nil when the player has no such unrevoked token.
-  func revokeToken(player: Player, id: Int64, audit: AuditDraft) async throws -> AuditEntry?
-
-  /// ``SaveBackend/put(player:precondition:loser:metadata:file:delta:keep:limits:)`` and the
-  /// audit entry of the staff action it is, in one transaction (the entry's `headAfter` is the
-  /// new revision); no entry unless it was created.
-  func staffPut(
-    player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
-    delta: StoredDelta?, keep: Int, limits: PlayerLimits, audit: AuditDraft
-  ) async throws -> (PutOutcome, AuditEntry?)
-  /// ``SaveBackend/discard(player:slot:revision:)`` of a kept loser and its audit entry, in
-  /// one transaction; a revision that is not a kept loser is `.notFound`.
-  func staffDiscard(player: Player, slot: String, revision: Int64, audit: AuditDraft) async throws -> (
-    DiscardOutcome, AuditEntry?
-  )
-  /// Appends an entry to the audit log (for actions that change nothing: sign-in, download).
-  func appendAudit(_ draft: AuditDraft) async throws -> AuditEntry
-  /// The audit log, newest first.
-  func audit(_ filter: AuditFilter) async throws -> [AuditEntry]
-  /// One entry.
-  func auditEntry(id: Int64) async throws -> AuditEntry?
-}
-
 /// A staff name that `staff add` refuses, or an action the backend refuses.
 package struct StaffError: Error, Sendable, Equatable, CustomStringConvertible {
   /// One line.

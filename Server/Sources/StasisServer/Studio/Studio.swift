@@ -10,7 +10,7 @@ import Synchronization
 /// and an audit entry for each change, written in the change's own transaction. The console's
 /// pages, the admin API (`/v1/admin/…`) and `stasis-server admin …` all act through it.
 package struct Studio: Sendable {
-  let backend: any SaveBackend
+  let backend: any StudioStorage
   let options: ServerOptions
   let clock: @Sendable () -> Int64
   let throttle: SignInThrottle
@@ -20,7 +20,7 @@ package struct Studio: Sendable {
 
   /// A studio over `backend`, with the server's options and clock (milliseconds since the epoch).
   package init(
-    backend: any SaveBackend, options: ServerOptions, clock: @escaping @Sendable () -> Int64 = nowMilliseconds
+    backend: any StudioStorage, options: ServerOptions, clock: @escaping @Sendable () -> Int64 = nowMilliseconds
   ) {
     self.backend = backend
     self.options = options

@@ -7,7 +7,34 @@ import NIOCore
 @_spi(Plumbing) import Stasis
 import StasisDelta
 
-extension SaveServer {
+/// Uploads: `PUT /v1/slots/{slot}` with the whole file, and the resumable routes
+/// (`UploadsController+Resumable.swift`), over the revisions and the uploads in progress.
+struct UploadsController: Sendable {
+  /// Where revisions and uploads in progress are kept.
+  let storage: any RevisionRepository & UploadRepository
+  /// The server's limits and how many revisions a slot keeps.
+  let options: ServerOptions
+  /// Milliseconds since the Unix epoch.
+  let clock: @Sendable () -> Int64
+
+  func addRoutes(to v1: RouterGroup<ServerContext>) {
+    v1.put("slots/:slot") { request, context in try await put(request, context) }
+    addResumableRoutes(to: v1)
+  }
+
+  private func put(_ request: Request, _ context: ServerContext) async throws -> Response {
+    let slot = try slotName(context)
+    // Every header checked once, before the body is read, so a client learns at once what is wrong.
+    let upload = try UploadRequest(UploadHeaders(request))
+    // The body is checked as a save whatever its Content-Type says (curl's default included).
+    let limit = options.limits.bodyBytes
+    if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+      throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
+    }
+    let body = try await collectBody(request.body, limit: limit)
+    return try await receive(upload, body: [UInt8](buffer: body), slot: slot, player: context.requirePlayer())
+  }
+
   /// Stores an upload's file, whole or rebuilt from a delta: every checksum (and the
   /// signature's place) checked by the Stasis reader, the `Repr-Digest` when one is given, then
   /// the conditional write. `pinned` is the piece a resumable upload's delta was pinned to.
@@ -21,10 +48,10 @@ extension SaveServer {
     var stored: StoredDelta?
     if let deltaBase = upload.deltaBase {
       let base: (piece: Int64?, bytes: [UInt8])?
-      if let pinned, let file = try await backend.pieceFile(player: player, slot: slot, piece: pinned) {
+      if let pinned, let file = try await storage.pieceFile(player: player, slot: slot, piece: pinned) {
         base = (pinned, file)
       } else {
-        base = try await backend.file(player: player, slot: slot, revision: deltaBase).map { ($0.0.piece, $0.1) }
+        base = try await storage.file(player: player, slot: slot, revision: deltaBase).map { ($0.0.piece, $0.1) }
       }
       guard let base else {
         throw APIError(
@@ -73,14 +100,14 @@ extension SaveServer {
       build: document.game.build, schema: Int64(document.game.schemaVersion), createdAt: document.createdAt,
       playTime: summary.playTime, progress: summary.progress, summaryJSON: JSON(summary.details).text)
     if let parent { metadata.parent = parent }
-    if stored == nil, bytes.count >= backend.smallestDelta, let baseRevision,
-      let (head, file) = try await backend.file(player: player, slot: slot, revision: baseRevision),
+    if stored == nil, bytes.count >= storage.smallestDelta, let baseRevision,
+      let (head, file) = try await storage.file(player: player, slot: slot, revision: baseRevision),
       let piece = head.piece
     {
       // A whole file on a stored head: kept as its delta on the head, which it most resembles.
       stored = StoredDelta(basePiece: piece, bytes: SaveDelta.make(from: file, to: bytes))
     }
-    let outcome = try await backend.put(
+    let outcome = try await storage.put(
       player: player, precondition: precondition, loser: loser, metadata: metadata, file: bytes, delta: stored,
       keep: options.keepRevisions, limits: options.limits)
     switch outcome {

@@ -11,34 +11,39 @@ import Stasis
 /// agrees with the server in one round trip; `GET /v1/settings` answers with the merged file.
 /// A player with no settings yet has an empty file (never a `404`: to a client, a `404` on
 /// these routes means a server from before them).
-extension SaveServer {
+struct SettingsController: Sendable {
+  /// Where the player's settings are kept.
+  let settings: any SettingsRepository
+  /// The limits a settings file is held to.
+  let limits: PlayerLimits
+
   /// The media type of a settings file: a Stasis file, as a slot's.
   static let settingsMediaType = "application/vnd.stasis"
   /// The longest key and device name a settings file may carry, in UTF-8 bytes.
   static let longestSettingsName = 255
 
-  func addSettingsRoutes(to v1: RouterGroup<ServerContext>) {
+  func addRoutes(to v1: RouterGroup<ServerContext>) {
     v1.get("settings") { _, context in
-      let settings = try await backend.settings(player: context.requirePlayer())
-      return settingsResponse(settings)
+      let stored = try await settings.settings(player: context.requirePlayer())
+      return settingsResponse(stored)
     }
     v1.put("settings") { request, context in
       let player = try context.requirePlayer()
-      let limit = options.limits.settingsBytes
+      let limit = limits.settingsBytes
       if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
         throw APIError(.contentTooLarge, "the settings file is \(length) bytes; the limit is \(limit)")
       }
       // Checked as a settings file whatever its Content-Type says, as an upload is.
-      let body = try await collect(request.body, limit: limit)
-      let settings = try Self.settingsFile([UInt8](buffer: body))
-      switch try await backend.mergeSettings(player: player, settings, limits: options.limits) {
+      let body = try await collectBody(request.body, limit: limit)
+      let sent = try Self.settingsFile([UInt8](buffer: body))
+      switch try await settings.mergeSettings(player: player, sent, limits: limits) {
       case .merged(let merged, let taken):
         Counter(label: "stasis_settings_merges_total").increment()
         Counter(label: "stasis_settings_keys_taken_total").increment(by: taken)
         context.logger.debug(
           "settings merged",
           metadata: [
-            "player": .string(player.name), "sent": .stringConvertible(settings.entries.count),
+            "player": .string(player.name), "sent": .stringConvertible(sent.entries.count),
             "taken": .stringConvertible(taken), "keys": .stringConvertible(merged.entries.count),
           ])
         return settingsResponse(merged)

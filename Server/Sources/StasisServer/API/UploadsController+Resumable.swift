@@ -8,7 +8,7 @@ import NIOCore
 /// whole body, is an upload like `PUT`); `PATCH /v1/uploads/{id}` appends a part at its
 /// `Upload-Offset`; `HEAD` says how much arrived; `DELETE` abandons it. Each part is stored
 /// when it has arrived whole, so a cut connection costs the part it cut, and no more.
-extension SaveServer {
+extension UploadsController {
   /// The largest part one `PATCH` may carry.
   static let largestPart = 4 << 20
   /// An upload not completed in this long is removed (its parts and its pin with it).
@@ -28,7 +28,7 @@ extension SaveServer {
     }
     v1.delete("uploads/:id") { _, context in
       let id = context.parameters.get("id") ?? ""
-      guard try await backend.removeUpload(player: context.requirePlayer(), id: id) else {
+      guard try await storage.removeUpload(player: context.requirePlayer(), id: id) else {
         throw APIError(.notFound, "no upload '\(id)'")
       }
       return Response(status: .noContent)
@@ -49,7 +49,7 @@ extension SaveServer {
     guard length <= Int64(limit) else {
       throw APIError(.contentTooLarge, "the upload is \(length) bytes; the limit is \(limit)")
     }
-    let body = [UInt8](buffer: try await collect(request.body, limit: Int(length)))
+    let body = [UInt8](buffer: try await collectBody(request.body, limit: Int(length)))
     if complete {
       guard body.count == length else {
         throw APIError(.badRequest, "Upload-Complete: ?1 with \(body.count) of the \(length) bytes announced")
@@ -57,19 +57,19 @@ extension SaveServer {
       return try await receive(upload, body: body, slot: slot, player: player)
     }
     // The precondition now, so a client does not send a whole upload to learn it was stale.
-    let head = try await backend.head(player: player, slot: slot)
+    let head = try await storage.head(player: player, slot: slot)
     switch precondition {
     case .create where head != nil, .head where head?.revision != precondition.expected:
       throw staleError(head: head, precondition: precondition, slot: slot)
     default: break
     }
     let now = clock()
-    try await backend.expireUploads(before: now - Self.uploadLifetime)
+    try await storage.expireUploads(before: now - Self.uploadLifetime)
     var random = SystemRandomNumberGenerator()
     let id = (0..<4).map { _ in String(random.next() as UInt32, radix: 16) }.map {
       String(repeating: "0", count: 8 - $0.count) + $0
     }.joined()
-    let created = try await backend.createUpload(
+    let created = try await storage.createUpload(
       player: player, slot: slot, id: id, at: now, length: length, headers: headers.json, deltaRevision: deltaBase)
     if created == .baseGone {
       throw APIError(
@@ -79,7 +79,7 @@ extension SaveServer {
     }
     var received: Int64 = 0
     if !body.isEmpty,
-      case .appended(let now) = try await backend.appendToUpload(
+      case .appended(let now) = try await storage.appendToUpload(
         player: player, id: id, offset: 0, bytes: body)
     {
       received = now
@@ -101,9 +101,9 @@ extension SaveServer {
       throw APIError(.badRequest, "a part needs Upload-Offset: where it starts")
     }
     let complete = try parseComplete(request)
-    let body = [UInt8](buffer: try await collect(request.body, limit: Self.largestPart))
+    let body = [UInt8](buffer: try await collectBody(request.body, limit: Self.largestPart))
     let received: Int64
-    switch try await backend.appendToUpload(player: player, id: upload.id, offset: offset, bytes: body) {
+    switch try await storage.appendToUpload(player: player, id: upload.id, offset: offset, bytes: body) {
     case .appended(let now): received = now
     case .notFound: throw APIError(.notFound, "no upload '\(upload.id)'")
     case .tooLong(let length):
@@ -121,26 +121,26 @@ extension SaveServer {
     guard received == upload.length else {
       throw APIError(.badRequest, "Upload-Complete: ?1 with \(received) of the \(upload.length) bytes announced")
     }
-    guard let body = try await backend.uploadBody(player: player, id: upload.id),
+    guard let body = try await storage.uploadBody(player: player, id: upload.id),
       let headers = UploadHeaders(json: upload.headers)
     else { throw APIError(.notFound, "no upload '\(upload.id)'") }
     do {
       // Parsed again from what was kept: the same checks the creating request passed.
       let answer = try await receive(
         try UploadRequest(headers), body: body, slot: upload.slot, player: player, pinned: upload.deltaPiece)
-      _ = try await backend.removeUpload(player: player, id: upload.id)
+      _ = try await storage.removeUpload(player: player, id: upload.id)
       return answer
     } catch let error as APIError {
       // Answered for good (a 412, a 400): the upload is over. A failure of the server's own
       // leaves it, so the last part can be sent again.
-      _ = try await backend.removeUpload(player: player, id: upload.id)
+      _ = try await storage.removeUpload(player: player, id: upload.id)
       throw error
     }
   }
 
   private func pendingUpload(_ context: ServerContext) async throws -> PendingUpload {
     let id = context.parameters.get("id") ?? ""
-    guard let upload = try await backend.upload(player: context.requirePlayer(), id: id) else {
+    guard let upload = try await storage.upload(player: context.requirePlayer(), id: id) else {
       throw APIError(.notFound, "no upload '\(id)'")
     }
     return upload

@@ -5,14 +5,17 @@ import NIOCore
 import Stasis
 import StasisInspect
 
-extension SaveServer {
-  /// `/v1/admin/…`: the studio's API, for the staff's own tools and `stasis-server admin`.
-  /// A staff API key (`stasis-server staff key NAME`) in `Authorization: Bearer KEY`; the
-  /// roles and the audit log are the console's (``Studio``).
-  func addAdminRoutes(to router: Router<ServerContext>) {
+/// `/v1/admin/…`: the studio's API, for the staff's own tools and `stasis-server admin`.
+/// A staff API key (`stasis-server staff key NAME`) in `Authorization: Bearer KEY`; the
+/// roles and the audit log are the console's (``Studio``).
+struct AdminController: Sendable {
+  /// The staff's actions, each with its audit entry.
+  let studio: Studio
+
+  func addRoutes(to router: Router<ServerContext>) {
     let admin = router.group("v1/admin").add(middleware: StaffKeyMiddleware(studio: studio))
     admin.get("me") { _, context in
-      let staff = context.staff!
+      let staff = try context.requireStaff()
       return jsonResponse(["name": .string(staff.name), "role": .string(staff.role.rawValue)], status: .ok)
     }
     admin.get("players") { request, _ in
@@ -42,7 +45,7 @@ extension SaveServer {
     }
     admin.get("players/:player/slots/:slot/revisions/:revision") { _, context in
       let (metadata, bytes) = try await studio.download(
-        context.staff!, player: try await adminPlayer(context), slot: try slotName(context),
+        try context.requireStaff(), player: try await adminPlayer(context), slot: try slotName(context),
         revision: try revisionNumber(context))
       return Response(
         status: .ok,
@@ -80,14 +83,15 @@ extension SaveServer {
         throw APIError(.badRequest, "revision and head are revisions: whole numbers from 1")
       }
       let result = try await studio.restore(
-        context.staff!, player: try await adminPlayer(context), slot: try slotName(context), revision: body.revision,
+        try context.requireStaff(), player: try await adminPlayer(context), slot: try slotName(context),
+        revision: body.revision,
         expectedHead: body.head, reason: body.reason ?? "")
       return jsonResponse(["revision": result.revision.json, "entry": result.entry.json], status: .created)
     }
     admin.post("players/:player/slots/:slot/revisions/:revision/discard") { request, context in
       let body = try await adminBody(request, context, as: DiscardBody.self)
       let entry = try await studio.discard(
-        context.staff!, player: try await adminPlayer(context), slot: try slotName(context),
+        try context.requireStaff(), player: try await adminPlayer(context), slot: try slotName(context),
         revision: try revisionNumber(context), confirm: body.confirm ?? "", reason: body.reason ?? "")
       return jsonResponse(["entry": entry.json], status: .ok)
     }
@@ -98,7 +102,8 @@ extension SaveServer {
     admin.post("players/:player/tokens") { request, context in
       let body = try await adminBody(request, context, as: TokenBody.self)
       let issued = try await studio.issueToken(
-        context.staff!, player: try await adminPlayer(context), label: body.label ?? "", reason: body.reason ?? "")
+        try context.requireStaff(), player: try await adminPlayer(context), label: body.label ?? "",
+        reason: body.reason ?? "")
       return jsonResponse(
         ["token": issued.token.json, "secret": .string(issued.secret), "entry": issued.entry.json], status: .created)
     }
@@ -108,7 +113,7 @@ extension SaveServer {
         throw APIError(.badRequest, "a token id is a whole number")
       }
       let entry = try await studio.revokeToken(
-        context.staff!, player: try await adminPlayer(context), id: id, reason: body.reason ?? "")
+        try context.requireStaff(), player: try await adminPlayer(context), id: id, reason: body.reason ?? "")
       return jsonResponse(["entry": entry.json], status: .ok)
     }
     admin.get("audit") { request, _ in
@@ -134,7 +139,7 @@ extension SaveServer {
       guard let id = context.parameters.get("entry").flatMap({ Int64($0) }) else {
         throw APIError(.badRequest, "an audit entry's id is a whole number")
       }
-      let result = try await studio.undo(context.staff!, entry: id, reason: body.reason ?? "")
+      let result = try await studio.undo(try context.requireStaff(), entry: id, reason: body.reason ?? "")
       return jsonResponse(["revision": result.revision.json, "entry": result.entry.json], status: .created)
     }
   }
@@ -151,7 +156,7 @@ extension SaveServer {
   private func adminBody<Body: Decodable>(_ request: Request, _ context: ServerContext, as: Body.Type) async throws
     -> Body
   {
-    let buffer = try await collect(request.body, limit: 64 * 1024)
+    let buffer = try await collectBody(request.body, limit: 64 * 1024)
     do {
       return try JSONDecoder().decode(
         Body.self, from: buffer.readableBytes > 0 ? Data(buffer: buffer) : Data("{}".utf8))
