@@ -19,7 +19,17 @@ import sys
 import unicodedata
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-CATALOG = "Sources/Core/Stasis/Stasis.docc"
+# One DocC catalog per library module (Stasis's first); the tools' guides are Markdown in docs/.
+CATALOGS = [
+    "Sources/Core/Stasis/Stasis.docc",
+    "Sources/Sync/StasisCloud/StasisCloud.docc",
+    "Sources/Records/StasisRecords/StasisRecords.docc",
+    "Sources/Platform/StasisNotify/StasisNotify.docc",
+    "Sources/Testing/StasisTesting/StasisTesting.docc",
+]
+CATALOG = CATALOGS[0]
+# The tools' guides: checked as the articles are.
+GUIDES = ["docs/CLI.md", "docs/SAVE-SERVER.md", "docs/CONSOLE.md", "docs/DEMO.md"]
 # The library products a game adopts; DemoGame's names resolve too (its article documents the
 # demo), but it is not counted.
 LIBRARY = ["Stasis", "StasisCloud", "StasisMerge", "StasisTesting", "StasisDelta", "StasisInspect", "StasisSDL", "StasisNotify", "StasisRecords"]
@@ -668,7 +678,7 @@ class Checker:
         """
         text = span.strip()
         self.current = text
-        if ticks == 2 and path.startswith(CATALOG):  # a DocC symbol link
+        if ticks == 2 and any(path.startswith(catalog) for catalog in CATALOGS):  # a DocC symbol link
             self.count("DocC symbol links")
             components = [re.sub(r"\(.*$", "", part) for part in text.split("/")]
             if components == [components[0]] and components[0] in self.index.modules:
@@ -823,14 +833,16 @@ def main():
     for name in missing:
         fail(f"{CATALOG}/Stasis.md", 1, f"the landing page does not list ``{name}``")
 
-    articles = sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, CATALOG, "*.md")))
+    articles = sorted(
+        os.path.relpath(path, ROOT) for catalog in CATALOGS for path in glob.glob(os.path.join(ROOT, catalog, "*.md"))
+    )
     checker = Checker(index)
-    for path in ["README.md"] + articles:
+    for path in ["README.md"] + articles + GUIDES:
         checker.check_file(path)
     stats = checker.stats
     checked = sum(count for kind, count in stats.items() if not kind.startswith("skipped"))
     print(
-        f"identifiers: {checked} checked in README.md and {len(articles)} articles: "
+        f"identifiers: {checked} checked in README.md, {len(articles)} articles in {len(CATALOGS)} catalogs and {len(GUIDES)} tool guides: "
         + ", ".join(f"{stats.get(kind, 0)} {kind}" for kind in ("names", "Swift expressions", "DocC symbol links", "tool commands", "flags", "allowlisted", "names in Swift blocks"))
         + f" (allowlist: {len(checker.allowlist)} entries); not identifiers, not checked: "
         + ", ".join(f"{count} {kind[9:]}" for kind, count in sorted(stats.items()) if kind.startswith("skipped"))

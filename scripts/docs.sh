@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The DocC catalog of Stasis, with the toolchain's own docc (no plugin package to resolve), and
+# The DocC catalogs of Stasis's libraries, one per module, with the toolchain's own docc (no plugin package to resolve), and
 # the docs' checks (scripts/check-docs.py):
 #   scripts/docs.sh            → .build/Stasis.doccarchive; any DocC warning or failed check fails (CI runs this);
 #                                its last line says how to open it
-#   scripts/docs.sh preview    → browse it at http://localhost:8080
+#   scripts/docs.sh preview [MODULE] → browse one module's catalog (Stasis by default) at http://localhost:8080
 # The checks: the public-symbol count of each library module; the landing page lists every
 # public type of Stasis; every name in code font in README.md and the articles resolves (to a
 # public, not deprecated, symbol of the libraries, a tool's command or flag, or an entry of
@@ -37,13 +37,38 @@ for module in "${libraries[@]}" DemoGame; do
     "${clang_modules[@]}" -I "$build/Modules" -minimum-access-level public -emit-extension-block-symbols \
     -output-dir "$graphs/$module"
 done
-options=(--additional-symbol-graph-dir "$graphs/Stasis" --fallback-display-name Stasis --fallback-bundle-identifier Stasis)
+# One catalog per module, beside its sources; each converted with its own module's graph, then
+# merged into one archive with a landing page that lists them. The tools' guides are Markdown in
+# docs/ (no module of theirs is a game's to import).
+catalogs=(
+  Sources/Core/Stasis/Stasis.docc
+  Sources/Sync/StasisCloud/StasisCloud.docc
+  Sources/Records/StasisRecords/StasisRecords.docc
+  Sources/Platform/StasisNotify/StasisNotify.docc
+  Sources/Testing/StasisTesting/StasisTesting.docc
+)
 if [ "${1:-}" = preview ]; then
-  exec docc preview Sources/Core/Stasis/Stasis.docc "${options[@]}"
+  module=${2:-Stasis}
+  for catalog in "${catalogs[@]}"; do
+    [ "$(basename "$catalog" .docc)" = "$module" ] || continue
+    exec docc preview "$catalog" --additional-symbol-graph-dir "$graphs/$module" \
+      --fallback-display-name "$module" --fallback-bundle-identifier "$module"
+  done
+  echo "no catalog for $module: one of ${catalogs[*]}" >&2
+  exit 64
 fi
 checks=0
 python3 scripts/check-docs.py "$graphs" || checks=$?
-docc convert Sources/Core/Stasis/Stasis.docc "${options[@]}" --output-path .build/Stasis.doccarchive --warnings-as-errors
+archives=.build/docc-archives
+rm -rf "$archives" && mkdir -p "$archives"
+for catalog in "${catalogs[@]}"; do
+  module=$(basename "$catalog" .docc)
+  docc convert "$catalog" --additional-symbol-graph-dir "$graphs/$module" --fallback-display-name "$module" \
+    --fallback-bundle-identifier "$module" --output-path "$archives/$module.doccarchive" --warnings-as-errors
+done
+rm -rf .build/Stasis.doccarchive
+docc merge "$archives"/*.doccarchive --output-path .build/Stasis.doccarchive --synthesized-landing-page-name Stasis \
+  --synthesized-landing-page-topics-style list
 # The last line says how to open what was built (a static-hosting archive: any web server serves it).
 echo "Open the reference: python3 -m http.server --directory .build/Stasis.doccarchive 8000, then http://localhost:8000/documentation/stasis"
 exit "$checks"

@@ -1,4 +1,4 @@
-// The Swift of the StructuredRecords article (Sources/Core/Stasis/Stasis.docc/StructuredRecords.md),
+// The Swift of the StructuredRecords article (Sources/Records/StasisRecords/StasisRecords.docc/StructuredRecords.md),
 // compiled: only with the `Records` trait, as StasisRecords's store is.
 #if Records
   import Foundation

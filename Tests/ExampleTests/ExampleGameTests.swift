@@ -220,30 +220,39 @@ struct GuideTests {
     }
   }
 
+  /// Every article of the libraries' DocC catalogs (one per module) and of the tools' guides.
+  static func articles() throws -> [URL] {
+    let catalogs = [
+      "Sources/Core/Stasis/Stasis.docc", "Sources/Sync/StasisCloud/StasisCloud.docc",
+      "Sources/Records/StasisRecords/StasisRecords.docc", "Sources/Platform/StasisNotify/StasisNotify.docc",
+      "Sources/Testing/StasisTesting/StasisTesting.docc",
+    ].map { packageRoot.appendingPathComponent($0) }
+    let catalogArticles = try catalogs.flatMap { catalog in
+      try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter { $0.hasSuffix(".md") }.sorted()
+        .map { catalog.appendingPathComponent($0) }
+    }
+    let guides = ["docs/CLI.md", "docs/SAVE-SERVER.md", "docs/CONSOLE.md", "docs/DEMO.md"]
+    return catalogArticles + guides.map { packageRoot.appendingPathComponent($0) }
+  }
+
   @Test("every ```swift block of the DocC articles is in a compiled file of Examples/")
   func articles() throws {
-    let catalog = packageRoot.appendingPathComponent("Sources/Core/Stasis/Stasis.docc")
     let sources = try Self.exampleSources()
-    let articles = try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter { $0.hasSuffix(".md") }
-      .sorted()
     var count = 0
-    for article in articles {
-      let text = try String(contentsOf: catalog.appendingPathComponent(article), encoding: .utf8)
+    for article in try Self.articles() {
+      let text = try String(contentsOf: article, encoding: .utf8)
       let blocks = Self.swiftBlocks(text)
       count += blocks.count
-      Self.expectCompiled(blocks, from: article, in: sources)
+      Self.expectCompiled(blocks, from: article.lastPathComponent, in: sources)
     }
     #expect(count >= 29)  // 21 before the README's guide moved here, and its 8 blocks the articles lacked
   }
 
   @Test("the guide names what adopters needed, each with a compiled snippet")
   func coverage() throws {
-    let catalog = packageRoot.appendingPathComponent("Sources/Core/Stasis/Stasis.docc")
     var blocks = ""
-    for article in try FileManager.default.contentsOfDirectory(atPath: catalog.path).sorted()
-    where article.hasSuffix(".md") {
-      blocks += Self.swiftBlocks(try String(contentsOf: catalog.appendingPathComponent(article), encoding: .utf8))
-        .joined(separator: "\n")
+    for article in try Self.articles() {
+      blocks += Self.swiftBlocks(try String(contentsOf: article, encoding: .utf8)).joined(separator: "\n")
     }
     for needed in [
       "Application.Configuration(backgroundBudget:", "closeGate()", "reachedGate.wait()", "openGate()",

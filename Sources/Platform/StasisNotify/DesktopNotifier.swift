@@ -2,10 +2,10 @@ import CLibNotify
 import Stasis
 import Synchronization
 
-/// Posts ``Stasis/TimerNotification``s as desktop notifications: freedesktop notifications over
+/// Posts `TimerNotification`s as desktop notifications: freedesktop notifications over
 /// the session bus (D-Bus), through libnotify.
 ///
-/// A newer notification for the same ``Stasis/TimerNotification/identifier`` replaces the
+/// A newer notification for the same `TimerNotification.identifier` replaces the
 /// older one on the desktop instead of stacking beside it: the notifier keeps the server's id for
 /// each identifier and sends it back as `replaces_id`.
 ///

@@ -7,7 +7,7 @@
   /// game's record types and its migrations, written durably inside the background budget.
   ///
   /// The database is in WAL mode with `synchronous=FULL`: a committed write survives a power
-  /// cut. A write made through ``write(_:)`` while an ``Application`` is attached runs as a
+  /// cut. A write made through ``write(_:)`` while an `Application` is attached runs as a
   /// background task; if the budget runs out before it commits, it is cancelled and rolled
   /// back whole — the database keeps its previous rows, never half of a transaction.
   ///

@@ -1,7 +1,7 @@
 import Stasis
 
 extension Application {
-  /// Replaces what ``WatchdogPolicy/killProcess`` does when a background task ignores its
+  /// Replaces what `WatchdogPolicy.killProcess` does when a background task ignores its
   /// expiration: a test observes the kill instead of losing its process.
   ///
   /// ```swift

@@ -1,6 +1,6 @@
 import Stasis
 
-/// A game for tests: a state the test sets, that a ``SaveCoordinator`` pauses, saves and
+/// A game for tests: a state the test sets, that a `SaveCoordinator` pauses, saves and
 /// restores, and nothing else. Its restores are counted, and it can refuse one, as a game
 /// whose `restore` throws does.
 ///

@@ -18,7 +18,7 @@ public struct ConflictReport: Sendable, Equatable {
     case ours
     /// The server's save won.
     case theirs
-    /// The base won over both (``ConflictPolicy/lastKnownGood``).
+    /// The base won over both (`ConflictPolicy.lastKnownGood`).
     case base
     /// The game's own save (``ConflictDecision/document(_:)``).
     case game = "game's"
@@ -26,7 +26,7 @@ public struct ConflictReport: Sendable, Equatable {
     case pending
   }
 
-  /// The policy that decided: ``ConflictPolicy/Kind/manual`` when the game or the player did.
+  /// The policy that decided: `ConflictPolicy.Kind.manual` when the game or the player did.
   public var decidedBy: ConflictPolicy.Kind
   /// What it came to.
   public var outcome: Outcome
@@ -130,7 +130,7 @@ public struct CloudStatus: Sendable, Equatable {
   /// Local saves waiting to go up.
   public var pending: Int = 0
   /// What happened, oldest first: the newest ``historyLimit`` events (a game that syncs for
-  /// hours keeps a bounded history; ``CloudSync/onEvent`` sees every one).
+  /// hours keeps a bounded history; ``CloudSync/onEvent(_:)`` sees every one).
   public var events: [CloudEvent] = []
   /// How many entries ``events``, ``uploaded``, ``downloaded`` and ``conflicts`` each keep.
   public static let historyLimit = 1_000

@@ -7,9 +7,9 @@ import Synchronization
 /// How a slot syncs: its conflict policy, the game's decision for `manual`, how the state is
 /// checked, how often autosaves go up and how retries back off.
 public struct CloudSyncConfiguration: Sendable {
-  /// How conflicts are resolved (``ConflictPolicy``); `mostRecent` by default.
+  /// How conflicts are resolved (`ConflictPolicy`); `mostRecent` by default.
   public var policy: ConflictPolicy
-  /// The game's decision for ``ConflictPolicy/manual`` (and for a merge whose fallback is
+  /// The game's decision for `ConflictPolicy.manual` (and for a merge whose fallback is
   /// manual); nil, or a nil answer, leaves the slot in conflict.
   public var onConflict: (@Sendable (Conflict) async -> ConflictDecision?)?
   /// Checks that a document is a state the game loads (its codec, migrations, validation);
@@ -84,8 +84,8 @@ public struct SyncReport: Sendable, Equatable {
 /// conflict resolution) and the retries. All its work runs in order on its own task, never on
 /// the main thread; the main thread only hands it commands and reads ``status``.
 ///
-/// A game syncs through its ``SaveCoordinator``: made with ``init(coordinator:credentials:configuration:clock:transport:logger:)``,
-/// the sync becomes the coordinator's ``SaveCoordinator/sync``. Every durable save of the slot
+/// A game syncs through its `SaveCoordinator`: made with ``init(coordinator:credentials:configuration:clock:transport:logger:)``,
+/// the sync becomes the coordinator's `SaveCoordinator.sync`. Every durable save of the slot
 /// then goes up (an autosave at most once per interval), in the background as a background
 /// task of its own that starts after the save and is cancelled when the budget runs out; on
 /// launch and on every return the game is held while the slot catches up with the server — a
@@ -143,7 +143,7 @@ public final class CloudSync: Sendable {
   }
 
   /// Syncs `coordinator`'s slot with the server `credentials` name, and makes itself the coordinator's
-  /// ``SaveCoordinator/sync``. Downloads and merges are checked with the coordinator's codec
+  /// `SaveCoordinator.sync`. Downloads and merges are checked with the coordinator's codec
   /// (migrations and validation included) before anything local changes. Requests go over
   /// HTTP unless `transport` says otherwise (the simulation's in-process server, for one).
   @MainActor
@@ -178,7 +178,7 @@ public final class CloudSync: Sendable {
 
   /// Adds a handler called with each event as it happens, on the sync's task (never the main
   /// thread), until this sync is released. A method that adds, unlike the coordinator's
-  /// ``SaveCoordinator/onEvent`` property: any number of handlers, on any thread.
+  /// `SaveCoordinator.onEvent` property: any number of handlers, on any thread.
   ///
   /// ```swift
   /// cloud.onEvent { event in print("cloud: \(event)") }  // "cloud: uploaded generation 3 as r12 (base r11)"
@@ -188,7 +188,7 @@ public final class CloudSync: Sendable {
   }
 
   /// Adds a handler called with each event on the game's thread, inside `application`'s
-  /// ``Application/update()``, in the order the events happened: a game loop that holds its
+  /// `Application.update()`, in the order the events happened: a game loop that holds its
   /// thread hears of its uploads, downloads and conflicts at its next frame, with the rest of
   /// what the library delivers. Any thread; until this sync is released.
   ///
@@ -248,7 +248,7 @@ public final class CloudSync: Sendable {
   }
 
   /// Settles the slot's conflict by `policy` against the server's head now (`stasis cloud
-  /// resolve --take merge`); the report names the policy (``ConflictPolicy/kind``).
+  /// resolve --take merge`); the report names the policy (`ConflictPolicy.kind`).
   public func resolve(with policy: ConflictPolicy) async -> SyncReport {
     await withCheckedContinuation { continuation in
       commands.yield(.resolve(policy, policy.name, taking: nil, continuation))

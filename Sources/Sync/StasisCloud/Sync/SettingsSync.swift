@@ -18,16 +18,16 @@ public enum SettingsSyncOutcome: Sendable, Equatable {
   case notWritten(SaveFileError)
 }
 
-/// Carries a game's settings (``SettingsStore``) between the player's devices through
+/// Carries a game's settings (`SettingsStore`) between the player's devices through
 /// `stasis-server` (15.6): one round trip sends this device's settings and merges the server's
-/// answer, key by key — the last writer wins by ``SettingsStamp``, so settings never conflict.
+/// answer, key by key — the last writer wins by `SettingsStamp`, so settings never conflict.
 ///
 /// A round trip runs on launch (when the sync is made), on every return to the foreground,
 /// ``changeDelay`` after a change on this device (with every change made meanwhile),
 /// and on the way to the background when a change has not gone up yet, as a background task
 /// of its own that the budget's expiry cancels. At most one is in flight; what asks during it
 /// is one more round trip after it. Another device's changes reach observers of the store as
-/// ``SettingsChange/Source/cloud``.
+/// `SettingsChange.Source.cloud`.
 ///
 /// Against a server from before settings (`404`), it logs once and stops for the session; the
 /// slot's ``CloudSync`` goes on as before.

@@ -216,7 +216,7 @@ import Foundation
 }
 
 /// How a slot stands with the server: the one status vocabulary of the cloud side, in
-/// ``CloudStatus/phase`` (what a HUD shows), ``SyncReport/state`` (what a sync came to) and
+/// ``CloudStatus/state`` (what a HUD shows), ``SyncReport/state`` (what a sync came to) and
 /// `stasis cloud status`.
 public enum SyncState: String, Sendable, Equatable {
   /// Not synced yet in this run.

@@ -2,8 +2,8 @@ import Stasis
 
 extension CloudClient {
   /// `PUT /v1/settings`: sends this device's settings; the server merges them into the player's,
-  /// key by key (the last writer wins by ``SettingsStamp``), and answers with the merged
-  /// settings. Merge the answer (``SettingsStore/merge(_:)``) and this device agrees with the
+  /// key by key (the last writer wins by `SettingsStamp`), and answers with the merged
+  /// settings. Merge the answer (`SettingsStore.merge(_:)`) and this device agrees with the
   /// server in one round trip.
   ///
   /// A server from before settings answers `404`: ``CloudError/Kind/notFound``. A file the

@@ -99,7 +99,7 @@ public struct CloudClient: Sendable {
   /// otherwise; a creation has none.
   ///
   /// With `deltaFrom` (a revision the server has, and its bytes as this device has them), a
-  /// server that takes deltas gets only what differs (``SaveDelta``); a larger upload goes in
+  /// server that takes deltas gets only what differs (`SaveDelta`); a larger upload goes in
   /// parts (``TransferOptions/partSize``), and one cut part-way resumes where the server's bytes
   /// end, in this call or the next. An older server gets `PUT` and the whole file.
   public func upload(
