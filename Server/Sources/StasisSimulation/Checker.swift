@@ -55,14 +55,16 @@ struct Checker {
   /// Nothing a player reached is lost: every entry of every durable save is in a file on some
   /// device or a revision on the server, unless discarded. Nil when the server cannot be read
   /// (the check is then skipped and counted).
-  mutating func checkNothingLost(devices: [SimulatedDevice], server: InProcessServer) async -> String?? {
+  mutating func checkNothingLost(devices: [SimulatedDevice], server: InProcessServer) async -> BrokenInvariant?? {
     guard let present = await presentEntries(devices: devices, server: server) else { return nil }
     checks += 1
     let lost = requiredEntries.subtracting(releasedEntries).subtracting(present)
     guard let first = lost.min() else { return .some(nil) }
     return
-      "progress lost: \(lost.count) ledger entries saved durably (entry \(first) among them) are in no file on any "
-      + "device and in no revision on the server, and nothing that held them was discarded"
+      .init(
+        .progressKept,
+        "progress lost: \(lost.count) ledger entries saved durably (entry \(first) among them) are in no file on any "
+          + "device and in no revision on the server, and nothing that held them was discarded")
   }
 
   /// A durable save holds `entries`: required from now on, even those a discard let go of
@@ -134,7 +136,7 @@ struct Checker {
   }
 
   /// Every invariant of one device's disk; the first broken one, if any.
-  mutating func checkDevice(_ device: SimulatedDevice) -> String? {
+  mutating func checkDevice(_ device: SimulatedDevice) -> BrokenInvariant? {
     let onDisk = device.generationsOnDisk()
     let saves = durable[device.name] ?? []
     let gone = discarded[device.name] ?? []
@@ -142,8 +144,10 @@ struct Checker {
     checks += 1
     let bySnapshot = saves.sorted { $0.snapshot < $1.snapshot }
     for (earlier, later) in zip(bySnapshot, bySnapshot.dropFirst()) where later.generation <= earlier.generation {
-      return "generation order: snapshot \(later.snapshot) became generation \(later.generation), "
-        + "not after snapshot \(earlier.snapshot)'s generation \(earlier.generation) on \(device.name)"
+      return .init(
+        .generationOrder,
+        "generation order: snapshot \(later.snapshot) became generation \(later.generation), "
+          + "not after snapshot \(earlier.snapshot)'s generation \(earlier.generation) on \(device.name)")
     }
     // Every durable save is still there, or pruned by the rule.
     let prunedHere = pruned[device.name] ?? []
@@ -151,19 +155,25 @@ struct Checker {
       checks += 1
       if let sha = device.sha256(of: save.generation) {
         if sha != save.sha256 {
-          return "durable save lost: generation \(save.generation) on \(device.name) no longer holds the bytes "
-            + "reported durable"
+          return .init(
+            .durableSaveKept,
+            "durable save lost: generation \(save.generation) on \(device.name) no longer holds the bytes "
+              + "reported durable")
         }
         continue
       }
       let newer = onDisk.filter { $0 > save.generation }.count
       if save.schema > device.build.schema {
-        return "unreadable generation deleted: generation \(save.generation) (schema \(save.schema)) on "
-          + "\(device.name) is gone, though build \(device.build.rawValue) cannot read it and nobody discarded it"
+        return .init(
+          .unreadableGenerationKept,
+          "unreadable generation deleted: generation \(save.generation) (schema \(save.schema)) on "
+            + "\(device.name) is gone, though build \(device.build.rawValue) cannot read it and nobody discarded it")
       }
       if newer < SimulatedDevice.generationsToKeep {
-        return "durable save lost: generation \(save.generation) on \(device.name) is gone with only \(newer) "
-          + "newer generations (the rule keeps \(SimulatedDevice.generationsToKeep))"
+        return .init(
+          .durableSaveKept,
+          "durable save lost: generation \(save.generation) on \(device.name) is gone with only \(newer) "
+            + "newer generations (the rule keeps \(SimulatedDevice.generationsToKeep))")
       }
       pruned[device.name, default: []].insert(save.generation)
     }
@@ -172,8 +182,10 @@ struct Checker {
     where !gone.contains(generation) {
       checks += 1
       if device.sha256(of: generation) != kept.sha256 {
-        return "kept generation lost: generation \(generation) on \(device.name) (\(kept.why)) is gone without a "
-          + "discard"
+        return .init(
+          .keptGenerationKept,
+          "kept generation lost: generation \(generation) on \(device.name) (\(kept.why)) is gone without a "
+            + "discard")
       }
     }
     // No two consecutive generations hold the same state (of one schema).
@@ -187,13 +199,17 @@ struct Checker {
         continue
       }
       if newer.schema == older.schema, newer.model == older.model {
-        return "the same state written twice: generations \(generation - 1) and \(generation) on \(device.name)"
+        return .init(
+          .stateWrittenOnce,
+          "the same state written twice: generations \(generation - 1) and \(generation) on \(device.name)")
       }
     }
     // Memory stays bounded.
     checks += 1
     if let store = device.store, store.heldSnapshots(of: SimulatedDevice.slot) > 2 {
-      return "held snapshots: \(store.heldSnapshots(of: SimulatedDevice.slot)) on \(device.name) (at most 2)"
+      return .init(
+        .heldSnapshots, "held snapshots: \(store.heldSnapshots(of: SimulatedDevice.slot)) on \(device.name) (at most 2)"
+      )
     }
     return nil
   }
@@ -215,10 +231,10 @@ struct Checker {
   /// and the loser it named), never from the server's own columns.
   mutating func checkServer(
     _ server: InProcessServer, acknowledged: [Acknowledged], committed: [Acknowledged]
-  ) async -> String? {
+  ) async -> BrokenInvariant? {
     guard let backend = server.backend else { return nil }
     guard let player = try? await backend.player(tokenHash: BearerToken.hash(InProcessServer.token)) else {
-      return "server: the player is gone"
+      return .init(.acknowledgedRevisionKept, "server: the player is gone")
     }
     let revisions = (try? await backend.revisions(player: player, slot: SimulatedDevice.slot.name)) ?? []
     var byNumber: [Int64: RevisionMetadata] = [:]
@@ -226,34 +242,47 @@ struct Checker {
     for upload in committed { if let loser = upload.loser { losers.insert(Int64(loser)) } }
     for loser in losers.sorted() where !discardedRevisions.contains(loser) {
       checks += 1
-      if byNumber[loser] == nil { return "server: conflict loser r\(loser) was removed without a discard" }
+      if byNumber[loser] == nil {
+        return .init(.loserKept, "server: conflict loser r\(loser) was removed without a discard")
+      }
     }
     // Deltas are an encoding: every revision the server lists reads back, byte for byte.
     for revision in revisions {
       checks += 1
       guard let (_, file) = try? await backend.file(player: player, slot: revision.slot, revision: revision.revision)
-      else { return "server: r\(revision.revision) is listed but does not read back (its pieces are gone or damaged)" }
+      else {
+        return .init(
+          .revisionsReadBack,
+          "server: r\(revision.revision) is listed but does not read back (its pieces are gone or damaged)")
+      }
       if sha256Hex(file) != revision.sha256 {
-        return "server: r\(revision.revision) reads back with other bytes than its SHA-256 says"
+        return .init(
+          .revisionsReadBack, "server: r\(revision.revision) reads back with other bytes than its SHA-256 says")
       }
     }
     for ack in acknowledged {
       checks += 1
       if stripped.contains(ack.sha256) {
-        return "server: r\(ack.revision) from \(ack.device) is a save a tool edited and stripped of its signature"
+        return .init(
+          .unsignedNeverUploaded,
+          "server: r\(ack.revision) from \(ack.device) is a save a tool edited and stripped of its signature")
       }
       let number = Int64(ack.revision)
       if let stored = byNumber[number] {
-        if stored.sha256 != ack.sha256 { return "server: r\(number) acknowledged to \(ack.device) holds other bytes" }
+        if stored.sha256 != ack.sha256 {
+          return .init(.acknowledgedRevisionKept, "server: r\(number) acknowledged to \(ack.device) holds other bytes")
+        }
         continue
       }
       if discardedRevisions.contains(number) { continue }
-      if losers.contains(number) { return "server: r\(number), a conflict's loser, is gone" }
+      if losers.contains(number) { return .init(.loserKept, "server: r\(number), a conflict's loser, is gone") }
       // The server prunes by number: what is `keepRevisions` or more below the head.
       let head = revisions.map(\.revision).max() ?? 0
       if head - number < server.keepRevisions {
-        return "server: r\(number) acknowledged with 201 to \(ack.device) is gone, \(head - number) below the head "
-          + "r\(head) (the server keeps \(server.keepRevisions))"
+        return .init(
+          .acknowledgedRevisionKept,
+          "server: r\(number) acknowledged with 201 to \(ack.device) is gone, \(head - number) below the head "
+            + "r\(head) (the server keeps \(server.keepRevisions))")
       }
     }
     return nil

@@ -150,31 +150,34 @@ final class DeviceRecipes {
   private func count(_ identifier: String) -> Int { fired.first { $0.identifier == identifier }?.count ?? 0 }
 
   /// The invariants while the device runs; nil when they hold.
-  func check(device: String) -> String? {
+  func check(device: String) -> BrokenInvariant? {
     if let twice = fired.first(where: { $0.count > 1 }) {
-      return "\(device): timer \(twice.identifier) fired \(twice.count) times"
+      return .init(.timerFiresOnce, "\(device): timer \(twice.identifier) fired \(twice.count) times")
     }
     guard let settings, let timers else { return nil }
     for (key, stamp) in acknowledgedSettings {
       let now = settings.entries[key]?.stamp ?? .origin
-      if now < stamp { return "\(device): setting '\(key)' lost: acknowledged at \(stamp), the device has \(now)" }
+      if now < stamp {
+        return .init(.settingKept, "\(device): setting '\(key)' lost: acknowledged at \(stamp), the device has \(now)")
+      }
     }
     for (identifier, _) in acknowledgedTimers
     where count(identifier) == 0 && !timers.scheduled.contains(where: { $0.identifier == identifier })
       && !mayBeLost.contains(identifier)
     {
-      return "\(device): timer \(identifier) lost: it never fired and is no longer scheduled"
+      return .init(.timerFiresOnce, "\(device): timer \(identifier) lost: it never fired and is no longer scheduled")
     }
     return nil
   }
 
   /// The server's side of **no setting change lost**: each key the server answered with is in
   /// its settings at the answer's stamp or a later one; nil when it holds.
-  func checkServer(_ stored: SettingsFile, device: String) -> String? {
+  func checkServer(_ stored: SettingsFile, device: String) -> BrokenInvariant? {
     for (key, stamp) in serverAcknowledgedSettings {
       let now = stored[key]?.stamp ?? .origin
       if now < stamp {
-        return "server: setting '\(key)' lost: it answered \(device) with \(stamp), it now has \(now)"
+        return .init(
+          .settingKept, "server: setting '\(key)' lost: it answered \(device) with \(stamp), it now has \(now)")
       }
     }
     return nil
@@ -186,10 +189,10 @@ final class DeviceRecipes {
   }
 
   /// Once the clock is past every date and the game has checked: each acknowledged timer fired once.
-  func checkAllFired(device: String) -> String? {
+  func checkAllFired(device: String) -> BrokenInvariant? {
     for (identifier, _) in acknowledgedTimers where count(identifier) != 1 {
       if count(identifier) == 0, mayBeLost.contains(identifier) { continue }
-      return "\(device): timer \(identifier) fired \(count(identifier)) times, not once"
+      return .init(.timerFiresOnce, "\(device): timer \(identifier) fired \(count(identifier)) times, not once")
     }
     return nil
   }

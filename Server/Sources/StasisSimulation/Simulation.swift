@@ -103,8 +103,12 @@ public struct SimulationResult: Sendable {
   public var seed: UInt64
   /// Every operation, in order, as one line each.
   public var trace: [String]
-  /// The broken invariant, nil when every check passed.
+  /// The broken invariant's message, nil when every check passed.
   public var failure: String?
+  /// The invariant it broke, nil when every check passed: what tests ask, not the message's text.
+  public var broken: Invariant?
+  /// The scenarios the run met, in order: what tests look for, not the trace's text.
+  public var events: [SimulationEvent] = []
   /// Operations run.
   public var operations = 0
   /// Devices killed.
@@ -127,6 +131,138 @@ public struct SimulationResult: Sendable {
   public var parts = 0
   /// Cut uploads asked about and resumed.
   public var resumptions = 0
+}
+
+/// Each invariant the checker holds every run to (`docs/SIMULATION.md` lists them). A failure
+/// names the one it broke (``SimulationResult/broken``), with a message for people.
+public enum Invariant: String, Sendable, CaseIterable {
+  /// Every save reported durable is on its device with the same bytes, unless pruned by the rule.
+  case durableSaveKept = "durable-save-kept"
+  /// Generation order is snapshot order.
+  case generationOrder = "generation-order"
+  /// At most 2 snapshots are held per slot.
+  case heldSnapshots = "held-snapshots"
+  /// A generation this build cannot read is never deleted unless discarded.
+  case unreadableGenerationKept = "unreadable-generation-kept"
+  /// A generation the rule keeps for good stays until discarded.
+  case keptGenerationKept = "kept-generation-kept"
+  /// No two consecutive generations hold one state.
+  case stateWrittenOnce = "state-written-once"
+  /// Every ledger entry saved durably is in a file of some device or a revision on the server.
+  case progressKept = "progress-kept"
+  /// Every revision acknowledged with a `201` is on the server with its bytes, unless pruned.
+  case acknowledgedRevisionKept = "acknowledged-revision-kept"
+  /// A conflict's loser stays on the server until discarded.
+  case loserKept = "loser-kept"
+  /// Every revision the server lists reads back with its SHA-256.
+  case revisionsReadBack = "revisions-read-back"
+  /// A save a tool stripped of its signature never goes up.
+  case unsignedNeverUploaded = "unsigned-never-uploaded"
+  /// An unsigned file never loads in a signed slot.
+  case unsignedNeverLoads = "unsigned-never-loads"
+  /// A cold start restores the newest durable generation it can read.
+  case coldStartRestoresNewest = "cold-start-restores-newest"
+  /// A restored state is the state that was saved (its digest).
+  case restoredStateIsSaved = "restored-state-is-saved"
+  /// The game is held while the slot or the cloud holds a save it cannot read, and only then.
+  case heldWhenUnreadable = "held-when-unreadable"
+  /// A quit's save goes up, or waits in the sync record.
+  case quitUploadGoesUp = "quit-upload-goes-up"
+  /// A device never conflicts with its own upload.
+  case noSelfConflict = "no-self-conflict"
+  /// A merge keeps every ledger entry of both sides.
+  case mergeKeepsLedger = "merge-keeps-ledger"
+  /// A merge builds no world no device saw (no creature in a wall).
+  case mergedWorldSeen = "merged-world-seen"
+  /// A merged save carries the game's summary of the merged state.
+  case mergedSummary = "merged-summary"
+  /// After every device syncs, they hold the same state.
+  case devicesConverge = "devices-converge"
+  /// No acknowledged setting change is lost, on a device or on the server.
+  case settingKept = "setting-kept"
+  /// An acknowledged timer fires once: never twice, never lost.
+  case timerFiresOnce = "timer-fires-once"
+  /// A device's settings and timers open at each start.
+  case settingsAndTimersOpen = "settings-and-timers-open"
+  /// Nothing the game waits for needs its thread while its loop holds it.
+  case loopHoldsItsThread = "loop-holds-its-thread"
+  /// The run itself could not go on (a fault could not be armed, the server not restarted).
+  case harness
+}
+
+/// A broken invariant and what the checker saw.
+public struct BrokenInvariant: Sendable, Equatable, CustomStringConvertible {
+  /// The invariant.
+  public var invariant: Invariant
+  /// One line for people: what was found, naming devices, generations and revisions.
+  public var message: String
+
+  /// A broken `invariant`, as `message` says.
+  public init(_ invariant: Invariant, _ message: String) {
+    self.invariant = invariant
+    self.message = message
+  }
+
+  public var description: String { message }
+}
+
+/// A scenario a run met, and the device that met it (nil: the server). The trace says the
+/// same for people; tests look for these, so a reworded trace line breaks no test.
+public struct SimulationEvent: Sendable, Hashable, CustomStringConvertible {
+  /// What was met.
+  public enum Kind: String, Sendable, CaseIterable {
+    /// A device launched offline with the slot empty and started its own game.
+    case startedOwnGameOffline = "started-own-game-offline"
+    /// An upload whose `201` was lost was recognised as the device's own on the server.
+    case lostAnswerRecognised = "lost-answer-recognised"
+    /// A discard of the server's loser was carried out and its answer lost.
+    case discardAnswerLost = "discard-answer-lost"
+    /// A catch-up refused the cloud's head: it was saved by a newer schema.
+    case refusedNewerSchemaHead = "refused-newer-schema-head"
+    /// An older build was held behind the cloud's head of a newer schema.
+    case heldBehindNewerSchemaHead = "held-behind-newer-schema-head"
+    /// A conflict between histories that do not continue each other.
+    case unrelatedHistories = "unrelated-histories"
+    /// A conflict whose device's save begins a history of its own (a new game).
+    case newHistoryMet = "new-history-met"
+    /// A device started a new game.
+    case newGame = "new-game"
+    /// A tool edited the newest save and wrote it back unsigned.
+    case toolStrippedSignature = "tool-stripped-signature"
+    /// A restore refused an unsigned save, and the player played on from an older generation.
+    case unsignedRefusedPlayedOn = "unsigned-refused-played-on"
+    /// A device was killed while a write was held in the disk.
+    case killedWhileWriteHeld = "killed-while-write-held"
+    /// A quit with an upload in flight, the line letting it go.
+    case quitWithUploadLetGo = "quit-with-upload-let-go"
+    /// The server was armed to die inside an upload's transaction, before its commit.
+    case deathInsideCommitArmed = "death-inside-commit-armed"
+  }
+
+  /// What was met.
+  public var kind: Kind
+  /// The device that met it (`device-1`); nil for the server.
+  public var device: String?
+
+  /// `kind` met by `device`.
+  public init(_ kind: Kind, by device: String? = nil) {
+    self.kind = kind
+    self.device = device
+  }
+
+  public var description: String { device.map { "\($0): \(kind.rawValue)" } ?? kind.rawValue }
+}
+
+extension SimulationResult {
+  /// True when the run met `kind` (by `device`, when given).
+  public func met(_ kind: SimulationEvent.Kind, by device: String? = nil) -> Bool {
+    events.contains { $0.kind == kind && (device == nil || $0.device == device) }
+  }
+
+  /// How many times the run met `kind` (by `device`, when given).
+  public func count(_ kind: SimulationEvent.Kind, by device: String? = nil) -> Int {
+    events.filter { $0.kind == kind && (device == nil || $0.device == device) }.count
+  }
 }
 
 /// How the simulated games' loops wait for the library.
@@ -255,10 +391,17 @@ public final class Simulation {
       done.signal()
     }
     guard done.wait(timeout: .now() + Self.gameThreadPatience) == .success else {
-      fail("\(what) did not end while the game's loop held its thread: the library needed that thread")
+      fail(
+        .loopHoldsItsThread, "\(what) did not end while the game's loop held its thread: the library needed that thread"
+      )
       return nil
     }
     return answer.withLock { $0 }
+  }
+
+  /// The run met `kind`, by `device` (nil: the server).
+  private func met(_ kind: SimulationEvent.Kind, by device: SimulatedDevice? = nil) {
+    result.events.append(SimulationEvent(kind, by: device?.name))
   }
 
   private func note(_ line: String) {
@@ -290,6 +433,7 @@ public final class Simulation {
       if index > 0, random.chance(25) {
         device.network.isOnline = false
         note("launch \(device.name), offline (\(device.policyName)): it starts its own game")
+        met(.startedOwnGameOffline, by: device)
       } else {
         note("launch \(device.name) (\(device.policyName))")
       }
@@ -374,14 +518,22 @@ public final class Simulation {
     note("timers: \(fired) fired, each once; settings: \(settings) keys acknowledged, none lost")
   }
 
-  private func fail(_ message: String) {
-    if result.failure == nil { result.failure = message }
+  private func fail(_ invariant: Invariant, _ message: String) {
+    fail(BrokenInvariant(invariant, message))
+  }
+
+  private func fail(_ broken: BrokenInvariant) {
+    if result.failure == nil {
+      result.failure = broken.message
+      result.broken = broken.invariant
+    }
   }
 
   private func checkAll() async {
     for device in devices {
       if let broken = checker.checkDevice(device) { return fail(broken) }
-      if let broken = device.recipesFailure ?? device.recipes.check(device: device.name) { return fail(broken) }
+      if let failure = device.recipesFailure { return fail(.settingsAndTimersOpen, failure) }
+      if let broken = device.recipes.check(device: device.name) { return fail(broken) }
     }
     if let stored = await server.settings() {
       for device in devices {
@@ -443,14 +595,17 @@ public final class Simulation {
       note("\(device.name): \(device.network.isOnline ? "online" : "offline")")
     case 64..<67:
       if server.isUp, random.chance(40) {
-        do { try await server.dieInsideNextUpload() } catch { return fail("the fault could not be armed: \(error)") }
+        do { try await server.dieInsideNextUpload() } catch {
+          return fail(.harness, "the fault could not be armed: \(error)")
+        }
         note("server: the next upload's transaction will die before its commit")  // counted when one dies
+        met(.deathInsideCommitArmed)
       } else if server.isUp {
         await server.crash()
         result.faults += 1
         note("server: crash")
       } else {
-        do { try await server.start() } catch { return fail("the server could not restart: \(error)") }
+        do { try await server.start() } catch { return fail(.harness, "the server could not restart: \(error)") }
         note("server: restart")
       }
     case 67..<72:
@@ -604,7 +759,9 @@ public final class Simulation {
     case .success(let receipt):
       switch receipt.outcome {
       case .written:
-        guard let sha = save.file.value else { return fail("a durable save's file was not there when reported") }
+        guard let sha = save.file.value else {
+          return fail(.durableSaveKept, "a durable save's file was not there when reported")
+        }
         checker.recordDurable(
           device: device,
           save: .init(generation: receipt.generation, sha256: sha, schema: device.build.schema, snapshot: number),
@@ -650,9 +807,12 @@ public final class Simulation {
     guard refusedNewer, device.sync?.status.state == .behind else { return }
     checker.checks += 1
     guard let failure = process.restoreFailure, process.isPaused else {
-      return fail("\(device.name): \(after): the cloud's head is of a newer schema and the game plays on, not held")
+      return fail(
+        .heldWhenUnreadable,
+        "\(device.name): \(after): the cloud's head is of a newer schema and the game plays on, not held")
     }
     note("\(device.name): \(after): held behind the cloud's newer head (\(failure.error.kind))")
+    if failure.error.kind == .newerSchema { met(.heldBehindNewerSchemaHead, by: device) }
   }
 
   private func save(_ device: SimulatedDevice, _ reason: SaveReason) async {
@@ -670,7 +830,7 @@ public final class Simulation {
     else { return }
     checker.checks += 1
     if process.restoreFailure == nil || !process.isPaused {
-      fail("\(device.name): a save was refused (newerSaveInSlot) and the game plays on unsaved")
+      fail(.heldWhenUnreadable, "\(device.name): a save was refused (newerSaveInSlot) and the game plays on unsaved")
     }
   }
 
@@ -794,6 +954,7 @@ public final class Simulation {
     checker.stripped.insert(sha256Hex(edited))
     result.faults += 1
     note("\(device.name): a tool edits generation \(newest) and writes it back unsigned")
+    met(.toolStrippedSignature, by: device)
   }
 
   /// A quit while an upload is in flight: an autosave's upload is held on the line, the game
@@ -821,6 +982,7 @@ public final class Simulation {
     let expires = random.chance(40)
     note(
       "\(device.name): quit with an upload in flight; \(expires ? "the budget expires first" : "the line lets it go")")
+    if !expires { met(.quitWithUploadLetGo, by: device) }
     process.application.terminate()
     let saves = started(device)
     for save in saves { finish(device, save) }
@@ -841,12 +1003,15 @@ public final class Simulation {
       let waits = process.cloud.status.pending > 0 || process.cloud.status.state == .conflict
       if !arrived && !waits {
         fail(
+          .quitUploadGoesUp,
           "quit upload lost: \(device.name)'s quit save, generation \(quitSave.generation), neither reached the "
             + "server nor waits in the sync record; the sync is \(process.cloud.status.state), its last event: "
             + (process.cloud.status.events.last.map { "\($0)" } ?? "none"))
       }
       if !expires, !arrived, process.cloud.status.state != .conflict, server.isUp {
-        fail("quit upload: \(device.name)'s quit save did not go up although the line let it go and nothing conflicted")
+        fail(
+          .quitUploadGoesUp,
+          "quit upload: \(device.name)'s quit save did not go up although the line let it go and nothing conflicted")
       }
     }
     device.quit()
@@ -879,7 +1044,7 @@ public final class Simulation {
       play(device, frames: 1 + random.below(30))
       if let next = startSave(device, .autosave) { later.append(next) }
       if process.store.heldSnapshots(of: SimulatedDevice.slot) > 2 {
-        fail("held snapshots: \(process.store.heldSnapshots(of: SimulatedDevice.slot)) (at most 2)")
+        fail(.heldSnapshots, "held snapshots: \(process.store.heldSnapshots(of: SimulatedDevice.slot)) (at most 2)")
       }
     }
     let backgrounded = random.chance(50)
@@ -892,6 +1057,7 @@ public final class Simulation {
       let lost = device.kill(&random)
       result.kills += 1
       note("\(device.name): SIGKILL while the write is held (\(lost) unflushed changes lost)")
+      met(.killedWhileWriteHeld, by: device)
       for save in [first] + later { _ = save.handle.waitForResult() }
       return
     }
@@ -955,7 +1121,8 @@ public final class Simulation {
       process.application.launch(options: LaunchOptions())
       process.waitForCatchUp()
       await settle(device)
-      return note("\(device.name): a new game (build \(device.build.rawValue))")
+      note("\(device.name): a new game (build \(device.build.rawValue))")
+      return met(.newGame, by: device)
     }
     process.application.launch(options: LaunchOptions(restoreSlot: SimulatedDevice.slot))
     var events: [CloudEvent] = []
@@ -986,6 +1153,7 @@ public final class Simulation {
     switch choice {
     case .loadGeneration(let generation):
       note("\(device.name): restore failed (\(failure.error.kind)); the player plays on from generation \(generation)")
+      if failure.error.kind == .unsigned { met(.unsignedRefusedPlayedOn, by: device) }
     case .startOver:
       note("\(device.name): restore failed (\(failure.error.kind)); the player starts over")
       checker.keepNewest(device, why: "the newest save before a start-over")
@@ -997,7 +1165,9 @@ public final class Simulation {
       try? process.resolveRestoreFailure(.startOver)
     }
     checker.checks += 1
-    if process.restoreFailure != nil { fail("\(device.name): the game is still held after the player answered") }
+    if process.restoreFailure != nil {
+      fail(.heldWhenUnreadable, "\(device.name): the game is still held after the player answered")
+    }
     checkRestores(device, after: "the answer", coldStart: false)
   }
 
@@ -1017,14 +1187,18 @@ public final class Simulation {
         note("\(device.name): \(after): restored generation \(generation) (frame \(summary.frame))")
         checker.checks += 1
         if let sha = device.sha256(of: generation), checker.stripped.contains(sha) {
-          fail("\(device.name): an unsigned file loaded in a signed slot (generation \(generation), edited by a tool)")
+          fail(
+            .unsignedNeverLoads,
+            "\(device.name): an unsigned file loaded in a signed slot (generation \(generation), edited by a tool)")
         }
         if index == events.lastIndex(where: { if case .restored = $0 { true } else { false } }) {
           checkDigest(device, generation: generation, model: process.model)
         }
         checker.checks += 1
         if coldStart, generation < newestDurable, skipped.isEmpty, device.sha256(of: newestDurable) != nil {
-          fail("cold start: \(device.name) restored generation \(generation), not the newest durable \(newestDurable)")
+          fail(
+            .coldStartRestoresNewest,
+            "cold start: \(device.name) restored generation \(generation), not the newest durable \(newestDurable)")
         }
       case .loadFailed(let error):
         note(
@@ -1054,6 +1228,7 @@ public final class Simulation {
     checker.checks += 1
     if model.creaturesInWalls > 0 {
       return fail(
+        .mergedWorldSeen,
         "world: generation \(generation) on \(device.name) has \(model.creaturesInWalls) creatures in walls "
           + "(depth \(model.depth), creatures \(model.creatures)): a merge built a world no device saw")
     }
@@ -1062,6 +1237,7 @@ public final class Simulation {
     if summary.frame != expected.frame || summary.playTime != expected.playTime || summary.progress != expected.progress
     {
       fail(
+        .mergedSummary,
         "summary: generation \(generation) on \(device.name) says frame \(summary.frame), but its state is at frame "
           + "\(model.frame)")
     }
@@ -1075,7 +1251,9 @@ public final class Simulation {
     }
     checker.checks += 1
     if expected != model.digest {
-      fail("digest: \(device.name) restored generation \(generation) whose state differs from the state saved")
+      fail(
+        .restoredStateIsSaved,
+        "digest: \(device.name) restored generation \(generation) whose state differs from the state saved")
     }
   }
 
@@ -1100,6 +1278,11 @@ public final class Simulation {
     } else {
       let error = report.error.map { " (\($0.kind): \($0.message))" } ?? ""
       note("\(device.name): sync: \(report.state?.rawValue ?? "unknown")\(error)")
+      if let refusal = report.error, refusal.kind == .refused,
+        (refusal.underlyingError as? SaveFileError)?.kind == .newerSchema
+      {
+        met(.refusedNewerSchemaHead, by: device)
+      }
     }
   }
 
@@ -1110,17 +1293,21 @@ public final class Simulation {
     let answered = Set(device.network.acknowledged.map(\.revision))
     for case .uploaded(_, let revision, _) in events where !answered.contains(revision) {
       note("\(device.name): r\(revision), whose answer was lost, recognised as its own")
+      met(.lostAnswerRecognised, by: device)
     }
     let conflicts = events.compactMap { event -> ConflictReport? in
       if case .conflict(let report) = event { report } else { nil }
     }
     for (index, report) in conflicts.enumerated() {
       result.conflicts += 1
-      if report.note?.contains("unrelated histories") == true { result.unrelated += 1 }
+      if report.note?.contains("unrelated histories") == true {
+        result.unrelated += 1
+        met(report.note?.contains("a history of its own") == true ? .newHistoryMet : .unrelatedHistories, by: device)
+      }
       note("\(device.name): conflict: \(report.summary)")
       checker.checks += 1
       let own = device.network.committed.contains { $0.revision == report.theirs }
-      if own { fail("self-conflict: \(device.name) conflicted with its own upload r\(report.theirs)") }
+      if own { fail(.noSelfConflict, "self-conflict: \(device.name) conflicted with its own upload r\(report.theirs)") }
       if report.outcome == .merged {
         result.merges += 1
         await checkMergedLedger(device, report, isLast: index == conflicts.count - 1)
@@ -1152,6 +1339,7 @@ public final class Simulation {
     let lost = Set(ours.ledger).union(theirs.ledger).subtracting(merged.ledger)
     if !lost.isEmpty {
       fail(
+        .mergeKeepsLedger,
         "ledger: the merge on \(device.name) of generation \(report.ours) and r\(report.theirs) lost \(lost.count) "
           + "entries of its two sides (base r\(report.base.map(String.init) ?? "none"))")
     }
@@ -1182,7 +1370,8 @@ public final class Simulation {
       credentials: CloudCredentials(url: "sim://server", token: InProcessServer.token, device: device.name),
       transport: device.network)
     // Now and then the discard's own answer is lost after the server carried it out.
-    if random.chance(30) {
+    let losesAnswer = random.chance(30)
+    if losesAnswer {
       device.network.loseAnswers(1)
       note("\(device.name): the discard's answer will be lost")
     }
@@ -1198,6 +1387,7 @@ public final class Simulation {
       // An answer lost after the server carried it out: the revision may well be gone.
       if error.kind == .offline, !error.neverSent { checker.discardedRevisions.insert(loser) }
       note("\(device.name): discard r\(loser) failed: \(error.kind)")
+      if losesAnswer, error.kind == .offline { met(.discardAnswerLost, by: device) }
     }
     if checker.discardedRevisions.contains(loser) { release(entries) }
   }
@@ -1211,10 +1401,10 @@ public final class Simulation {
   private func converge() async {
     note("converge: all online, no new play")
     do { try await server.dieInsideNextUpload(false) } catch {
-      return fail("the fault could not be disarmed: \(error)")
+      return fail(.harness, "the fault could not be disarmed: \(error)")
     }
     if !server.isUp {
-      do { try await server.start() } catch { return fail("the server could not restart: \(error)") }
+      do { try await server.start() } catch { return fail(.harness, "the server could not restart: \(error)") }
     }
     for device in devices {
       device.network.isOnline = true
@@ -1244,7 +1434,7 @@ public final class Simulation {
     }
     checker.checks += 1
     let frames = devices.map { "\($0.name) at frame \($0.model?.frame ?? -1)" }.joined(separator: ", ")
-    fail("convergence: after \(rounds) rounds of sync the devices differ: \(frames)")
+    fail(.devicesConverge, "convergence: after \(rounds) rounds of sync the devices differ: \(frames)")
   }
 }
 

@@ -47,7 +47,7 @@ struct SimulationTests {
   func lostAnswerThenLongOffline() async {
     let result = await Simulation.run(seed: 129_000_208, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
-    #expect(result.trace.contains { $0.hasSuffix("whose answer was lost, recognised as its own") }, "it still occurs")
+    #expect(result.met(.lostAnswerRecognised), "it still occurs")
   }
 
   // Found as seed 129452363; the simulation now loses a discard's answer on purpose. Which seed
@@ -55,8 +55,7 @@ struct SimulationTests {
   @Test("a discard of a server's loser whose answer was lost may have happened")
   func lostDiscardAnswer() async {
     let found = await scenario(from: 28) { result in
-      let lost = result.trace.firstIndex { $0.hasSuffix("the discard's answer will be lost") }
-      return lost.map { result.trace[$0 + 1].contains("failed: offline") } == true
+      result.met(.discardAnswerLost)
     }
     #expect(found != nil, "the scenario occurs within \(Self.searchWidth) seeds")
     #expect(found?.failure == nil, "seed \(found?.seed ?? 0): \(found?.failure ?? "")")
@@ -68,7 +67,7 @@ struct SimulationTests {
   func newerSchemaHead() async {
     let result = await Simulation.run(seed: 2, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
-    #expect(result.trace.contains { $0.contains("refused: revision") && $0.contains("newer schema version") })
+    #expect(result.met(.refusedNewerSchemaHead))
   }
 
   // Issue 43 case 6: the simulation carries the slot to the newer build while a device on the
@@ -76,7 +75,7 @@ struct SimulationTests {
   @Test("an older build whose cloud head is a newer schema is held at its return, and the player answers")
   func heldBehindANewerHead() async {
     let found = await scenario(from: 8) { result in
-      result.trace.contains { $0.hasSuffix("held behind the cloud's newer head (newerSchema)") }
+      result.met(.heldBehindNewerSchemaHead)
     }
     #expect(found != nil, "the scenario occurs within \(Self.searchWidth) seeds")
     #expect(found?.failure == nil, "seed \(found?.seed ?? 0): \(found?.failure ?? "")")
@@ -88,12 +87,10 @@ struct SimulationTests {
   @Test("devices that start the slot independently meet as unrelated histories, never merged")
   func independentStarts() async {
     let found = await scenario(from: 48) { result in
-      guard result.trace.contains(where: { $0.hasPrefix("launch device-") && $0.hasSuffix("it starts its own game") }),
-        result.trace.contains(where: { $0.contains("does not continue") && $0.contains("unrelated histories") })
-      else { return false }
+      guard result.met(.startedOwnGameOffline), result.met(.unrelatedHistories) else { return false }
       let planted = await Simulation.run(
         seed: result.seed, operations: 150, planting: .mergeAcrossUnrelatedHistories)
-      return planted.failure?.contains("ledger") == true
+      return planted.broken == .mergeKeepsLedger
     }
     #expect(found != nil, "the scenario occurs, and the planted merge is found, within \(Self.searchWidth) seeds")
     #expect(found?.failure == nil, "seed \(found?.seed ?? 0): \(found?.failure ?? "")")
@@ -107,11 +104,9 @@ struct SimulationTests {
   @Test("a new game after synced play is a history of its own: never merged against the old base")
   func newGameAfterSyncedPlay() async {
     let found = await scenario(from: 8) { result in
-      guard result.trace.contains(where: { $0.hasPrefix("device-") && $0.contains(": a new game (build v") }),
-        result.trace.contains(where: { $0.contains("begins a history of its own (a new game)") })
-      else { return false }
+      guard result.met(.newGame), result.met(.newHistoryMet) else { return false }
       let planted = await Simulation.run(seed: result.seed, operations: 150, planting: .mergeAcrossUnrelatedHistories)
-      return planted.failure?.contains("ledger") == true
+      return planted.broken == .mergeKeepsLedger
     }
     #expect(found != nil, "the scenario occurs, and the planted merge is found, within \(Self.searchWidth) seeds")
     #expect(found?.failure == nil, "seed \(found?.seed ?? 0): \(found?.failure ?? "")")
@@ -125,8 +120,8 @@ struct SimulationTests {
   func strippedThenOlderGeneration() async {
     let result = await Simulation.run(seed: 2, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
-    #expect(result.trace.contains { $0.contains("writes it back unsigned") }, "the scenario still occurs")
-    #expect(result.trace.contains { $0.contains("restore failed (unsigned); the player plays on from generation") })
+    #expect(result.met(.toolStrippedSignature), "the scenario still occurs")
+    #expect(result.met(.unsignedRefusedPlayedOn))
   }
 
   // Found as seed 218726817 by the 150-s run: a tool edited device-0's first save, the player
@@ -135,7 +130,7 @@ struct SimulationTests {
   @Test("two saves a tool rewrote to one state are not the store writing it twice")
   func toolRewritesTwice() async {
     let found = await scenario(from: 43) { result in
-      result.trace.filter { $0.hasPrefix("device-0: a tool edits generation") }.count >= 2
+      result.count(.toolStrippedSignature, by: "device-0") >= 2
     }
     #expect(found != nil, "the scenario occurs within \(Self.searchWidth) seeds")
     #expect(found?.failure == nil, "seed \(found?.seed ?? 0): \(found?.failure ?? "")")
@@ -145,7 +140,7 @@ struct SimulationTests {
   func unflushedRecordAfterKill() async {
     let result = await Simulation.run(seed: 6, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
-    #expect(result.trace.contains { $0.contains("SIGKILL while the write is held") })
+    #expect(result.met(.killedWhileWriteHeld))
     #expect(result.deltaUploads > 0 && result.parts > 0, "deltas and parts went over the line")
   }
 
@@ -157,8 +152,8 @@ struct SimulationTests {
   func deltaOnAnEditedBase() async {
     let result = await Simulation.run(seed: 558_583_401, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
-    #expect(result.trace.contains { $0.contains("device-1: a tool edits generation") }, "the scenario still occurs")
-    #expect(result.trace.contains { $0.contains("device-1: quit with an upload in flight; the line lets it go") })
+    #expect(result.met(.toolStrippedSignature, by: "device-1"), "the scenario still occurs")
+    #expect(result.met(.quitWithUploadLetGo, by: "device-1"))
   }
 
   // Found as seed 558847250 by a 20-minute run of fresh seeds: a timer's firing was written,
@@ -171,8 +166,7 @@ struct SimulationTests {
   func timerWriteUnflushedAtKill() async {
     let result = await Simulation.run(seed: 558_847_250, operations: 150)
     #expect(result.failure == nil, "\(result.failure ?? "")")
-    #expect(
-      result.trace.contains { $0.contains("device-2: SIGKILL while the write is held") }, "the scenario still occurs")
+    #expect(result.met(.killedWhileWriteHeld, by: "device-2"), "the scenario still occurs")
   }
 
   // A fixed range, so `swift test` alone exercises every operation; CI then runs fresh seeds
@@ -213,21 +207,22 @@ struct SimulationTests {
       Issue.record("\(bug.rawValue) was not found in 100 seeds")
       return
     }
-    let expected: [PlantedBug: [String]] = [
-      .generationAtLockTime: ["generation order", "held snapshots"],
-      .pruneUnreadable: ["unreadable generation deleted", "kept generation lost", "progress lost"],
-      .newestOnlyAfterLostAnswer: ["self-conflict"],
-      .dropAcknowledgedUpload: ["acknowledged with 201", "conflict loser", "progress lost"],
-      .keepNothingBeforeWriting: ["kept generation lost", "unreadable generation deleted", "progress lost"],
-      .sameStateTwice: ["the same state written twice"],
-      .mergeSectionBySection: ["creatures in walls", "ledger"],
-      .mergeAcrossUnrelatedHistories: ["ledger"],
-      .collectionIgnoresChains: ["does not read back"],
-      .unflushedSettingsAndTimers: ["lost: acknowledged at", "lost: it never fired"],
-      .settingsOverwriteNewer: ["server: setting"],
+    let expected: [PlantedBug: [Invariant]] = [
+      .generationAtLockTime: [.generationOrder, .heldSnapshots],
+      .pruneUnreadable: [.unreadableGenerationKept, .keptGenerationKept, .progressKept],
+      .newestOnlyAfterLostAnswer: [.noSelfConflict],
+      .dropAcknowledgedUpload: [.acknowledgedRevisionKept, .loserKept, .progressKept],
+      .keepNothingBeforeWriting: [.keptGenerationKept, .unreadableGenerationKept, .progressKept],
+      .sameStateTwice: [.stateWrittenOnce],
+      .mergeSectionBySection: [.mergedWorldSeen, .mergeKeepsLedger],
+      .mergeAcrossUnrelatedHistories: [.mergeKeepsLedger],
+      .collectionIgnoresChains: [.revisionsReadBack],
+      .unflushedSettingsAndTimers: [.settingKept, .timerFiresOnce],
+      .settingsOverwriteNewer: [.settingKept],
     ]
-    let failure = found.failure ?? ""
-    #expect(expected[bug]!.contains { failure.contains($0) }, "seed \(found.seed): \(failure)")
+    #expect(
+      found.broken.map { expected[bug]!.contains($0) } == true,
+      "seed \(found.seed): \(found.broken?.rawValue ?? "nothing broken"): \(found.failure ?? "")")
     let replayed = await Simulation.run(seed: found.seed, operations: 150, planting: bug)
     #expect(replayed.failure == found.failure)
     #expect(replayed.trace == found.trace)
@@ -262,7 +257,7 @@ struct SimulationTests {
     #expect(postgres.failure == nil, "\(postgres.failure ?? "")")
     #expect(sqlite.failure == nil, "\(sqlite.failure ?? "")")
     #expect(postgres.trace == sqlite.trace)
-    #expect(sqlite.trace.contains { $0.contains("transaction will die before its commit") }, "the fault is drawn")
+    #expect(sqlite.met(.deathInsideCommitArmed), "the fault is drawn")
     #expect(postgres.faults == sqlite.faults)
   }
 
@@ -284,12 +279,12 @@ struct SimulationTests {
       Issue.record("\(bug.rawValue) was not found on PostgreSQL in 20 seeds")
       return
     }
-    let expected: [PlantedBug: String] = [
-      .dropAcknowledgedUpload: "acknowledged with 201",
-      .collectionIgnoresChains: "does not read back",
-      .settingsOverwriteNewer: "server: setting",
+    let expected: [PlantedBug: Invariant] = [
+      .dropAcknowledgedUpload: .acknowledgedRevisionKept,
+      .collectionIgnoresChains: .revisionsReadBack,
+      .settingsOverwriteNewer: .settingKept,
     ]
-    #expect(found.failure?.contains(expected[bug]!) == true, "seed \(found.seed): \(found.failure ?? "")")
+    #expect(found.broken == expected[bug], "seed \(found.seed): \(found.failure ?? "")")
     let replayed = await Simulation.run(seed: found.seed, operations: 150, planting: bug, database: database)
     #expect(replayed.trace == found.trace)
     // The same seed and bug on SQLite is found the same way: one rule, varied the same way.
