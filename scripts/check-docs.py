@@ -19,15 +19,9 @@ import sys
 import unicodedata
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-# One DocC catalog per library module (Stasis's first); the tools' guides are Markdown in docs/.
-CATALOGS = [
-    "Sources/Core/Stasis/Stasis.docc",
-    "Sources/Sync/StasisCloud/StasisCloud.docc",
-    "Sources/Records/StasisRecords/StasisRecords.docc",
-    "Sources/Platform/StasisNotify/StasisNotify.docc",
-    "Sources/Testing/StasisTesting/StasisTesting.docc",
-]
-CATALOG = CATALOGS[0]
+# One DocC catalog per library module, found in its folder; the tools' guides are Markdown in docs/.
+CATALOG = "Sources/Core/Stasis/Stasis.docc"
+CATALOGS = sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, "Sources", "**", "*.docc"), recursive=True))
 # The tools' guides: checked as the articles are.
 GUIDES = ["docs/CLI.md", "docs/SAVE-SERVER.md", "docs/CONSOLE.md", "docs/DEMO.md"]
 # The library products a game adopts; DemoGame's names resolve too (its article documents the

@@ -30,7 +30,7 @@ clang_modules+=(-Xcc -I -Xcc "$PWD/Sources/Core/CStasisChecksum/include")
 # CLibNotify's header includes GLib's, which live in folders only pkg-config knows.
 for flag in $(pkg-config --cflags-only-I libnotify); do clang_modules+=(-Xcc "$flag"); done
 # Each module's own graph and its extensions of other modules (Stasis@Swift), one folder each:
-# DocC reads only Stasis's.
+# each catalog reads its own module's.
 for module in "${libraries[@]}" DemoGame; do
   mkdir -p "$graphs/$module"
   swift-symbolgraph-extract -module-name "$module" -target "$triple" -module-cache-path "$build/ModuleCache" \
@@ -40,13 +40,7 @@ done
 # One catalog per module, beside its sources; each converted with its own module's graph, then
 # merged into one archive with a landing page that lists them. The tools' guides are Markdown in
 # docs/ (no module of theirs is a game's to import).
-catalogs=(
-  Sources/Core/Stasis/Stasis.docc
-  Sources/Sync/StasisCloud/StasisCloud.docc
-  Sources/Records/StasisRecords/StasisRecords.docc
-  Sources/Platform/StasisNotify/StasisNotify.docc
-  Sources/Testing/StasisTesting/StasisTesting.docc
-)
+mapfile -t catalogs < <(find Sources -name '*.docc' -type d | sort)
 if [ "${1:-}" = preview ]; then
   module=${2:-Stasis}
   for catalog in "${catalogs[@]}"; do

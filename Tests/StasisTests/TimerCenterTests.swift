@@ -162,13 +162,26 @@ struct TimerCenterTests {
     _ = recorder
   }
 
+  /// What the game does after a firing's write failed.
+  enum AfterTheFailure: String, CaseIterable, Sendable {
+    /// Quits at once.
+    case quits
+    /// Goes to the background.
+    case goesToTheBackground
+    /// Plays on: the next check, with nothing due, writes again.
+    case playsOn
+    /// Quits while a background task (the quit's save) runs; the firing's write fails during
+    /// the quit, and the task ends after.
+    case quitsWhileSaving
+  }
+
   /// `stasis-sim` seed 593412131 on PostgreSQL (CI, 2026-11-28): a firing's write failed at the
   /// folder's flush, after its rename had put the new file in place; the game quit cleanly and
   /// its next launch read that file. The timer was gone without firing.
   @Test(
     "a firing whose write failed after the rename is not lost: the center writes what it holds again",
-    arguments: [LifecycleEvent.willTerminate, .didEnterBackground, .didBecomeActive])
-  func failedFlushAfterRename(then moment: LifecycleEvent) throws {
+    arguments: AfterTheFailure.allCases)
+  func failedFlushAfterRename(_ after: AfterTheFailure) throws {
     let disk = SimulatedDisk()
     let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
     do {
@@ -179,19 +192,28 @@ struct TimerCenterTests {
       timers.addObserver { firing in fired.items.append(firing) }
       try timers.schedule("energy", after: .seconds(30))
       wall.advance(by: .seconds(60))
-      disk.fail(.fsyncDirectory, with: .ioError)
-      app.update()
-      #expect(fired.items.isEmpty, "a firing whose write failed is not delivered")
-      #expect(disk.faultsInjected == 1)
-      #expect(timers.scheduled.map(\.identifier) == ["energy"])
-      switch moment {
-      case .willTerminate: app.terminate()
-      case .didEnterBackground: app.enterBackground()
-      default:
-        wall.advance(by: .seconds(-120))  // nothing is due at this check: it only writes again
+      if after == .quitsWhileSaving {
+        let save = app.beginBackgroundTask(named: "the quit's save")
+        disk.fail(.fsyncDirectory, with: .ioError)
+        app.terminate()  // its update checks the timers: the firing's write fails
+        #expect(disk.faultsInjected == 1)
+        app.endBackgroundTask(save)
+        app.update()  // the episode ends; the state is notRunning, and no check runs again
+        #expect(app.state == .notRunning)
+      } else {
+        disk.fail(.fsyncDirectory, with: .ioError)
         app.update()
+        #expect(disk.faultsInjected == 1)
+        switch after {
+        case .quits: app.terminate()
+        case .goesToTheBackground: app.enterBackground()
+        default:
+          wall.advance(by: .seconds(-120))  // nothing is due at this check: it only writes again
+          app.update()
+        }
       }
-      #expect(fired.items.isEmpty)
+      #expect(fired.items.isEmpty, "a firing whose write failed is not delivered")
+      #expect(timers.scheduled.map(\.identifier) == ["energy"])
       _ = recorder
     }
     // The process ends without a crash: the disk keeps every rename, flushed or not.
@@ -199,6 +221,33 @@ struct TimerCenterTests {
     let timers = try TimerCenter(store: store, application: app, wallClock: wall)
     #expect(timers.scheduled.map(\.identifier) == ["energy"], "the file the failed write put in place was replaced")
     _ = recorder
+  }
+
+  @Test("a disk that keeps failing costs one write a second, not one a frame")
+  func failingDiskIsRetriedOnceASecond() throws {
+    let disk = SimulatedDisk()
+    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
+    let (app, recorder, _) = makeApplication()
+    app.launch()
+    let timers = try TimerCenter(store: store, application: app, wallClock: wall)
+    disk.fail(.fsyncDirectory, times: 1000, with: .ioError)
+    #expect(throws: SaveFileError.self) { try timers.schedule("energy", after: .seconds(3600)) }
+    let refused = disk.faultsInjected
+    #expect(refused >= 1)
+    for _ in 0..<60 {
+      wall.advance(by: .milliseconds(16))
+      app.update()
+    }
+    #expect(disk.faultsInjected == refused + 1, "60 frames in 0.96 s: one write again, at the first check")
+    wall.advance(by: .milliseconds(100))
+    app.update()
+    #expect(disk.faultsInjected == refused + 2, "a second after that write, one more")
+    disk.clearFaults()
+    wall.advance(by: .seconds(1))
+    app.update()
+    let (reopened, _) = try open(app)
+    #expect(reopened.scheduled.isEmpty, "the refused schedule's file was replaced by what the center holds")
+    _ = (timers, recorder)
   }
 
   @Test("an unreadable timers file is set aside, kept, and the timers start again")

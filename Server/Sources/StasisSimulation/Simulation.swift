@@ -133,8 +133,9 @@ public struct SimulationResult: Sendable {
   public var resumptions = 0
 }
 
-/// Each invariant the checker holds every run to (`docs/SIMULATION.md` lists them). A failure
-/// names the one it broke (``SimulationResult/broken``), with a message for people.
+/// Each invariant the checker holds every run to (25, as `docs/SIMULATION.md` describes them),
+/// and ``harness`` for a run that could not go on. A failure names the one it broke
+/// (``SimulationResult/broken``), with a message for people.
 public enum Invariant: String, Sendable, CaseIterable {
   /// Every save reported durable is on its device with the same bytes, unless pruned by the rule.
   case durableSaveKept = "durable-save-kept"
@@ -221,7 +222,8 @@ public struct SimulationEvent: Sendable, Hashable, CustomStringConvertible {
     case refusedNewerSchemaHead = "refused-newer-schema-head"
     /// An older build was held behind the cloud's head of a newer schema.
     case heldBehindNewerSchemaHead = "held-behind-newer-schema-head"
-    /// A conflict between histories that do not continue each other.
+    /// A conflict between histories that do not continue each other (one that meets a new game's
+    /// history is ``newHistoryMet``).
     case unrelatedHistories = "unrelated-histories"
     /// A conflict whose device's save begins a history of its own (a new game).
     case newHistoryMet = "new-history-met"
@@ -452,7 +454,10 @@ public final class Simulation {
       // seed whose threads met it in another order is then another trace, never the same trace
       // with another outcome.
       for device in devices {
-        for fault in device.disk.takeStruckFaults() { note("\(device.name): disk: \(fault)") }
+        // Sorted: the order two threads met them in is not part of the run; which calls met them is.
+        for fault in device.disk.takeStruckFaults().map(\.description).sorted() {
+          note("\(device.name): disk: \(fault)")
+        }
       }
       result.operations += 1
       if result.failure == nil { await checkAll() }
@@ -1387,7 +1392,7 @@ public final class Simulation {
       // An answer lost after the server carried it out: the revision may well be gone.
       if error.kind == .offline, !error.neverSent { checker.discardedRevisions.insert(loser) }
       note("\(device.name): discard r\(loser) failed: \(error.kind)")
-      if losesAnswer, error.kind == .offline { met(.discardAnswerLost, by: device) }
+      if losesAnswer, error.kind == .offline, !error.neverSent { met(.discardAnswerLost, by: device) }
     }
     if checker.discardedRevisions.contains(loser) { release(entries) }
   }

@@ -79,13 +79,13 @@ public struct TimerFiring: Sendable, Equatable, CustomStringConvertible {
 ///
 /// A firing is written before it is delivered: a write that fails delivers nothing, and the
 /// timer fires on a later check. Save the game after acting on a firing, as after any change.
-/// After a write fails, the center writes what it holds again at the next check, and before
-/// the game goes to the background or quits: the disk may have failed to flush the folder after
-/// the new file was already in place, and a later launch must not read it. (A firing is
-/// delivered at most once. When the process is killed after such a failure and before any
-/// write succeeds, the crash may keep that file: the timer is then gone without its firing. No
-/// store can both deliver at most once and never lose one then; the failure is logged when it
-/// happens.)
+/// After a write fails, the center writes what it holds again at a later check (at most once a
+/// second), when the game goes to the background, when it begins to quit and when the quit's
+/// last background task ends: the disk may have failed to flush the folder after the new file
+/// was already in place, and a later launch must not read it. (A firing is delivered at most
+/// once. When the process is killed, or quits while the disk still fails, before any of those
+/// writes succeeds, that file may stay: the timer is then gone without its firing. No store can
+/// both deliver at most once and never lose one then; each failure is logged.)
 ///
 /// ```swift
 /// let timers = try TimerCenter(store: store, application: app)
@@ -116,8 +116,12 @@ public final class TimerCenter {
   private var failedNotifier = false
   /// True after a write failed: the disk may hold that write's file (a flush of the folder can
   /// fail after the rename put it in place) or the one before. `timers` is the truth; it is
-  /// written again at the next check, and before the game goes to the background or quits.
+  /// written again at a check (at most once a second), when the game goes to the background,
+  /// when it begins to quit and when the quit's last background task ends.
   private var unsettled = false
+  /// When a check last wrote again after a failure (wall-clock milliseconds): a disk that keeps
+  /// failing costs the game's thread one write a second, not one a frame.
+  private var lastSettled: Int64?
   private let logger: Logger
 
   /// Opens the timers of `store`'s folder.
@@ -152,6 +156,12 @@ public final class TimerCenter {
     for moment in [LifecycleEvent.didEnterBackground, .willTerminate] {
       applicationObservers.append(application.addObserver(for: moment) { [weak self] _ in self?.settle() })
     }
+    // A write that failed while the quit's save ran: the checks stop when the state becomes
+    // `notRunning`, so the end of the quit's episode writes again too.
+    applicationObservers.append(
+      application.addEpisodeObserver { [weak self] episode in
+        if episode.reason == .termination { self?.settle() }
+      })
   }
 
   isolated deinit {
@@ -222,7 +232,7 @@ public final class TimerCenter {
   public func check() {
     guard let application, application.state != .notRunning else { return }
     let now = Self.milliseconds(wallClock.now())
-    guard let first = timers.first, first.dueMilliseconds <= now else { return settle() }
+    guard let first = timers.first, first.dueMilliseconds <= now else { return settle(now: now) }
     if application.state.isInBackground {
       notifyDue(now: now)
     } else {
@@ -288,7 +298,7 @@ public final class TimerCenter {
         failedNotifier = true
       }
     }
-    guard posted else { return settle() }
+    guard posted else { return settle(now: now) }
     do {
       try write(changed)
     } catch {
@@ -305,12 +315,17 @@ public final class TimerCenter {
   /// neither a firing that was never delivered nor a change the caller was told failed. (A
   /// firing's write that failed at the folder's flush left its file in place: a clean quit
   /// would keep it, and the timer would be gone without firing.)
-  private func settle() {
+  /// `now`: a check's, which writes again at most once a second (a clock moved back writes at once).
+  private func settle(now: Int64? = nil) {
     guard unsettled else { return }
+    if let now {
+      if let lastSettled, now >= lastSettled, now - lastSettled < 1000 { return }
+      lastSettled = now
+    }
     do {
       try write(timers)
     } catch {
-      logger.error("timers: \(error); written again at the next check")
+      logger.error("timers: \(error); written again at a later check")
     }
   }
 
