@@ -254,6 +254,7 @@ class CommandLine:
     def __init__(self, folder):
         self.flags = set()
         self.commands = {}  # qualified struct name → (command name, [subcommand struct names])
+        self.aliases = {}  # qualified struct name → the other names it answers to (`aliases:`)
         self.root = None
         for path in swift_files(folder):
             if "import ArgumentParser" in open(path, encoding="utf-8").read():
@@ -295,6 +296,8 @@ class CommandLine:
                     command.group(1) if command else kebab(name.split(".")[-1]),
                     re.findall(r"(\w+)\.self", subcommands.group(1)) if subcommands else [],
                 )
+                aliases = re.search(r"aliases:\s*\[([^\]]*)\]", block)
+                self.aliases[name] = re.findall(r'"([^"]+)"', aliases.group(1)) if aliases else []
                 if re.search(r"@main\s+struct\s+" + re.escape(name) + r"\b", source):
                     self.root = name
 
@@ -304,7 +307,8 @@ class CommandLine:
         for child in self.commands.get(qualified, ("", []))[1]:
             resolved = qualified + "." + child if qualified + "." + child in self.commands else child
             if resolved in self.commands:
-                children[self.commands[resolved][0]] = resolved
+                for name in [self.commands[resolved][0]] + self.aliases.get(resolved, []):
+                    children[name] = resolved
         return children
 
 

@@ -28,7 +28,7 @@ func manualConflicts() -> CloudSyncConfiguration {
   var configuration = CloudSyncConfiguration(policy: .manual)
   configuration.onConflict = { conflict in
     // Base, ours and theirs, whole and verified: ask the player, or decide here. nil: later.
-    conflict.theirs.summary.playTime > conflict.ours.summary.playTime ? .theirs : .ours
+    .side(conflict.theirs.summary.playTime > conflict.ours.summary.playTime ? .theirs : .ours)
   }
   return configuration
 }

@@ -202,7 +202,9 @@ func answeringTheHold(coordinator: SaveCoordinator<SnippetGame>, pickNewer: Bool
   coordinator.onEvent = { event in
     if case .held(let reason, _) = event { print("held \(reason)") }  // saves would fail: the game waits
   }
-  if let failure = coordinator.restoreFailure, let mine = failure.alongside, let older = failure.olderGeneration {
+  if let failure = coordinator.restoreFailure, case .savedAlongside(let mine) = failure.reason,
+    let older = failure.olderGeneration
+  {
     // An older build saved beside this build's save: both are kept; the player picks one.
     try? coordinator.resolveRestoreFailure(.loadGeneration(pickNewer ? mine : older))
   }

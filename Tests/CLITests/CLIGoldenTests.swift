@@ -302,13 +302,17 @@ struct CLIGoldenTests {
     #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/0000000003.stasis")) == originals[2])
   }
 
-  @Test("migrate leaves a current save alone, refuses an invalid one, and --dry-run writes nothing")
-  func migrate() throws {
+  @Test("reformat leaves a current save alone, refuses an invalid one, and --dry-run writes nothing")
+  func reformat() throws {
     let fixtures = try Fixtures()
-    let current = try fixtures.stasis("migrate", "Saves/spring/0000000003.stasis", "--dry-run")
+    let current = try fixtures.stasis("reformat", "Saves/spring/0000000003.stasis", "--dry-run")
     #expect(current.status == 0)
     #expect(current.out == "up to date  Saves/spring/0000000003.stasis (format 2)\n")
-    let invalid = try fixtures.stasis("migrate", "flipped.stasis")
+    #expect(current.err.isEmpty)
+    let old = try fixtures.stasis("migrate", "Saves/spring/0000000003.stasis", "--dry-run")
+    #expect(old.status == 0 && old.out == current.out, "the old name still works")
+    #expect(old.err.contains("'stasis migrate' is now 'stasis reformat'"), "and says it is the old name")
+    let invalid = try fixtures.stasis("reformat", "flipped.stasis")
     #expect(invalid.status == 1)
     #expect(invalid.err.contains("checksum mismatch"))
     #expect(
@@ -317,8 +321,8 @@ struct CLIGoldenTests {
   }
 
   @Test(
-    "migrate rewrites the committed format-1 fixture to format 2: it verifies, keeps every section and the old file")
-  func migrateFormatOne() throws {
+    "reformat rewrites the committed format-1 fixture to format 2: it verifies, keeps every section and the old file")
+  func reformatFormatOne() throws {
     let fixtures = try Fixtures()
     let fixture = packageRoot.appendingPathComponent("Tests/StasisTests/Fixtures/schema-v1.stasis")
     let original = try Data(contentsOf: fixture)
@@ -326,11 +330,11 @@ struct CLIGoldenTests {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     try original.write(to: URL(fileURLWithPath: folder + "/0000000001.stasis"))
 
-    let dryRun = try fixtures.stasis("migrate", "Saves/fixture/0000000001.stasis", "--dry-run")
-    #expect(dryRun.out == "would migrate Saves/fixture/0000000001.stasis from format 1 to 2\n")
-    let result = try fixtures.stasis("migrate", "Saves/fixture/0000000001.stasis")
+    let dryRun = try fixtures.stasis("reformat", "Saves/fixture/0000000001.stasis", "--dry-run")
+    #expect(dryRun.out == "would reformat Saves/fixture/0000000001.stasis from format 1 to 2\n")
+    let result = try fixtures.stasis("reformat", "Saves/fixture/0000000001.stasis")
     #expect(result.status == 0, "\(result.err)")
-    #expect(result.out == "migrated    Saves/fixture/0000000001.stasis → $DIR/Saves/fixture/0000000002.stasis\n")
+    #expect(result.out == "reformatted Saves/fixture/0000000001.stasis → $DIR/Saves/fixture/0000000002.stasis\n")
     #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/0000000001.stasis")) == original, "the old one stays")
 
     let verify = try fixtures.stasis("verify", "Saves/fixture/0000000002.stasis")
@@ -347,7 +351,7 @@ struct CLIGoldenTests {
     #expect(migrated.sections == old.sections)
     #expect(migrated.summary == old.summary)
     #expect(migrated.createdAt == old.createdAt && migrated.game == old.game)
-    let again = try fixtures.stasis("migrate", "Saves/fixture/0000000002.stasis")
+    let again = try fixtures.stasis("reformat", "Saves/fixture/0000000002.stasis")
     #expect(again.out == "up to date  Saves/fixture/0000000002.stasis (format 2)\n")
   }
 
@@ -562,7 +566,7 @@ struct CLIGoldenTests {
   func help() throws {
     let fixtures = try Fixtures()
     for command in [
-      "inspect", "verify", "dump", "diff", "merge", "slots", "thumbnail", "recover", "migrate", "records", "cloud",
+      "inspect", "verify", "dump", "diff", "merge", "slots", "thumbnail", "recover", "reformat", "records", "cloud",
       "cloud login",
       "cloud status", "cloud push", "cloud pull", "cloud log", "cloud resolve", "cloud release", "cloud discard",
     ] {

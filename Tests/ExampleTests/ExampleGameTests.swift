@@ -256,7 +256,7 @@ struct GuideTests {
       "fields[\"x\"] = .int64(", "SigningKey(bytes:", "waitForCatchUp()", "isCatchingUp",
       "CloudCredentials.token(fromFile:", ".custom {", "ConflictPolicy(name:",
       "SaveStore(directory: \"Saves\", device:",
-      "rules.group([", ".byKey(\"id\")", "failure.alongside", ".held", "app.quit()",
+      "rules.group([", ".byKey(\"id\")", ".savedAlongside(let", ".held", "app.quit()",
     ] {
       #expect(blocks.contains(needed), "no compiled snippet shows \(needed)")
     }

@@ -83,7 +83,7 @@ struct DeclaredMergeTests {
       #expect(state.stairs == expected.stairs)
       #expect(state == expected, "every section both changed is \(side)'s: a world \(side) saw")
       #expect(outcome.conflicts.map(\.path) == ["log", "map", "monsters", "stairs"], "one per section both changed")
-      #expect(outcome.sections.first { $0.name == "map" }?.source == (side == .ours ? .ours : .theirs))
+      #expect(outcome.sections.first { $0.name == "map" }?.source == .side(side))
       #expect(
         outcome.sections.first { $0.name == "map" }?.description
           == "map: \(side.rawValue) (both changed it: policy: \(side.rawValue))")

@@ -58,7 +58,7 @@ struct MergeDefaultsTests {
       let world = try dungeonCodec.state(from: try #require(outcome.document))
       #expect(world == expected, "no declarations: \(side)'s world, whole")
       #expect(creaturesInWalls(world) == 0)
-      #expect(outcome.sections.first { $0.name == "map" }?.source == (side == .ours ? .ours : .theirs))
+      #expect(outcome.sections.first { $0.name == "map" }?.source == .side(side))
     }
     // Declared: the level as a group, the gold by max: still a world a device saw, plus the gold.
     var rules = MergeRules(["player.gold": .max])

@@ -99,7 +99,7 @@ struct BuildsMeetTests {
     defer { _ = app }
     let failure = try #require(coordinator.restoreFailure)
     #expect(failure.error.kind == .savedAlongside)
-    #expect(failure.alongside == reached.generation)
+    #expect(failure.reason == .savedAlongside(newer: reached.generation))
     #expect(failure.olderGeneration == olderNewest)
     #expect(game.isPaused && game.restores == 0)
     try coordinator.resolveRestoreFailure(.loadGeneration(reached.generation))

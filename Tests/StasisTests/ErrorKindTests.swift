@@ -81,12 +81,12 @@ struct ErrorKindTests {
     #expect(try store.generations(of: "autosave") == [1] && store.generations(of: "other") == [1])
   }
 
-  @Test("a slot record's name outside 1-32 lowercase letters, digits and dashes is invalidRecordName")
-  func invalidRecordName() throws {
+  @Test("a slot file's name outside 1-32 lowercase letters, digits and dashes is invalidSlotFileName")
+  func invalidSlotFileName() throws {
     let store = try store(saves: 1)
     for name in ["", "Kept", "../escape", String(repeating: "a", count: 33)] {
-      let error = #expect(throws: SaveFileError.self) { _ = try store.readRecord(named: name, slot: "autosave") }
-      #expect(error?.kind == .invalidRecordName, "'\(name)'")
+      let error = #expect(throws: SaveFileError.self) { _ = try store.readSlotFile(named: name, slot: "autosave") }
+      #expect(error?.kind == .invalidSlotFileName, "'\(name)'")
     }
   }
 

@@ -66,7 +66,7 @@ struct MigrationTests {
   @Test("the committed fixture is a format-1 file holding what the v1 types write; its header reads as format 2's")
   func fixtureIsCurrent() throws {
     // The fixture was written by format 1 (before the game's own summary) and stays so: it is
-    // what `stasis migrate` rewrites, and what every reader must still read.
+    // what `stasis reformat` rewrites, and what every reader must still read.
     let committed = try [UInt8](Data(contentsOf: Self.fixture))
     let document = try SaveFileFormat.decode(committed)
     let header = try committed.withUnsafeBytes { try SaveFileFormat.readHeader($0) }

@@ -104,7 +104,7 @@ struct SaveSyncingTests {
     #expect(!sync.catchUps[0].progress.stopWaiting(), "an outcome given is taken, never played past")
     app.update()
     let failure = try #require(coordinator.restoreFailure, "held, as by an unreadable newest of its own")
-    #expect(failure.remote && failure.olderGeneration == mine && failure.error == newerElsewhere)
+    #expect(failure.reason == .newerInCloud && failure.olderGeneration == mine && failure.error == newerElsewhere)
     #expect(game.isPaused && !coordinator.isCatchingUp)
     #expect(coordinator.events.contains { if case .held(.restoreFailure, _) = $0 { true } else { false } })
     #expect(throws: SaveFileError.self) { try coordinator.resolveRestoreFailure(.startOver) }
@@ -131,7 +131,7 @@ struct SaveSyncingTests {
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     sync.catchUps[0].progress.finish(unreadable: newerElsewhere)
     app.update()
-    #expect(coordinator.restoreFailure?.remote == true)
+    #expect(coordinator.restoreFailure?.reason == .newerInCloud)
     app.enterBackground()
     app.enterForeground()
     coordinator.waitForSaves()

@@ -23,8 +23,8 @@ struct SlotLiteralTests {
     #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: escape) }
     #expect(throws: SaveFileError.self) { try store.load(codec: testCodec, slot: escape, generation: 1) }
     #expect(throws: SaveFileError.self) { try store.generations(of: escape) }
-    #expect(throws: SaveFileError.self) { try store.writeRecord([1], named: "note", slot: escape) }
-    #expect(throws: SaveFileError.self) { try store.readRecord(named: "note", slot: escape) }
+    #expect(throws: SaveFileError.self) { try store.writeSlotFile([1], named: "note", slot: escape) }
+    #expect(throws: SaveFileError.self) { try store.readSlotFile(named: "note", slot: escape) }
     #expect(throws: SaveFileError.self) { try store.copySlot("spring", to: escape) }
     #expect(throws: SaveFileError.self) { try store.deleteSlot(escape) }
     #expect(!FileManager.default.fileExists(atPath: root + "/escape"), "nothing outside the save folder")

@@ -140,7 +140,7 @@ struct SlotWriterTests {
     // Records and saves from several threads at once: each waits its turn inside the process.
     let handles = (0..<50).map { store.save(state(frame: $0, bodies: 64), codec: testCodec, slot: "autosave") }
     DispatchQueue.concurrentPerform(iterations: 20) { index in
-      #expect(throws: Never.self) { try store.writeRecord(Array("\(index)".utf8), named: "note", slot: "autosave") }
+      #expect(throws: Never.self) { try store.writeSlotFile(Array("\(index)".utf8), named: "note", slot: "autosave") }
     }
     for handle in handles { _ = try handle.wait() }
   }

@@ -238,16 +238,52 @@ struct TimerCenterTests {
       wall.advance(by: .milliseconds(16))
       app.update()
     }
-    #expect(disk.faultsInjected == refused + 1, "60 frames in 0.96 s: one write again, at the first check")
+    #expect(disk.faultsInjected == refused, "60 frames in 0.96 s after the failure: no write")
     wall.advance(by: .milliseconds(100))
     app.update()
-    #expect(disk.faultsInjected == refused + 2, "a second after that write, one more")
+    #expect(disk.faultsInjected == refused + 1, "a second after the failure, one write again")
+    for _ in 0..<60 {
+      wall.advance(by: .milliseconds(16))
+      app.update()
+    }
+    #expect(disk.faultsInjected == refused + 1, "and none in the second after that")
     disk.clearFaults()
     wall.advance(by: .seconds(1))
     app.update()
     let (reopened, _) = try open(app)
     #expect(reopened.scheduled.isEmpty, "the refused schedule's file was replaced by what the center holds")
     _ = (timers, recorder)
+  }
+
+  @Test("a due timer on a failing disk: its firing is written again once a second, and fires once the disk holds")
+  func dueTimerOnFailingDisk() throws {
+    let disk = SimulatedDisk()
+    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
+    let (app, recorder, _) = makeApplication()
+    app.launch()
+    let timers = try TimerCenter(store: store, application: app, wallClock: wall)
+    let firings = Recorded<TimerFiring>()
+    timers.addObserver { firings.items.append($0) }
+    var fired: [String] { firings.items.map(\.identifier) }
+    try timers.schedule("energy", after: .seconds(1))
+    disk.fail(.fsyncDirectory, times: 1000, with: .ioError)
+    wall.advance(by: .seconds(1))
+    app.update()
+    let first = disk.faultsInjected
+    #expect(first >= 1 && fired.isEmpty, "due: its firing's write failed, so nothing is delivered")
+    for _ in 0..<60 {
+      wall.advance(by: .milliseconds(16))
+      app.update()
+    }
+    #expect(disk.faultsInjected == first, "60 frames in 0.96 s: the firing is not written again each frame")
+    wall.advance(by: .milliseconds(100))
+    app.update()
+    #expect(disk.faultsInjected == first + 1 && fired.isEmpty, "a second later: one more write, failed")
+    disk.clearFaults()
+    wall.advance(by: .seconds(1))
+    app.update()
+    #expect(fired == ["energy"], "the disk holds: it fires, once")
+    _ = recorder
   }
 
   @Test("an unreadable timers file is set aside, kept, and the timers start again")

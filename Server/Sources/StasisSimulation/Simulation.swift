@@ -1153,7 +1153,9 @@ public final class Simulation {
     // Held by the cloud's newer head while holding a generation, the choices are to play on
     // or to wait: a start-over is refused (the draw is made either way, so the seed's stream stays).
     let choice: RestoreChoice =
-      failure.olderGeneration.map { random.chance(80) || failure.remote ? .loadGeneration($0) : .startOver }
+      failure.olderGeneration.map {
+        random.chance(80) || failure.reason == .newerInCloud ? .loadGeneration($0) : .startOver
+      }
       ?? .startOver
     switch choice {
     case .loadGeneration(let generation):
@@ -1305,9 +1307,9 @@ public final class Simulation {
     }
     for (index, report) in conflicts.enumerated() {
       result.conflicts += 1
-      if report.note?.contains("unrelated histories") == true {
+      if report.history == .unrelated || report.history == .newGame {
         result.unrelated += 1
-        met(report.note?.contains("a history of its own") == true ? .newHistoryMet : .unrelatedHistories, by: device)
+        met(report.history == .newGame ? .newHistoryMet : .unrelatedHistories, by: device)
       }
       note("\(device.name): conflict: \(report.summary)")
       checker.checks += 1

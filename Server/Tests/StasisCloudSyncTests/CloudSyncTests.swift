@@ -111,7 +111,7 @@ struct CloudSyncTests {
     defer { world.server.stop() }
     #expect(report.error == nil)
     let conflict = try #require(world.b.sync.status.conflicts.first)
-    #expect((conflict.base, conflict.theirs, conflict.outcome, conflict.revision) == (1, 2, .ours, 3))
+    #expect((conflict.base, conflict.theirs, conflict.outcome, conflict.revision) == (1, 2, .side(.ours), 3))
     #expect(try world.b.newest() == ours)
     let log = try await history(world.raw)
     #expect(log.map(\.revision) == [3, 2, 1])
@@ -124,7 +124,7 @@ struct CloudSyncTests {
     let (world, _, theirs, report) = try await conflict(.longestPlayTime)
     defer { world.server.stop() }
     #expect(report.restore != nil)
-    #expect(world.b.sync.status.conflicts.first?.outcome == .theirs)
+    #expect(world.b.sync.status.conflicts.first?.outcome == .side(.theirs))
     #expect(try world.b.newest() == theirs)
     let kept = try #require(world.b.kept.first)
     for index in 0..<5 { try world.b.save(PlayerState(score: .init(points: Int64(index)))) }  // 5 saves, keep 3
@@ -143,7 +143,7 @@ struct CloudSyncTests {
   func highestProgress() async throws {
     let (world, ours, _, _) = try await conflict(.highestProgress)
     defer { world.server.stop() }
-    #expect(world.b.sync.status.conflicts.first?.outcome == .ours)
+    #expect(world.b.sync.status.conflicts.first?.outcome == .side(.ours))
     #expect(try world.b.newest() == ours)
   }
 
@@ -152,7 +152,7 @@ struct CloudSyncTests {
     let (world, _, _, _) = try await conflict(.lastKnownGood)
     defer { world.server.stop() }
     let conflict = try #require(world.b.sync.status.conflicts.first)
-    #expect(conflict.outcome == .base)
+    #expect(conflict.outcome == .side(.base))
     #expect(try world.b.newest() == world.base)
     #expect(conflict.keptGeneration != nil)
     let log = try await history(world.raw)
@@ -165,7 +165,7 @@ struct CloudSyncTests {
     let seen = Mutex<(base: Int?, hadBase: Bool, theirs: Int)?>(nil)
     let (world, _, theirs, _) = try await conflict(.manual) { conflict in
       seen.withLock { $0 = (conflict.baseRevision, conflict.base != nil, conflict.theirsRevision) }
-      return .theirs
+      return .side(.theirs)
     }
     defer { world.server.stop() }
     let handed = try #require(seen.withLock { $0 })
@@ -188,19 +188,19 @@ struct CloudSyncTests {
     let resolved = await world.b.sync.resolve(with: .merge(rules: [:], fallback: .mostRecent))
     #expect(resolved.error == nil)
     // Nothing declared: the merge keeps one whole side (the most recent, ours), so it is that side.
-    #expect(world.b.sync.status.conflicts.last?.outcome == .ours)
+    #expect(world.b.sync.status.conflicts.last?.outcome == .side(.ours))
     #expect(try await world.b.sync.state().state == .synced)
   }
 
-  @Test("manual, then the player takes a side by name: resolve(taking: .theirs) writes theirs and keeps ours")
+  @Test("manual, then the player takes a side by name: resolve(taking: .side(.theirs)) writes theirs and keeps ours")
   func manualThenTakeTheirs() async throws {
     let (world, ours, theirs, report) = try await conflict(.manual)
     defer { world.server.stop() }
     #expect(report.state == .conflict)
-    let resolved = await world.b.sync.resolve(taking: .theirs)
+    let resolved = await world.b.sync.resolve(taking: .side(.theirs))
     #expect(resolved.error == nil, "\(String(describing: resolved.error))")
     #expect(try world.b.newest() == theirs, "theirs is the newest local save")
-    #expect(world.b.sync.status.conflicts.last?.outcome == .theirs)
+    #expect(world.b.sync.status.conflicts.last?.outcome == .side(.theirs))
     #expect(
       world.b.sync.status.conflicts.last?.sections.allSatisfy { $0.how.hasSuffix("take theirs") } == true,
       "the report names the player's choice: \(String(describing: world.b.sync.status.conflicts.last?.sections))")
@@ -283,7 +283,7 @@ struct CloudSyncTests {
     try world.b.save(ours, playTime: 20, at: 300)
     _ = await world.b.sync.synchronize()
     let conflict = try #require(world.b.sync.status.conflicts.first)
-    #expect(conflict.outcome == .theirs)
+    #expect(conflict.outcome == .side(.theirs))
     #expect(conflict.note == "base r1 is no longer on the server: fell back to playtime")
     #expect(try world.b.newest() == theirs)
   }
@@ -358,7 +358,7 @@ struct CloudSyncTests {
     proxy.setRule(.cutUploadMidway(fraction: 0.5) {})
     let failed = await b.sync.synchronize()
     #expect(failed.error?.kind == .offline, "\(String(describing: failed.error))")
-    #expect(b.sync.status.conflicts.first?.outcome == .ours)
+    #expect(b.sync.status.conflicts.first?.outcome == .side(.ours))
     #expect(b.sync.status.pending == 1, "ours waits to go up on r2")
     #expect(try await history(Client(base: server.base, token: token)).map(\.revision) == [2, 1])
 
@@ -370,7 +370,7 @@ struct CloudSyncTests {
     let second = try #require(b.sync.status.conflicts.last)
     // Ours continues r1 (it won whole over r2, which it never held): r1 is the base, not r2.
     #expect(second.base == 1 && second.theirs == 3, "a conflict against r1, not a fast-forward")
-    #expect(second.outcome == .theirs, "the newer save wins by the policy")
+    #expect(second.outcome == .side(.theirs), "the newer save wins by the policy")
     #expect(b.kept.contains(oursGeneration), "and ours is kept, not lost")
   }
 
@@ -389,7 +389,7 @@ struct CloudSyncTests {
     _ = await a.sync.synchronize()
     let ours = try b.save(PlayerState(score: .init(points: 2)), playTime: 10, at: 300)
     _ = await b.sync.synchronize()
-    #expect(b.sync.status.conflicts.first?.outcome == .theirs)
+    #expect(b.sync.status.conflicts.first?.outcome == .side(.theirs))
     #expect(b.generations.contains(ours), "kept before the write that prunes")
     #expect(b.kept == [ours])
   }

@@ -180,6 +180,7 @@ struct GameThreadTests {
     #expect(merged.score.highScore == 900 && merged.inventory["sword"] == 1, "the merge was restored")
     #expect(merged.shards[1].x == 100 && merged.shards[2].x == 200)
     #expect(b.cloud.status.conflicts.last?.outcome == .merged)
+    #expect(b.cloud.status.conflicts.last?.history == .shared, "both continue the base: merged")
     let decodes = b.counters.decodes(since: work)
     #expect(decodes.values.allSatisfy { $0 == 1 }, "each file once: \(decodes)")
     #expect(decodes.keys.contains("r2") && decodes.keys.contains("r1"), "theirs and the base: \(decodes)")
@@ -223,7 +224,7 @@ struct GameThreadTests {
     #expect(b.coordinator.waitForCatchUp())
     let failure = try #require(b.coordinator.restoreFailure, "held, not playing on from its older save")
     #expect(failure.error.kind == .newerSchema)
-    #expect(failure.remote)
+    #expect(failure.reason == .newerInCloud)
     #expect(failure.olderGeneration == held, "the choice to play on names the generation the game holds")
     #expect(failure.error.description.contains("revision 2 of slot 'autosave' on the server"), "\(failure.error)")
     #expect(b.coordinator.game.isPaused)
@@ -243,7 +244,7 @@ struct GameThreadTests {
     let aloneApp = Application(delegate: alone, configuration: .init(clock: ManualClock()))
     aloneApp.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(alone.restoreFailure?.error.kind == failure.error.kind)
-    #expect(alone.restoreFailure?.olderGeneration == 1 && alone.restoreFailure?.remote == false)
+    #expect(alone.restoreFailure?.olderGeneration == 1 && alone.restoreFailure?.reason == .unreadable)
 
     // The player plays on alongside: B's saves never go up on top of the newer head.
     try b.coordinator.resolveRestoreFailure(.loadGeneration(held))

@@ -31,7 +31,7 @@ struct KeptLoserTests {
     try b.save(PlayerState(score: .init(points: 2)), at: 300)  // newer: ours wins, and goes up on r2
     #expect(await b.sync.synchronize().error == nil)
     let conflict = try #require(b.sync.status.conflicts.first)
-    #expect((conflict.theirs, conflict.outcome, conflict.revision) == (2, .ours, 3))
+    #expect((conflict.theirs, conflict.outcome, conflict.revision) == (2, .side(.ours), 3))
 
     for points in 3...7 {  // five more uploads: r4 … r8, past --keep-revisions 3
       try b.save(PlayerState(score: .init(points: Int64(points))), at: Int64(points) * 100 + 100)
@@ -127,7 +127,7 @@ struct KeptLoserTests {
     proxy.setRule(rule)
     let first = await b.sync.synchronize()
     proxy.setRule(.pass)
-    #expect(b.sync.status.conflicts.map(\.outcome) == [.ours])
+    #expect(b.sync.status.conflicts.map(\.outcome) == [.side(.ours)])
     return (server, Client(base: server.base, token: player.token), b, first)
   }
 

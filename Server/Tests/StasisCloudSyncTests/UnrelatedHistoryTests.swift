@@ -127,8 +127,9 @@ struct UnrelatedHistoryTests {
     let first = await a.sync.synchronize()
     #expect(first.error == nil && first.state == .synced)
     let aConflict = try #require(a.sync.status.conflicts.first)
-    #expect(aConflict.outcome == .ours, "A's city is newer: it goes up whole, r1 kept")
+    #expect(aConflict.outcome == .side(.ours), "A's city is newer: it goes up whole, r1 kept")
     #expect(aConflict.base == nil, "the two never agreed on a base")
+    #expect(aConflict.history == .neverAgreed)
     city.inventory["transaction-28"] = 28
     try b.save(city, at: 300)
     let raw = Client(base: server.base, token: player.token)
@@ -146,7 +147,8 @@ struct UnrelatedHistoryTests {
     #expect(conflict.base == nil, "no shared base")
     #expect(conflict.note?.contains("r2 does not continue r1") == true, "\(conflict.note ?? "")")
     #expect(conflict.note?.contains("unrelated histories") == true)
-    #expect(conflict.outcome == .ours, "the fallback's side, whole: B's save is newer")
+    #expect(conflict.history == .unrelated)
+    #expect(conflict.outcome == .side(.ours), "the fallback's side, whole: B's save is newer")
     let head = try state(of: try await raw.send(.GET, "/v1/slots/autosave").body)
     #expect(
       head.inventory.count == 28 && head.inventory["a-city"] == nil, "B's city whole: \(head.inventory.keys.count)")
@@ -192,6 +194,7 @@ struct UnrelatedHistoryTests {
     #expect(await b.sync.synchronize().error == nil)
     let conflict = try #require(b.sync.status.conflicts.first)
     #expect(conflict.note?.contains("unrelated histories") == true, "\(conflict.note ?? "")")
+    #expect(conflict.history == .unrelated, "r2 does not continue r1, which B's save continues")
     #expect(try b.newest().inventory == ["sword": 1, "shield": 1, "bow": 1], "B's save whole, not a mix")
     // A's next save, on top of B's result, continues it again.
     #expect(await a.sync.synchronize().error == nil)

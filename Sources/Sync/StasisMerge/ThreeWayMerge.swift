@@ -13,8 +13,11 @@ public struct ContestedValue: Sendable, Equatable {
   public var path: String { field.path }
 }
 
-/// A side a conflicting value falls back to when no rule settles it.
-public enum MergeSide: String, Sendable, Equatable {
+/// One side of a conflict: the one "which side" type. A policy's choice
+/// (``ConflictPolicy/side(ours:theirs:)``), the game's (`ConflictDecision.side(_:)` in
+/// StasisCloud), a report's outcome (`ConflictReport.Outcome.side(_:)`) and a section taken
+/// whole (``SectionMerge/Source/side(_:)``) all name it with this.
+public enum MergeSide: String, Sendable, Equatable, CaseIterable {
   /// This device's value.
   case ours
   /// The server's value.
@@ -25,22 +28,59 @@ public enum MergeSide: String, Sendable, Equatable {
 
 /// Where one section of a merged save came from: what a conflict report says per section.
 public struct SectionMerge: Sendable, Equatable, CustomStringConvertible {
-  /// The side a section came from, or how it merged.
-  public enum Source: String, Sendable, Equatable {
+  /// Where a section came from: one side whole, or how it merged. Its ``rawValue`` is what
+  /// reports and `stasis merge --json` print: `unchanged`, `same`, `ours`, `theirs`, `base`,
+  /// `merged`, `unsettled`.
+  public enum Source: Sendable, Equatable, RawRepresentable {
     /// Neither side changed it.
     case unchanged
     /// Both sides made the same change.
     case same
-    /// Whole from this device.
-    case ours
-    /// Whole from the server.
-    case theirs
-    /// Whole from the common ancestor.
-    case base
+    /// Whole from one side.
+    case side(MergeSide)
     /// Declared parts merged, so it is neither side's whole.
     case merged
     /// Both changed it and nothing settled it.
     case unsettled
+
+    /// Whole from this device.
+    @available(*, deprecated, message: "use .side(.ours)")
+    public static var ours: Source { .side(.ours) }
+    /// Whole from the server.
+    @available(*, deprecated, message: "use .side(.theirs)")
+    public static var theirs: Source { .side(.theirs) }
+    /// Whole from the common ancestor.
+    @available(*, deprecated, message: "use .side(.base)")
+    public static var base: Source { .side(.base) }
+
+    /// The side it came from whole, or nil.
+    public var side: MergeSide? {
+      if case .side(let side) = self { side } else { nil }
+    }
+
+    /// The name a report prints.
+    public var rawValue: String {
+      switch self {
+      case .unchanged: "unchanged"
+      case .same: "same"
+      case .side(let side): side.rawValue
+      case .merged: "merged"
+      case .unsettled: "unsettled"
+      }
+    }
+
+    /// The source a report's name stands for.
+    public init?(rawValue: String) {
+      switch rawValue {
+      case "unchanged": self = .unchanged
+      case "same": self = .same
+      case "merged": self = .merged
+      case "unsettled": self = .unsettled
+      default:
+        guard let side = MergeSide(rawValue: rawValue) else { return nil }
+        self = .side(side)
+      }
+    }
   }
 
   /// The section's name.
@@ -533,7 +573,8 @@ struct Merger {
     if let choice = groupChoice(name) {
       prefix = "group \(choice.label): "
       if ours != theirs {  // the group's side, even where only the other side changed this member
-        return SectionMerge(name: name, source: choice.side.map(Self.source) ?? .unsettled, how: prefix + choice.how)
+        return SectionMerge(
+          name: name, source: choice.side.map(SectionMerge.Source.side) ?? .unsettled, how: prefix + choice.how)
       }
     }
     if ours == theirs {
@@ -543,7 +584,7 @@ struct Merger {
     }
     if groupChoice(name) == nil, !rules.declares(atOrInside: name) {
       // Undeclared: the rest of the state's side, whichever side changed this section.
-      let source = rest.side.map(Self.source) ?? .unsettled
+      let source = rest.side.map(SectionMerge.Source.side) ?? .unsettled
       let changer = ours == base ? "theirs" : "ours"
       let how: String
       if ours != base, theirs != base {
@@ -558,15 +599,15 @@ struct Merger {
       return SectionMerge(name: name, source: source, how: how)
     }
     if ours == base, merged == theirs {
-      return SectionMerge(name: name, source: .theirs, how: prefix + "only theirs changed it")
+      return SectionMerge(name: name, source: .side(.theirs), how: prefix + "only theirs changed it")
     }
     if theirs == base, merged == ours {
-      return SectionMerge(name: name, source: .ours, how: prefix + "only ours changed it")
+      return SectionMerge(name: name, source: .side(.ours), how: prefix + "only ours changed it")
     }
     let source: SectionMerge.Source =
       conflicts.contains { $0.resolution == nil }
       ? .unsettled
-      : merged == ours ? .ours : merged == theirs ? .theirs : merged == base ? .base : .merged
+      : merged == ours ? .side(.ours) : merged == theirs ? .side(.theirs) : merged == base ? .side(.base) : .merged
     let how: String
     if conflicts.isEmpty, ours != base, theirs != base {
       how = "both changed it: derived data, the fallback's side"
@@ -579,13 +620,5 @@ struct Merger {
         .joined(separator: "; ")
     }
     return SectionMerge(name: name, source: source, how: how)
-  }
-
-  private static func source(_ side: MergeSide) -> SectionMerge.Source {
-    switch side {
-    case .ours: .ours
-    case .theirs: .theirs
-    case .base: .base
-    }
   }
 }

@@ -21,7 +21,7 @@ public final class TemporaryFolder: Sendable {
     let base = ProcessInfo.processInfo.environment["TMPDIR"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     var template = Array("\(base ?? "/tmp")/\(prefix)-XXXXXX".utf8CString)
     guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-      throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: String(cString: template)])
+      throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: "\(base ?? "/tmp")/\(prefix)-XXXXXX"])
     }
     path = String(cString: made)
   }

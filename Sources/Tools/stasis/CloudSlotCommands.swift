@@ -185,8 +185,8 @@ extension Cloud {
         try checkedSlot(slot), configuration: CloudSyncConfiguration(policy: .manual))
       let report: SyncReport
       switch take {
-      case "ours": report = await sync!.resolve(taking: .ours)
-      case "theirs": report = await sync!.resolve(taking: .theirs)
+      case "ours": report = await sync!.resolve(taking: .side(.ours))
+      case "theirs": report = await sync!.resolve(taking: .side(.theirs))
       default:
         let rules = try declarations.map(MergeDeclarations.read) ?? MergeRules()
         report = await sync!.resolve(

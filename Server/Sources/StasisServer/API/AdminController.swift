@@ -203,13 +203,6 @@ struct ReasonBody: Decodable {
   var reason: String?
 }
 
-func revisionNumber(_ context: ServerContext) throws -> Int64 {
-  guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
-    throw APIError(.badRequest, "a revision is a positive whole number")
-  }
-  return revision
-}
-
 /// A stored revision's document (the server checked it when it stored it).
 func decodedSave(_ bytes: [UInt8]) throws -> SaveDocument {
   do {

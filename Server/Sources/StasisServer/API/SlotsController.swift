@@ -44,9 +44,7 @@ struct SlotsController: Sendable {
     }
     v1.get("slots/:slot/revisions/:revision") { request, context in
       let slot = try slotName(context)
-      guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
-        throw APIError(.badRequest, "a revision is a positive whole number")
-      }
+      let revision = try revisionNumber(context)
       guard
         let (metadata, file) = try await revisions.file(player: context.requirePlayer(), slot: slot, revision: revision)
       else { throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)") }
@@ -57,9 +55,7 @@ struct SlotsController: Sendable {
     }
     v1.delete("slots/:slot/revisions/:revision") { _, context in
       let slot = try slotName(context)
-      guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
-        throw APIError(.badRequest, "a revision is a positive whole number")
-      }
+      let revision = try revisionNumber(context)
       switch try await revisions.discard(player: context.requirePlayer(), slot: slot, revision: revision) {
       case .discarded: return Response(status: .noContent)
       case .notFound: throw APIError(.notFound, "slot '\(slot)' has no revision \(revision)")

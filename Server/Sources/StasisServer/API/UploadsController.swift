@@ -297,6 +297,14 @@ func parseParent(_ request: UploadHeaders, precondition: WritePrecondition) thro
   }
 }
 
+/// The route's `:revision`, a positive whole number (`400` otherwise).
+func revisionNumber(_ context: ServerContext) throws -> Int64 {
+  guard let text = context.parameters.get("revision"), let revision = Int64(text), revision > 0 else {
+    throw APIError(.badRequest, "a revision is a positive whole number")
+  }
+  return revision
+}
+
 func slotName(_ context: ServerContext) throws -> String {
   let raw = context.parameters.get("slot") ?? ""
   let name = raw.removingPercentEncoding ?? raw

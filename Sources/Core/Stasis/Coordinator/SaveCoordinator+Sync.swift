@@ -139,7 +139,7 @@ extension SaveCoordinator {
     }
     // A cold start whose local restore failed: the catch-up's restore is its one load outcome.
     if let launchFailure, !restored { record(.loadFailed(launchFailure)) }
-    if restored, restoreFailure?.remote == true {
+    if restored, restoreFailure?.reason == .newerInCloud {
       // The other side moved on to a save this build reads, and the game restored it: the hold
       // on the one it could not read is over (its choices would now go back past this one).
       restoreFailure = nil
@@ -149,7 +149,7 @@ extension SaveCoordinator {
       // As on one device whose newest generation is a newer build's: held, with the choices.
       // Once answered, the same save on the other side is not asked about again in this process.
       let generation = stateGeneration.flatMap { $0 > 0 ? $0 : nil }
-      restoreFailure = RestoreFailure(error: unreadable, olderGeneration: generation, remote: true)
+      restoreFailure = RestoreFailure(error: unreadable, olderGeneration: generation, reason: .newerInCloud)
       sayHold()
     }
     if application.state == .active, restoreFailure == nil { game.isPaused = false }

@@ -234,17 +234,17 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// game play. The generations that failed stay kept until discarded.
   public func resolveRestoreFailure(_ choice: RestoreChoice) throws(SaveFileError) {
     guard let failure = restoreFailure else { return }
-    if failure.remote, let older = failure.olderGeneration, choice == .startOver {
+    if failure.reason == .newerInCloud, let older = failure.olderGeneration, choice == .startOver {
       // The game holds a state it restored: a new game is a launch without restoreSlot.
       throw SaveFileError(
         .held, "the other side's newest save is one this build cannot read; the game holds generation \(older)",
         suggestion: "play on beside it with .loadGeneration(\(older)), or wait for the update")
     }
-    if failure.remote { answeredRemote = failure.error.context.file }
+    if failure.reason == .newerInCloud { answeredRemote = failure.error.context.file }
     switch choice {
     case .loadGeneration(let generation):
       let loaded = try store.load(codec: codec, slot: slot, generation: generation)
-      if restoreFailure?.alongside != nil, store.newestGeneration(of: slot) != generation {
+      if case .savedAlongside? = restoreFailure?.reason, store.newestGeneration(of: slot) != generation {
         // The branch not chosen stays until discarded, like the one chosen over it.
         try keepNewest(reason: "an older build's save beside generation \(generation), not chosen")
       }
@@ -260,7 +260,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     case .startOver:
       let failed = restoreFailure?.error
       switch failed?.kind {
-      case .newerSchema? where restoreFailure?.remote != true, .newerFormat? where restoreFailure?.remote != true:
+      case .newerSchema? where restoreFailure?.reason != .newerInCloud,
+        .newerFormat? where restoreFailure?.reason != .newerInCloud:
         break  // the header says so: the store keeps it, naming its schema, before the first save beside it
       case _? where failed!.isUnreadableByThisBuild && failed?.context.file == newestPath:
         try keepNewest(
@@ -289,7 +290,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   /// On launch: a newer build's save (kept) below generations an older build wrote beside it,
-  /// when this build reads both: the hold that offers the two (``RestoreFailure/alongside``).
+  /// when this build reads both: the hold that offers the two (``RestoreFailure/Reason/savedAlongside(newer:)``).
   private func keptNewerBranch() -> RestoreFailure? {
     let kept = store.keptGenerations(of: slot)
     guard !kept.isEmpty, let listed = try? store.listGenerations(of: slot),
@@ -311,7 +312,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       suggestion:
         "choose: resolveRestoreFailure(.loadGeneration(\(newest.generation))) plays on from the older build's save, "
         + ".loadGeneration(\(branch.generation)) from this build's; the other stays kept until discarded")
-    return RestoreFailure(error: error, olderGeneration: newest.generation, alongside: branch.generation)
+    return RestoreFailure(
+      error: error, olderGeneration: newest.generation, reason: .savedAlongside(newer: branch.generation))
   }
 
   /// The newest generation older than the one that failed that loads, for the game to offer.

@@ -64,9 +64,12 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     /// The generation is the slot's only one: discarding it would empty the slot (delete the
     /// slot instead).
     public static let onlyGeneration = Kind(rawValue: "onlyGeneration")
-    /// A slot record's name (a sync record, a kept list) is not 1–32 lowercase letters, digits
-    /// and dashes.
-    public static let invalidRecordName = Kind(rawValue: "invalidRecordName")
+    /// A slot file's name (one of the small files beside a slot's generations: the sync's
+    /// `.cloud`, the kept list `.kept`) is not 1–32 lowercase letters, digits and dashes.
+    public static let invalidSlotFileName = Kind(rawValue: "invalidSlotFileName")
+    /// The name before 0.11, when the slot files were called records.
+    @available(*, deprecated, renamed: "invalidSlotFileName")
+    public static var invalidRecordName: Kind { .invalidSlotFileName }
     /// Nothing is where the name points: a slot with no save at all, or a save folder, a file
     /// or a part of a file that does not exist. (A slot that has saves, but not the generation
     /// asked for, is ``noSuchGeneration``.)
@@ -210,7 +213,7 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case .invalidSlotName: return "invalid slot name"
     case .slotExists: return "slot exists"
     case .onlyGeneration: return "only generation"
-    case .invalidRecordName: return "invalid record name"
+    case .invalidSlotFileName: return "invalid slot file name"
     case .notFound: return "not found"
     case .noSuchGeneration: return "no such generation"
     case .cancelled: return "cancelled"

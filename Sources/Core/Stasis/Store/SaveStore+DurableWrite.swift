@@ -74,7 +74,7 @@ extension SaveStore {
       } catch {
         throw SaveFileError("the slot's folder could not be listed", cause: error)
       }
-      let isSigned = names.contains(".\(Self.signedRecord)")
+      let isSigned = names.contains(".\(Self.signedFileName)")
       if pruning, !signed, isSigned, signedSince(folder: folder(of: slot)) != nil {
         throw SaveFileError(
           .signingRequired, "an unsigned save in a signed slot; nothing was written",
@@ -90,7 +90,7 @@ extension SaveStore {
       if pruning, signed, !written.unchanged, !isSigned || signedSince(folder: folder(of: slot)) == nil {
         // From now on an unsigned file in this slot is refused, whatever the policy.
         do {
-          try writeRecordLocked(Array("\(written.generation)\n".utf8), named: Self.signedRecord, slot: slot)
+          try writeSlotFileLocked(Array("\(written.generation)\n".utf8), named: Self.signedFileName, slot: slot)
         } catch {
           logger.warning("slot '\(slot)': could not mark it signed: \(error)")
         }
@@ -185,7 +185,7 @@ extension SaveStore {
       }
     }
     // The kept list, once it has been read (or written) by this write: the pruning reuses it.
-    var keptList: [KeptGeneration]? = names.contains(".\(Self.keptRecord)") ? nil : []
+    var keptList: [KeptGeneration]? = names.contains(".\(Self.keptFileName)") ? nil : []
     if pruning, keepsBeforeWriting,
       let read = try keepWhatMustBeKept(existing, slot: slot, writer: writer, verdicts: verdicts)
     {

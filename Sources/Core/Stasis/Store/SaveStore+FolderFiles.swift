@@ -7,15 +7,15 @@ import Logging
 #endif
 
 /// Small files of the whole save folder, beside its slots: the settings (`.settings`) and the
-/// timers (`.timers`). Each is written like a slot's record (a temporary file flushed, renamed
+/// timers (`.timers`). Each is written like a slot file (a temporary file flushed, renamed
 /// over the old one, the folder flushed), so a crash leaves the old file or the new one. Their
 /// names start with a dot, so no slot listing sees them.
 extension SaveStore {
   /// Writes `DIRECTORY/.NAME` atomically and durably, creating the save folder when missing.
   package func writeFolderFile(_ bytes: [UInt8], named name: String) throws(SaveFileError) {
-    guard bytes.count <= Self.maxRecordBytes else {
+    guard bytes.count <= Self.maxBookkeepingFileBytes else {
       throw SaveFileError(
-        .limitExceeded, "'.\(name)' is \(bytes.count) bytes; the limit is \(Self.maxRecordBytes)",
+        .limitExceeded, "'.\(name)' is \(bytes.count) bytes; the limit is \(Self.maxBookkeepingFileBytes)",
         context: .init(file: directory))
     }
     do throws(FileSystemError) {
@@ -80,7 +80,7 @@ extension SaveStore {
     throws(SaveFileError)
   {
     let final = "\(folder)/.\(name)"
-    let temporary = "\(folder)/.\(name).tmp-\(fileSystem.temporaryTag)-record"
+    let temporary = "\(folder)/.\(name).tmp-\(fileSystem.temporaryTag)-file"
     try? fileSystem.unlink(temporary)
     try writeFile(bytes, to: temporary, handle: nil, flush: durable)
     do throws(FileSystemError) {
@@ -103,7 +103,7 @@ extension SaveStore {
         suggestion: "remove what is there; Stasis does not read through it or replace it")
     }
     do {
-      return try fileSystem.read(path, limit: Self.maxRecordBytes)
+      return try fileSystem.read(path, limit: Self.maxBookkeepingFileBytes)
     } catch {
       throw SaveFileError("the file could not be read", cause: error)
     }

@@ -119,9 +119,10 @@ public final class TimerCenter {
   /// written again at a check (at most once a second), when the game goes to the background,
   /// when it begins to quit and when the quit's last background task ends.
   private var unsettled = false
-  /// When a check last wrote again after a failure (wall-clock milliseconds): a disk that keeps
-  /// failing costs the game's thread one write a second, not one a frame.
-  private var lastSettled: Int64?
+  /// When a write last failed (wall-clock milliseconds): a check writes again, to fire what is
+  /// due or to settle, a second after it at the earliest, so a disk that keeps failing costs the
+  /// game's thread one write a second, not one a frame.
+  private var lastFailure: Int64?
   private let logger: Logger
 
   /// Opens the timers of `store`'s folder.
@@ -232,7 +233,9 @@ public final class TimerCenter {
   public func check() {
     guard let application, application.state != .notRunning else { return }
     let now = Self.milliseconds(wallClock.now())
-    guard let first = timers.first, first.dueMilliseconds <= now else { return settle(now: now) }
+    // A failing disk is tried again once a second (a clock moved back tries at once).
+    if unsettled, let lastFailure, now >= lastFailure, now - lastFailure < 1000 { return }
+    guard let first = timers.first, first.dueMilliseconds <= now else { return settle() }
     if application.state.isInBackground {
       notifyDue(now: now)
     } else {
@@ -267,7 +270,7 @@ public final class TimerCenter {
     do {
       try write(remaining)
     } catch {
-      logger.error("timers: \(error); what is due fires on a later check")
+      logger.error("timers: \(error); what is due fires at a check a second from now")
       return
     }
     heldInBackground.removeAll()
@@ -298,7 +301,7 @@ public final class TimerCenter {
         failedNotifier = true
       }
     }
-    guard posted else { return settle(now: now) }
+    guard posted else { return settle() }
     do {
       try write(changed)
     } catch {
@@ -315,13 +318,8 @@ public final class TimerCenter {
   /// neither a firing that was never delivered nor a change the caller was told failed. (A
   /// firing's write that failed at the folder's flush left its file in place: a clean quit
   /// would keep it, and the timer would be gone without firing.)
-  /// `now`: a check's, which writes again at most once a second (a clock moved back writes at once).
-  private func settle(now: Int64? = nil) {
+  private func settle() {
     guard unsettled else { return }
-    if let now {
-      if let lastSettled, now >= lastSettled, now - lastSettled < 1000 { return }
-      lastSettled = now
-    }
     do {
       try write(timers)
     } catch {
@@ -340,7 +338,7 @@ public final class TimerCenter {
     do {
       try store.writeFolderFile(SaveFileFormat.encode(document), named: Self.fileName)
     } catch {
-      unsettled = true
+      (unsettled, lastFailure) = (true, Self.milliseconds(wallClock.now()))
       throw error
     }
     timers = sorted

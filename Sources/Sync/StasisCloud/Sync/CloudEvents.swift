@@ -1,4 +1,5 @@
 import Stasis
+import StasisMerge
 
 /// A conflict and what became of it: both sides moved past `base`; `ours` is the local
 /// generation, `theirs` the server's revision. The losing side is kept (``keptGeneration``
@@ -10,22 +11,75 @@ public struct ConflictReport: Sendable, Equatable {
   public var ours: Int
   /// The server's revision.
   public var theirs: Int
-  /// What a conflict came to.
-  public enum Outcome: String, Sendable, Equatable {
+  /// What a conflict came to. Its ``rawValue`` is what ``summary``, the log and
+  /// `stasis cloud status --json` print: `merged`, `ours`, `theirs`, `base`, `game's`, `pending`.
+  public enum Outcome: Sendable, Equatable, RawRepresentable {
     /// A three-way merge of the two against the base.
     case merged
-    /// This device's save won.
-    case ours
-    /// The server's save won.
-    case theirs
-    /// The base won over both (`ConflictPolicy.lastKnownGood`).
-    case base
+    /// One side won whole: ours, theirs, or the base over both (`ConflictPolicy.lastKnownGood`).
+    case side(MergeSide)
     /// The game's own save (``ConflictDecision/document(_:)``).
-    case game = "game's"
+    case game
     /// Not settled: left for the game or the player (`stasis cloud resolve`).
     case pending
+
+    /// This device's save won.
+    @available(*, deprecated, message: "use .side(.ours)")
+    public static var ours: Outcome { .side(.ours) }
+    /// The server's save won.
+    @available(*, deprecated, message: "use .side(.theirs)")
+    public static var theirs: Outcome { .side(.theirs) }
+    /// The base won over both.
+    @available(*, deprecated, message: "use .side(.base)")
+    public static var base: Outcome { .side(.base) }
+
+    /// The side that won whole, or nil.
+    public var side: MergeSide? {
+      if case .side(let side) = self { side } else { nil }
+    }
+
+    /// The name a report prints.
+    public var rawValue: String {
+      switch self {
+      case .merged: "merged"
+      case .side(let side): side.rawValue
+      case .game: "game's"
+      case .pending: "pending"
+      }
+    }
+
+    /// The outcome a report's name stands for.
+    public init?(rawValue: String) {
+      switch rawValue {
+      case "merged": self = .merged
+      case "game's": self = .game
+      case "pending": self = .pending
+      default:
+        guard let side = MergeSide(rawValue: rawValue) else { return nil }
+        self = .side(side)
+      }
+    }
   }
 
+  /// How the two saves' histories meet: what decides whether a three-way merge may run. Only
+  /// ``History/shared`` histories are merged; the others fall back to the policy's side.
+  public enum History: String, Sendable, Equatable {
+    /// Both continue ``ConflictReport/base``: a three-way merge may run, if the server still has it.
+    case shared
+    /// The server's head does not continue the revision this device's save continues: another
+    /// device began the slot anew (unrelated histories).
+    case unrelated
+    /// This device's save begins a history of its own (a new game, or a play from before the
+    /// device ever synced) where the device had agreed on a revision.
+    case newGame = "new game"
+    /// This device's save continues nothing on the server, and the device never agreed on one.
+    case neverAgreed = "never agreed"
+    /// The server cannot say: it records no parents (a `stasis-server` from before them).
+    case unrecorded
+  }
+
+  /// How the histories meet; the ``note`` says it in words.
+  public var history: History = .shared
   /// The policy that decided: `ConflictPolicy.Kind.manual` when the game or the player did.
   public var decidedBy: ConflictPolicy.Kind
   /// What it came to.
@@ -57,7 +111,7 @@ public struct ConflictReport: Sendable, Equatable {
     }
     if let revision { line += ", uploaded as r\(revision)" }
     if let keptGeneration { line += "; kept generation \(keptGeneration)" }
-    if outcome != .theirs && outcome != .pending { line += "; r\(theirs) stays in the server's history" }
+    if outcome != .side(.theirs) && outcome != .pending { line += "; r\(theirs) stays in the server's history" }
     if let note { line += "; \(note)" }
     return line
   }

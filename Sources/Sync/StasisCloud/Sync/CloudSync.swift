@@ -261,9 +261,7 @@ public final class CloudSync: Sendable {
   public func resolve(taking decision: ConflictDecision) async -> SyncReport {
     let name: String
     switch decision {
-    case .ours: name = "take ours"
-    case .theirs: name = "take theirs"
-    case .base: name = "take base"
+    case .side(let side): name = "take \(side.rawValue)"
     case .document: name = "the game's save"
     }
     return await withCheckedContinuation { continuation in

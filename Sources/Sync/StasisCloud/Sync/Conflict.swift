@@ -22,12 +22,20 @@ public struct Conflict: Sendable {
 
 /// What the game decided for a ``Conflict``.
 public enum ConflictDecision: Sendable {
-  /// Keep this device's save; it is uploaded on top of theirs.
-  case ours
-  /// Take the server's save; ours stays a kept generation.
-  case theirs
-  /// Go back to the base.
-  case base
+  /// Take one side whole. `.side(.ours)` keeps this device's save, uploaded on top of theirs;
+  /// `.side(.theirs)` takes the server's save, and ours stays a kept generation;
+  /// `.side(.base)` goes back to the base (nothing is decided when there is none).
+  case side(MergeSide)
   /// A save the game made (its own merge); written locally and uploaded on top of theirs.
   case document(SaveDocument)
+
+  /// Keep this device's save.
+  @available(*, deprecated, message: "use .side(.ours)")
+  public static var ours: ConflictDecision { .side(.ours) }
+  /// Take the server's save.
+  @available(*, deprecated, message: "use .side(.theirs)")
+  public static var theirs: ConflictDecision { .side(.theirs) }
+  /// Go back to the base.
+  @available(*, deprecated, message: "use .side(.base)")
+  public static var base: ConflictDecision { .side(.base) }
 }

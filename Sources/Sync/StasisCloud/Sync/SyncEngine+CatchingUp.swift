@@ -175,10 +175,11 @@ extension SyncEngine {
     let continued = record.parentRevision(of: ours.generation)
     let shared: Int?
     var unshared: String?
+    var history = ConflictReport.History.shared
     switch await sharedBase(continued, theirs: theirs.revision) {
     case .failure(let error): return .stopped(.conflict, failed(error, generation: nil))
     case .success(.shared(let revision)): shared = revision
-    case .success(.none(let why)): (shared, unshared) = (nil, why)
+    case .success(.none(let why, let note)): (shared, history, unshared) = (nil, why, note)
     }
     var report = ConflictReport(
       base: shared, ours: ours.generation, theirs: theirs.revision, decidedBy: policy.kind, outcome: .pending,
@@ -186,8 +187,10 @@ extension SyncEngine {
     if let unshared {
       report.note = unshared
     } else if shared == nil, let agreed = record.base {
+      history = .newGame
       report.note = "this device's save begins a history of its own (a new game), not r\(agreed)'s: unrelated histories"
     }
+    report.history = history
     var base: (bytes: [UInt8], document: SaveDocument)?
     var baseSigned = false
     if let revision = shared {
@@ -229,17 +232,18 @@ extension SyncEngine {
     let local: (bytes: [UInt8], file: VerifiedFile)?
     let upload: [UInt8]?
     switch decision {
-    case .ours:
-      (report.outcome, local, upload) = (.ours, nil, ours.bytes)
+    case .side(.ours):
+      (report.outcome, local, upload) = (.side(.ours), nil, ours.bytes)
       report.sections = Self.whole(ours.document, .ours, policyName)
-    case .theirs:
-      (report.outcome, local, upload) = (.theirs, (theirs.bytes, theirsFile), nil)
+    case .side(.theirs):
+      (report.outcome, local, upload) = (.side(.theirs), (theirs.bytes, theirsFile), nil)
       report.sections = Self.whole(theirsDocument, .theirs, policyName)
-    case .base(let bytes):
+    case .side(.base):
       // The policy takes the base only when there is one: its document was checked above.
-      guard let document = base?.document else { return .stopped(.conflict, nil) }
-      (report.outcome, local, upload) = (.base, (bytes, VerifiedFile(document: document, signed: baseSigned)), bytes)
-      report.sections = Self.whole(document, .base, policyName)
+      guard let base else { return .stopped(.conflict, nil) }
+      let file = VerifiedFile(document: base.document, signed: baseSigned)
+      (report.outcome, local, upload) = (.side(.base), (base.bytes, file), base.bytes)
+      report.sections = Self.whole(base.document, .base, policyName)
     case .document(var document, let outcome):
       // Made here, whichever side its summary came from: the revision names this device.
       document.summary.device = uploadingDevice
@@ -286,9 +290,9 @@ extension SyncEngine {
     let result = written ?? ours.generation
     let parent: UploadParent =
       switch decision {
-      case .ours: continued.map(UploadParent.revision) ?? .newHistory
-      case .base: shared.map(UploadParent.revision) ?? .newHistory
-      case .theirs, .document: .revision(theirs.revision)
+      case .side(.ours): continued.map(UploadParent.revision) ?? .newHistory
+      case .side(.base): shared.map(UploadParent.revision) ?? .newHistory
+      case .side(.theirs), .document: .revision(theirs.revision)
       }
     record.resolving(onto: theirs.revision, upload: result, loser: theirs.revision, parent: parent)
     record.sending(generation: result, sha256: sha256Hex(upload))
@@ -316,8 +320,8 @@ extension SyncEngine {
   enum SharedBase {
     /// A revision both sides continue.
     case shared(Int)
-    /// None, and why (nil: this side continues nothing on the server).
-    case none(String?)
+    /// None: how the histories meet, and a note for the report (nil: nothing to add).
+    case none(ConflictReport.History, String?)
   }
 
   /// `continued` when `theirs` continues it too (its chain of parents on the server reaches
@@ -327,17 +331,18 @@ extension SyncEngine {
   /// conflict says so. A server that does not record parents (one from before them) gives no
   /// shared base: its history cannot tell a new game from a continuation.
   func sharedBase(_ continued: Int?, theirs: Int) async -> Result<SharedBase, CloudError> {
-    guard let continued else { return .success(.none(nil)) }
+    guard let continued else { return .success(.none(.neverAgreed, nil)) }
     if configuration.mergesAcrossUnrelatedHistories { return .success(.shared(continued)) }
     let history: [RemoteRevision]
     do {
-      guard let listed = try await listRevisions(holding: theirs) else { return .success(.none(nil)) }
+      guard let listed = try await listRevisions(holding: theirs) else { return .success(.none(.unrecorded, nil)) }
       history = listed
     } catch {
       return .failure(error)
     }
     guard history.allSatisfy(\.parentIsRecorded) else {
-      return .success(.none("the server does not record parents (a stasis-server before them): no three-way merge"))
+      return .success(
+        .none(.unrecorded, "the server does not record parents (a stasis-server before them): no three-way merge"))
     }
     var parents: [Int: Int?] = [:]
     for revision in history { parents[revision.revision] = revision.parent }
@@ -350,18 +355,20 @@ extension SyncEngine {
       next = parent
     }
     return .success(
-      .none("r\(theirs) does not continue r\(continued), which this device's save continues: unrelated histories"))
+      .none(
+        .unrelated,
+        "r\(theirs) does not continue r\(continued), which this device's save continues: unrelated histories"))
   }
 
   /// Every section of a save taken whole, for the report.
-  static func whole(_ document: SaveDocument, _ source: SectionMerge.Source, _ policy: String) -> [SectionMerge] {
-    document.sections.map { SectionMerge(name: $0.name, source: source, how: "the whole save: \(policy)") }
+  static func whole(_ document: SaveDocument, _ side: MergeSide, _ policy: String) -> [SectionMerge] {
+    document.sections.map { SectionMerge(name: $0.name, source: .side(side), how: "the whole save: \(policy)") }
   }
 
+  /// What ``decide(policy:taking:base:ours:theirs:theirsRevision:report:)`` settled on: one
+  /// side whole (the base only when there is one), or a document made here and what it is.
   enum Decision {
-    case ours
-    case theirs
-    case base([UInt8])
+    case side(MergeSide)
     case document(SaveDocument, outcome: ConflictReport.Outcome)
   }
 
@@ -386,9 +393,8 @@ extension SyncEngine {
       }
       switch chosen {
       case nil: return nil
-      case .ours?: return .ours
-      case .theirs?: return .theirs
-      case .base?: return base.map { .base($0.bytes) }
+      case .side(.base)? where base == nil: return nil
+      case .side(let side)?: return .side(side)
       case .document(let document)?: return .document(document, outcome: .game)
       }
     case .merge(let rules, let fallback):
@@ -426,8 +432,8 @@ extension SyncEngine {
             document.summary = summary
           }
           // A merge that is one side whole is that side: no new state, no new revision.
-          if document.sections == theirs.sections { return .theirs }
-          if document.sections == ours.document.sections { return .ours }
+          if document.sections == theirs.sections { return .side(.theirs) }
+          if document.sections == ours.document.sections { return .side(.ours) }
           return .document(document, outcome: .merged)
         } catch {
           report.note = "the merged state does not load (\(error)): fell back to \(fallback.name)"
@@ -439,14 +445,10 @@ extension SyncEngine {
         policy: fallback, base: base, ours: ours, theirs: theirs, theirsRevision: theirsRevision, report: &report)
     default:
       switch policy.side(ours: ours.document, theirs: theirs) {
-      case .ours?: return .ours
-      case .theirs?: return .theirs
-      case .base?:
-        guard let base else {
-          report.note = (report.note ?? "the base is no longer on the server") + ": kept both for the player"
-          return nil
-        }
-        return .base(base.bytes)
+      case .base? where base == nil:
+        report.note = (report.note ?? "the base is no longer on the server") + ": kept both for the player"
+        return nil
+      case let side?: return .side(side)
       case nil: return nil
       }
     }

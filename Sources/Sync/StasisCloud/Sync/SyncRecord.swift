@@ -5,7 +5,7 @@ import Foundation
 /// What a slot remembers of its cloud: the revision it last agreed with the server (the base)
 /// and the local generation it agreed with, the local saves waiting to go up, and a conflict
 /// left for the game or the player. Kept as the slot's `.cloud` record, written atomically
-/// like a save (``SaveStore/writeRecord(_:named:slot:)``).
+/// like a save (``SaveStore/writeSlotFile(_:named:slot:)``).
 @_spi(Plumbing) public struct SyncRecord: Codable, Sendable, Equatable {
   /// The server the base belongs to: a record made against another server starts afresh.
   public var server: String?
@@ -157,7 +157,7 @@ import Foundation
   public static func load(store: SaveStore, slot: SaveSlot, server: CloudCredentials) -> SyncRecord {
     let player = playerTag(server.token)
     func read(_ name: String) -> SyncRecord? {
-      guard let bytes = try? store.readRecord(named: name, slot: slot),
+      guard let bytes = try? store.readSlotFile(named: name, slot: slot),
         let record = try? JSONDecoder().decode(SyncRecord.self, from: Data(bytes)), record.server == server.url,
         record.player == player, record.slot == slot.name
       else { return nil }
@@ -183,11 +183,11 @@ import Foundation
   /// (then beside the durable record, unflushed: the next process reads it, and a crash of the
   /// machine may leave the durable record alone).
   public func save(store: SaveStore, slot: SaveSlot, durable: Bool = true) throws(SaveFileError) {
-    let data = try SaveStore.recordJSON(self, what: "the sync record")
+    let data = try SaveStore.slotFileJSON(self, what: "the sync record")
     // Unflushed, it goes beside the flushed record, never over it: a crash of the machine may
     // leave an unflushed file empty, and the flushed record must stand then.
     let name = Self.recordName(server: server, player: player) + (durable ? "" : Self.unflushedSuffix)
-    try store.writeRecord([UInt8](data), named: name, slot: slot, durable: durable)
+    try store.writeSlotFile([UInt8](data), named: name, slot: slot, durable: durable)
   }
 }
 

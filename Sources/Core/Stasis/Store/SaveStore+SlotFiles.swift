@@ -15,39 +15,41 @@ public struct KeptGeneration: Sendable, Equatable, Codable {
   }
 }
 
-/// Small files a slot keeps beside its generations — a sync record, the list of kept
-/// generations — each written like a save (a temporary file flushed, renamed over the old
-/// one, the folder flushed) under the slot's lock, so a crash leaves the old record or the
-/// new one, never a torn one.
+/// Slot files: the small files a slot keeps beside its generations — the sync's record
+/// (`.cloud`), the list of kept generations (`.kept`), the first signed generation (`.signed`) —
+/// each written like a save (a temporary file flushed, renamed over the old
+/// one, the folder flushed) under the slot's lock, so a crash leaves the old file or the
+/// new one, never a torn one. (The save folder's own files, settings and timers, are folder
+/// files: `SaveStore+FolderFiles.swift`.)
 ///
-/// On disk a record named `cloud` is `DIRECTORY/SLOT/.cloud`; listing, loading and copying
+/// On disk a slot file named `cloud` is `DIRECTORY/SLOT/.cloud`; listing, loading and copying
 /// ignore it, deleting the slot removes it.
 extension SaveStore {
-  /// The largest record: records are bookkeeping, not saves.
-  package static let maxRecordBytes = 1 << 20
+  /// The largest slot or folder file: they are bookkeeping, not saves.
+  package static let maxBookkeepingFileBytes = 1 << 20
 
-  /// Writes the record `name` of `slot` atomically and durably, creating the slot's folder
+  /// Writes the slot file `name` of `slot` atomically and durably, creating the slot's folder
   /// when missing. `name` is 1–32 lowercase letters, digits and dashes.
-  /// With `durable: false` nothing is flushed: the record is replaced atomically (the rename),
+  /// With `durable: false` nothing is flushed: the file is replaced atomically (the rename),
   /// so the next process reads it, but a crash of the machine may leave the one before.
-  package func writeRecord(_ bytes: [UInt8], named name: String, slot: SaveSlot, durable: Bool = true)
+  package func writeSlotFile(_ bytes: [UInt8], named name: String, slot: SaveSlot, durable: Bool = true)
     throws(SaveFileError)
   {
-    try checkRecordName(name)
-    guard bytes.count <= Self.maxRecordBytes else {
+    try checkSlotFileName(name)
+    guard bytes.count <= Self.maxBookkeepingFileBytes else {
       throw SaveFileError(
-        .limitExceeded, "record '\(name)' is \(bytes.count) bytes; the limit is \(Self.maxRecordBytes)",
+        .limitExceeded, "slot file '.\(name)' is \(bytes.count) bytes; the limit is \(Self.maxBookkeepingFileBytes)",
         context: .init(file: folder(of: slot)))
     }
     try withSlotLock(slot, creating: true) { () throws(SaveFileError) in
-      try writeRecordLocked(bytes, named: name, slot: slot, durable: durable)
+      try writeSlotFileLocked(bytes, named: name, slot: slot, durable: durable)
     }
   }
 
-  /// The record `name` of `slot`, or nil when the slot has none.
-  package func readRecord(named name: String, slot: SaveSlot) throws(SaveFileError) -> [UInt8]? {
+  /// The slot file `name` of `slot`, or nil when the slot has none.
+  package func readSlotFile(named name: String, slot: SaveSlot) throws(SaveFileError) -> [UInt8]? {
     try slot.validated()
-    try checkRecordName(name)
+    try checkSlotFileName(name)
     return try readHiddenFile("\(folder(of: slot))/.\(name)")
   }
 
@@ -129,7 +131,7 @@ extension SaveStore {
   /// next signed save marks it signed again.
   public func resetSigning(of slot: SaveSlot) throws(SaveFileError) {
     try withSlotLock(slot) { () throws(SaveFileError) in
-      let path = "\(folder(of: slot))/.\(Self.signedRecord)"
+      let path = "\(folder(of: slot))/.\(Self.signedFileName)"
       guard fileSystem.kind(of: path) != .missing else { return }
       do throws(FileSystemError) {
         try fileSystem.unlink(path)
@@ -140,12 +142,12 @@ extension SaveStore {
     }
   }
 
-  static let signedRecord = "signed"
+  static let signedFileName = "signed"
 
   /// The first signed generation of the slot in `folder`, nil when it has held none. A record
   /// that cannot be read counts as signed from generation 0: refusing is the safe side.
   func signedSince(folder: String) -> Int? {
-    let path = "\(folder)/.\(Self.signedRecord)"
+    let path = "\(folder)/.\(Self.signedFileName)"
     guard fileSystem.kind(of: path) != .missing else { return nil }
     guard let bytes = try? fileSystem.read(path, limit: 64),
       let text = String(bytes: bytes, encoding: .utf8),
@@ -186,11 +188,11 @@ extension SaveStore {
 
   // MARK: Internal
 
-  static let keptRecord = "kept"
+  static let keptFileName = "kept"
 
-  /// A slot record's JSON, keys sorted (the same value, the same bytes); a value JSON cannot
+  /// A slot file's JSON, keys sorted (the same value, the same bytes); a value JSON cannot
   /// hold is a ``SaveFileError/Kind/typeMismatch`` naming `what`.
-  package static func recordJSON<Value: Encodable>(_ value: Value, what: String, file: String? = nil)
+  package static func slotFileJSON<Value: Encodable>(_ value: Value, what: String, file: String? = nil)
     throws(SaveFileError) -> Data
   {
     let encoder = JSONEncoder()
@@ -213,11 +215,11 @@ extension SaveStore {
   /// read, ``SaveFileError/Kind/malformed`` when its bytes are not a kept list. Nothing is pruned
   /// or kept until it can be read.
   func readKeptList(_ slot: SaveSlot) -> Result<[KeptGeneration], SaveFileError> {
-    let path = "\(folder(of: slot))/.\(Self.keptRecord)"
+    let path = "\(folder(of: slot))/.\(Self.keptFileName)"
     let suggestion = "nothing is pruned until it can; `stasis slots` lists the generations"
     let read: [UInt8]?
     do {
-      read = try readRecord(named: Self.keptRecord, slot: slot)
+      read = try readSlotFile(named: Self.keptFileName, slot: slot)
     } catch {
       var error = error
       error.message = "the slot's kept list cannot be read: \(error.message)"
@@ -237,24 +239,24 @@ extension SaveStore {
   }
 
   func writeKept(_ kept: [KeptGeneration], slot: SaveSlot) throws(SaveFileError) {
-    let data = try Self.recordJSON(kept, what: "the kept list", file: folder(of: slot))
-    try writeRecordLocked([UInt8](data), named: Self.keptRecord, slot: slot)
+    let data = try Self.slotFileJSON(kept, what: "the kept list", file: folder(of: slot))
+    try writeSlotFileLocked([UInt8](data), named: Self.keptFileName, slot: slot)
   }
 
   /// The atomic write, the slot's lock held: a temporary file named like a save's (so a
   /// killed writer's leftover is removed by the next save), flushed, renamed, folder flushed.
-  func writeRecordLocked(_ bytes: [UInt8], named name: String, slot: SaveSlot, durable: Bool = true)
+  func writeSlotFileLocked(_ bytes: [UInt8], named name: String, slot: SaveSlot, durable: Bool = true)
     throws(SaveFileError)
   {
     try replaceHiddenFile(bytes, named: name, in: folder(of: slot), durable: durable)
   }
 
-  private func checkRecordName(_ name: String) throws(SaveFileError) {
+  private func checkSlotFileName(_ name: String) throws(SaveFileError) {
     guard (1...32).contains(name.utf8.count), name != "lock",
       name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
     else {
       throw SaveFileError(
-        .invalidRecordName, "'\(name)' is not a record name: 1-32 lowercase letters, digits and dashes")
+        .invalidSlotFileName, "'\(name)' is not a slot file name: 1-32 lowercase letters, digits and dashes")
     }
   }
 }

@@ -2,17 +2,24 @@ import ArgumentParser
 import Foundation
 @_spi(Plumbing) import Stasis
 
-struct Migrate: ParsableCommand {
+/// `stasis reformat`: older-format saves rewritten in the current format. Named `migrate` until
+/// 0.11; "migration" now means a schema change only (a game's ``SaveCodec`` migrations, the
+/// server's and the records' database schemas), so the old name is an alias that says so.
+struct Reformat: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "reformat",
     abstract: "Rewrite saves in the current format version, atomically, keeping the old one as a generation.",
     discussion: """
       Example:
-        stasis migrate Saves/autosave/0000000003.stasis --dry-run
-        stasis migrate Saves/*/*.stasis
+        stasis reformat Saves/autosave/0000000003.stasis --dry-run
+        stasis reformat Saves/*/*.stasis
 
       A save inside a slot folder is rewritten as that slot's next generation; the old file stays.
       A save already in the current format (\(FormatLimits.formatVersion)) is left alone. An invalid save is refused.
-      """
+      A game's schema migrations are not run: the sections stay byte for byte.
+      `stasis migrate` is the old name of this command; it still works, and says so.
+      """,
+    aliases: ["migrate"]
   )
 
   @Argument(help: "Save files.")
@@ -26,6 +33,11 @@ struct Migrate: ParsableCommand {
   }
 
   func run() throws {
+    if CommandLine.arguments.dropFirst().first == "migrate" {
+      Terminal.standardError.line(
+        "note: 'stasis migrate' is now 'stasis reformat' (a format rewrite, not a schema migration); "
+          + "the old name goes in 0.12")
+    }
     let out = Terminal.standardOutput
     var worst: ExitCode = .success
     for file in files {
@@ -48,7 +60,7 @@ struct Migrate: ParsableCommand {
             context: .init(file: file))
         }
         if dryRun {
-          out.line("would migrate \(file) from format \(header.formatVersion) to \(FormatLimits.formatVersion)")
+          out.line("would reformat \(file) from format \(header.formatVersion) to \(FormatLimits.formatVersion)")
           continue
         }
         let existing = try SaveStore(directory: saves).generations(of: slot)
@@ -56,7 +68,7 @@ struct Migrate: ParsableCommand {
         let handle = store.save(document: document, slot: slot)
         handle.waitUntilEnded()  // the pruning too: the tool exits next
         let receipt = try handle.wait()
-        out.line("migrated    \(file) → \(receipt.path)")
+        out.line("reformatted \(file) → \(receipt.path)")
       } catch let error as SaveFileError {
         Terminal.standardError.line("error: \(error.description)")
         let code = Exit.code(for: error)
