@@ -86,7 +86,9 @@ struct ServerAPITests {
     }
   }
 
-  @Test("PostgreSQL holds one upload rule: a start drops the functions of the servers before pieces (v2, v3)")
+  @Test(
+    "PostgreSQL holds no upload rule of its own: a start drops v2 and v3, keeps the previous version's v4 for servers still on it, and adds the two steps the Swift rule runs between"
+  )
   func oneUploadFunction() async throws {
     let url = try #require(try Database(.postgres).postgresURL)
     func psql(_ sql: String) throws -> String {
@@ -101,12 +103,17 @@ struct ServerAPITests {
       "stasis_put_v3(BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, TEXT, BIGINT, TEXT, TEXT, TEXT, BIGINT, "
         + "BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, TEXT, BYTEA, BIGINT, BIGINT)",
     ]
-    for function in older {
+    let previous = "stasis_put_v4(BIGINT)"  // the version before's rule: its arguments do not matter here
+    for function in older + [previous] {
       _ = try psql("CREATE OR REPLACE FUNCTION \(function) RETURNS void LANGUAGE sql AS 'SELECT 1'")
     }
     try await RouterServer.test(try Database(.postgres)) { _ in }  // a start: its migration
-    let left = try psql("SELECT proname FROM pg_proc WHERE proname LIKE 'stasis\\_put\\_%' ORDER BY proname")
-    #expect(left == "stasis_put_v4\n", "the upload functions left: \(left)")
+    let left = try psql(
+      "SELECT DISTINCT proname FROM pg_proc WHERE proname LIKE 'stasis\\_put\\_%' OR proname LIKE 'stasis\\_upload\\_%' "
+        + "ORDER BY proname")
+    #expect(
+      left == "stasis_put_v4\nstasis_upload_find_v1\nstasis_upload_store_v1\n", "the upload functions left: \(left)")
+    _ = try psql("DROP FUNCTION \(previous)")
   }
 
   @Test("a slot keeps its newest N revisions; older ones go in the same transaction", arguments: Backend.allCases)

@@ -156,11 +156,6 @@ extension UploadsController {
   }
 }
 
-extension WritePrecondition {
-  /// The head `If-Match` names; nil for a creation.
-  var expected: Int64? { if case .head(let head) = self { head } else { nil } }
-}
-
 /// `Upload-Offset`: the bytes an upload has received, or where a part starts.
 let uploadOffsetHeader = HTTPField.Name("Upload-Offset")!
 /// `Upload-Length`: the bytes an upload has in all.

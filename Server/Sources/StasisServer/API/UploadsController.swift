@@ -93,7 +93,7 @@ struct UploadsController: Sendable {
     }
     let summary = document.summary
     let device = summary.device.isEmpty ? (upload.device ?? "") : summary.device
-    let baseRevision: Int64? = if case .head(let base) = precondition { base } else { nil }
+    let baseRevision = precondition.expected
     var metadata = RevisionMetadata(
       slot: slot, revision: 0, baseRevision: baseRevision, bytes: Int64(bytes.count), sha256: sha256,
       uploadedAt: clock(), device: String(device.prefix(255)), game: document.game.name,

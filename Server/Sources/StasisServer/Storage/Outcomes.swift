@@ -40,6 +40,11 @@ package enum WritePrecondition: Sendable, Equatable {
   case create
   /// `If-Match: "N"`: the slot's head must be revision N.
   case head(Int64)
+
+  /// The head it names; nil for ``create``.
+  var expected: Int64? {
+    if case .head(let head) = self { head } else { nil }
+  }
 }
 
 /// What became of merging a device's settings into the player's.

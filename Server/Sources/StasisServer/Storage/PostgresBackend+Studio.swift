@@ -197,7 +197,7 @@ extension PostgresBackend {
     return try await client.withTransaction(logger: logger) { connection in
       let outcome = try await Self.put(
         connection, player: player, precondition: precondition, loser: loser, metadata: metadata, file: file,
-        delta: delta, keep: prunesAllButOne ? 1 : keep, limits: limits, logger: logger)
+        delta: delta, keep: prunesAllButOne ? 1 : keep, limits: limits, smallestDelta: smallestDelta, logger: logger)
       guard case .created(let stored) = outcome else { return (outcome, nil) }
       var audit = audit
       audit.headAfter = stored.revision

@@ -11,17 +11,16 @@ package final class PostgresBackend: SaveBackend {
   /// The pooled client; run it (``run()``) for as long as the backend is used.
   package let client: PostgresClient
   let logger: Logger
-  /// Files smaller than this are stored whole (``PieceRules/smallestDelta``). The upload
-  /// function (``migrate()``) holds it, and the function is the database's: every server on one
-  /// database gives the same (the simulation's small saves chain with 0, in a database of their own).
+  /// Files smaller than this are stored whole (``PieceRules/smallestDelta``; the simulation's
+  /// small saves chain with 0). ``UploadRule`` reads it, in each server.
   package let smallestDelta: Int
   #if SimulationSeams
     /// The storage rules as the simulation varies them (``StorageSeams``); the rules elsewhere.
     let seams: StorageSeams
 
     /// A backend whose rules are varied by `seams`: the simulation's honesty check. The
-    /// upload function it creates (``migrate()``) follows them, in its database, for every
-    /// server on it: give it a database of its own.
+    /// upload function it creates (``migrate()``) collects pieces as they say, in its database,
+    /// for every server on it: give it a database of its own.
     package convenience init(
       url: String, connections: Int = 20, smallestDelta: Int = PieceRules.smallestDelta, seams: StorageSeams,
       logger: Logger
@@ -81,10 +80,12 @@ package final class PostgresBackend: SaveBackend {
     try await client.withTransaction(logger: logger) { connection in
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
       // stasis_put_v1 pruned conflict losers, v2 and v3 stored no pieces: they are dropped, so
-      // no server of those versions calls them.
+      // no server of those versions calls them. stasis_put_v4, the rule in PL/pgSQL, is neither
+      // made nor dropped: a server of the version before may still run beside this one, on the
+      // same tables and locks (docs/SERVER.md, "Upgrading"); the next version drops it.
       for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings + [
-        Self.dropPutFunctionV1, Self.putFunction(smallestDelta: smallestDelta, followsChains: followsChains),
-      ] + Self.dropPutFunctionsBeforePieces {
+        Self.dropPutFunctionV1
+      ] + Self.uploadFunctions(followsChains: followsChains) + Self.dropPutFunctionsBeforePieces {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }
@@ -143,38 +144,29 @@ package final class PostgresBackend: SaveBackend {
     return try await client.withTransaction(logger: logger) { connection in
       try await Self.put(
         connection, player: player, precondition: precondition, loser: loser, metadata: metadata, file: file,
-        delta: delta, keep: prunesAllButOne ? 1 : keep, limits: limits, logger: logger)
+        delta: delta, keep: prunesAllButOne ? 1 : keep, limits: limits, smallestDelta: smallestDelta, logger: logger)
     }
   }
 
-  /// An upload on `connection` (in the caller's transaction, when it has one).
+  /// An upload on `connection` (in the caller's transaction, when it has one): what it finds,
+  /// read by `stasis_upload_find_v1` under the player's and the slot's locks; ``UploadRule``'s
+  /// decision; and the decision written by `stasis_upload_store_v1`. Two round trips.
   static func put(
     _ connection: PostgresConnection, player: Player, precondition: WritePrecondition, loser: Int64?,
-    metadata: RevisionMetadata, file: [UInt8], delta: StoredDelta?, keep: Int, limits: PlayerLimits, logger: Logger
+    metadata: RevisionMetadata, file: [UInt8], delta: StoredDelta?, keep: Int, limits: PlayerLimits,
+    smallestDelta: Int, logger: Logger
   ) async throws -> PutOutcome {
-    // One statement: the function (`putFunctionV4`) is the whole of the caller's transaction.
-    let expected: Int64? = if case .head(let head) = precondition { head } else { nil }
-    var statement = PutStatement(
-      player: player.id, metadata: metadata, expected: expected, keep: Int64(max(1, keep)),
-      maxSlots: Int64(limits.slots), maxBytes: limits.totalBytes, data: delta?.bytes ?? file,
-      deltaBase: delta?.basePiece, loser: loser)
-    var result: (String, Int64?, Int64)?
-    for try await row in try await connection.execute(statement, logger: logger) { result = row }
-    if result?.0 == "whole" {
-      // The delta's base is gone, or the chain is long enough: the whole file, then.
-      statement.data = file
-      statement.deltaBase = nil
-      result = nil
-      for try await row in try await connection.execute(statement, logger: logger) { result = row }
-    }
-    guard let (outcome, revision, amount) = result else { throw PlayerError("stasis_put_v4 returned no row") }
-    switch outcome {
-    case "created":
-      var stored = metadata
-      stored.revision = revision ?? 0
-      stored.piece = amount
-      return .created(stored)
-    case "stale":
+    let rule = UploadRule(
+      expected: precondition.expected, loser: loser, size: metadata.bytes, deltaSize: delta?.bytes.count,
+      parent: metadata.parent, limits: limits, keep: keep, smallestDelta: smallestDelta)
+    let find = UploadFindStatement(
+      player: player.id, slot: metadata.slot, create: precondition == .create, loser: loser,
+      deltaBase: delta?.basePiece)
+    var found: UploadRule.Found?
+    for try await row in try await connection.execute(find, logger: logger) { found = row }
+    guard let found else { throw PlayerError("stasis_upload_find_v1 returned no row") }
+    switch rule.decide(found) {
+    case .stale(let revision):
       // The head that made it stale, or the newer one if that was pruned since.
       guard let revision else { return .stale(head: nil) }
       if let head = try await Self.metadata(connection, player, metadata.slot, revision, logger) {
@@ -184,131 +176,115 @@ package final class PostgresBackend: SaveBackend {
         return .stale(head: nil)
       }
       return .stale(head: try await Self.metadata(connection, player, metadata.slot, now, logger))
-    case "loser":
+    case .unknownLoser:
       return .unknownLoser(loser ?? 0)
-    case "slots":
-      return .tooManySlots("the player has \(amount) slots; the limit is \(limits.slots)")
-    default:
+    case .tooManySlots(let inUse):
+      return .tooManySlots("the player has \(inUse) slots; the limit is \(limits.slots)")
+    case .overLimit(let inUse):
       return .overLimit(
-        "the player's saves take \(amount) bytes; this one would pass the limit of \(limits.totalBytes)")
+        "the player's saves take \(inUse) bytes; this one would pass the limit of \(limits.totalBytes)")
+    case .store(let store):
+      let asDelta = store.deltaOn != nil ? delta : nil
+      let statement = UploadStoreStatement(
+        player: player.id, metadata: metadata, store: store, data: asDelta?.bytes ?? file,
+        deltaBase: asDelta?.basePiece, loser: loser)
+      var piece: Int64?
+      for try await row in try await connection.execute(statement, logger: logger) { piece = row }
+      guard let piece else { throw PlayerError("stasis_upload_store_v1 returned no row") }
+      var stored = metadata
+      stored.revision = store.revision
+      stored.piece = piece
+      return .created(stored)
     }
   }
 
-  /// An upload as one PL/pgSQL function, so it costs one round trip and plans that PostgreSQL
-  /// caches, instead of nine statements planned each time. It locks the player's row (one
-  /// upload per player at a time, so the limits hold exactly), then the slot's row (of two
-  /// uploads on the same base exactly one commits: the second waits for the lock, then reads the
-  /// new head), checks the precondition, the loser and the limits, stores the revision and
-  /// prunes the slot to its newest `keep`, never a revision marked as a conflict's loser.
-  /// `expected` is null for `If-None-Match: *`; `p_loser` is a revision of the slot that lost
-  /// the conflict this upload resolves (null: none), marked as lost to the new revision;
-  /// `p_parent` the revision whose state it continues (null: none; ``RevisionMetadata/parent``).
-  /// A pruned revision's children take its parent, newest first, so the chain stays exact. The
-  /// outcome is `created` (with the revision), `stale` (with the head's revision; none when the
-  /// slot does not exist), `loser`, `slots` or `bytes` (with the count or bytes in use).
+  /// The two functions an upload calls (``put(_:player:precondition:loser:metadata:file:delta:keep:limits:smallestDelta:logger:)``),
+  /// which hold no rule: ``UploadRule`` decides between them, in Swift, as it does for SQLite.
   ///
-  /// The revision is stored as a piece (``PieceRules``): `p_data` is a delta on piece `p_delta_base`, or the
-  /// whole file when that is null. A delta whose base is gone, or that the rules do not let on
-  /// its chain, is the outcome `whole`, and nothing is written: the caller sends the whole file.
-  /// After pruning, the slot's pieces that nothing needs are collected, under the slot's lock,
-  /// which every writer of the slot's revisions and pieces takes. `created` returns the piece as
-  /// its amount.
-  static let putFunctionV4 = putFunction()
-
-  /// ``putFunctionV4``'s text, storing whole the files smaller than `smallestDelta`;
-  /// `followsChains: false` is a seam only the simulation's build sets
-  /// (``ServerSchema/collectPieces(_:_:followsChains:)``).
-  static func putFunction(smallestDelta: Int = PieceRules.smallestDelta, followsChains: Bool = true) -> String {
-    """
-    CREATE OR REPLACE FUNCTION stasis_put_v4(
-      p_player BIGINT, p_slot TEXT, p_expected BIGINT, p_keep BIGINT, p_max_slots BIGINT, p_max_bytes BIGINT,
-      p_size BIGINT, p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT,
-      p_schema BIGINT, p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION,
-      p_summary TEXT, p_data BYTEA, p_loser BIGINT, p_parent BIGINT, p_delta_base BIGINT,
-      OUT outcome TEXT, OUT revision BIGINT, OUT amount BIGINT)
-    LANGUAGE plpgsql AS $$
-    #variable_conflict use_column
-    DECLARE
-      v_next BIGINT;
-      v_head BIGINT;
-      v_gone RECORD;
-      v_depth BIGINT;
-      v_chain BIGINT;
-      v_piece BIGINT;
-    BEGIN
-      amount := 0;
-      PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
-      IF p_expected IS NULL THEN
-        INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
-        ON CONFLICT DO NOTHING;
-      END IF;
-      SELECT s.next_revision, s.head_revision INTO v_next, v_head FROM slots s
-      WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
-      IF v_head IS DISTINCT FROM p_expected THEN
-        outcome := 'stale';
-        revision := v_head;
-        RETURN;
-      END IF;
-      IF p_loser IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser
-      ) THEN
-        outcome := 'loser';
-        RETURN;
-      END IF;
-      IF v_head IS NULL THEN
-        SELECT COUNT(*) INTO amount FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
-        IF amount >= p_max_slots THEN
-          outcome := 'slots';
-          RETURN;
+  /// `stasis_upload_find_v1` locks the player's row (one upload per player at a time, so the
+  /// limits hold exactly), makes the slot's row for a new slot, then locks it (of two uploads on
+  /// the same base exactly one commits: the second waits for the lock, then reads the new head),
+  /// and reads what the upload finds: the slot's next revision and head, whether the loser is
+  /// the slot's, the slots and bytes in use, the delta's base piece's place on its chain, and
+  /// the slot's revisions with their parents (0: none) and whether each lost a conflict.
+  ///
+  /// `stasis_upload_store_v1` writes what was decided: the piece (a delta on `p_delta_base`, or
+  /// whole), the slot's head, the revision, the loser marked as lost to it, the parents handed
+  /// down, the pruned revisions deleted; then it collects the slot's pieces nothing needs
+  /// (``ServerSchema/collectPieces(_:_:followsChains:)``; `followsChains: false` is a seam only
+  /// the simulation's build sets), and returns the new piece.
+  static func uploadFunctions(followsChains: Bool = true) -> [String] {
+    [
+      """
+      CREATE OR REPLACE FUNCTION stasis_upload_find_v1(
+        p_player BIGINT, p_slot TEXT, p_create BOOLEAN, p_loser BIGINT, p_delta_base BIGINT,
+        OUT o_next BIGINT, OUT o_head BIGINT, OUT o_loser_exists BOOLEAN, OUT o_slots BIGINT, OUT o_bytes BIGINT,
+        OUT o_depth BIGINT, OUT o_chain BIGINT, OUT o_revisions BIGINT[], OUT o_parents BIGINT[],
+        OUT o_lost BOOLEAN[])
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
+        IF p_create THEN
+          INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
+          ON CONFLICT DO NOTHING;
         END IF;
-      END IF;
-      SELECT COALESCE(SUM(r.size), 0) INTO amount FROM revisions r WHERE r.player_id = p_player;
-      IF amount + p_size > p_max_bytes THEN
-        outcome := 'bytes';
-        RETURN;
-      END IF;
-      amount := 0;
-      IF p_delta_base IS NOT NULL THEN
-        SELECT p.depth, p.chain INTO v_depth, v_chain FROM pieces p
-        WHERE p.id = p_delta_base AND p.player_id = p_player AND p.slot = p_slot;
-        IF v_depth IS NULL OR p_size < \(smallestDelta) OR v_depth + 1 > \(PieceRules.longestChain)
-          OR v_chain + length(p_data) > p_size / 2 THEN
-          outcome := 'whole';
-          RETURN;
+        SELECT s.next_revision, s.head_revision INTO o_next, o_head FROM slots s
+        WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
+        o_next := COALESCE(o_next, 1);
+        o_loser_exists := p_loser IS NOT NULL AND EXISTS (
+          SELECT 1 FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser);
+        o_slots := 0;
+        IF o_head IS NULL THEN
+          SELECT COUNT(*) INTO o_slots FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
         END IF;
+        SELECT COALESCE(SUM(r.size), 0) INTO o_bytes FROM revisions r WHERE r.player_id = p_player;
+        IF p_delta_base IS NOT NULL THEN
+          SELECT p.depth, p.chain INTO o_depth, o_chain FROM pieces p
+          WHERE p.id = p_delta_base AND p.player_id = p_player AND p.slot = p_slot;
+        END IF;
+        SELECT COALESCE(array_agg(r.revision ORDER BY r.revision), '{}'),
+          COALESCE(array_agg(COALESCE(r.parent, 0) ORDER BY r.revision), '{}'),
+          COALESCE(array_agg(r.lost_to IS NOT NULL ORDER BY r.revision), '{}')
+        INTO o_revisions, o_parents, o_lost
+        FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot;
+      END
+      $$
+      """,
+      """
+      CREATE OR REPLACE FUNCTION stasis_upload_store_v1(
+        p_player BIGINT, p_slot TEXT, p_revision BIGINT, p_base BIGINT, p_parent BIGINT, p_size BIGINT,
+        p_sha256 TEXT, p_uploaded_at BIGINT, p_device TEXT, p_game TEXT, p_build TEXT, p_schema BIGINT,
+        p_created_at BIGINT, p_play_time DOUBLE PRECISION, p_progress DOUBLE PRECISION, p_summary TEXT,
+        p_data BYTEA, p_delta_base BIGINT, p_depth BIGINT, p_chain BIGINT, p_loser BIGINT, p_pruned BIGINT[],
+        p_relinked BIGINT[], p_relinked_parents BIGINT[])
+      RETURNS BIGINT
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        v_piece BIGINT;
+      BEGIN
         INSERT INTO pieces (player_id, slot, base, depth, chain, size, data)
-        VALUES (p_player, p_slot, p_delta_base, v_depth + 1, v_chain + length(p_data), p_size, p_data)
+        VALUES (p_player, p_slot, p_delta_base, p_depth, p_chain, p_size, p_data)
         RETURNING id INTO v_piece;
-      ELSE
-        INSERT INTO pieces (player_id, slot, base, depth, chain, size, data)
-        VALUES (p_player, p_slot, NULL, 0, 0, p_size, p_data)
-        RETURNING id INTO v_piece;
-      END IF;
-      UPDATE slots s SET next_revision = v_next + 1, head_revision = v_next
-      WHERE s.player_id = p_player AND s.name = p_slot;
-      INSERT INTO revisions AS r (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
-        game, build, schema_version, created_at, play_time, progress, summary, file, piece)
-      VALUES (p_player, p_slot, v_next, p_expected, p_parent, p_size, p_sha256, p_uploaded_at, p_device, p_game,
-        p_build, p_schema, p_created_at, p_play_time, p_progress, p_summary, '\\x'::bytea, v_piece);
-      IF p_loser IS NOT NULL THEN
-        UPDATE revisions r SET lost_to = v_next WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser;
-      END IF;
-      FOR v_gone IN
-        SELECT r.revision, r.parent FROM revisions r
-        WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision <= v_next - p_keep AND r.lost_to IS NULL
-        ORDER BY r.revision DESC
-      LOOP
-        UPDATE revisions r SET parent = v_gone.parent
-        WHERE r.player_id = p_player AND r.slot = p_slot AND r.parent = v_gone.revision;
-        DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = v_gone.revision;
-      END LOOP;
-      \(ServerSchema.collectPieces("p_player", "p_slot", followsChains: followsChains));
-      outcome := 'created';
-      revision := v_next;
-      amount := v_piece;
-    END
-    $$
-    """
+        UPDATE slots s SET next_revision = p_revision + 1, head_revision = p_revision
+        WHERE s.player_id = p_player AND s.name = p_slot;
+        INSERT INTO revisions AS r (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at,
+          device, game, build, schema_version, created_at, play_time, progress, summary, file, piece)
+        VALUES (p_player, p_slot, p_revision, p_base, p_parent, p_size, p_sha256, p_uploaded_at, p_device, p_game,
+          p_build, p_schema, p_created_at, p_play_time, p_progress, p_summary, '\\x'::bytea, v_piece);
+        IF p_loser IS NOT NULL THEN
+          UPDATE revisions r SET lost_to = p_revision
+          WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser;
+        END IF;
+        UPDATE revisions r SET parent = NULLIF(u.parent, 0)
+        FROM unnest(p_relinked, p_relinked_parents) AS u(revision, parent)
+        WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = u.revision;
+        DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = ANY(p_pruned);
+        \(ServerSchema.collectPieces("p_player", "p_slot", followsChains: followsChains));
+        RETURN v_piece;
+      END
+      $$
+      """,
+    ]
   }
 
   /// The first upload function, whose pruning deleted conflict losers: dropped at migration.

@@ -44,39 +44,76 @@ struct HeadStatement: PostgresPreparedStatement {
   func decodeRow(_ row: PostgresRow) throws -> RevisionMetadata { try PostgresBackend.metadata(row) }
 }
 
-/// An upload: `stasis_put_v4` (``PostgresBackend/putFunctionV4``); its outcome, revision and amount.
-struct PutStatement: PostgresPreparedStatement {
-  static let name = "stasis_put_call_v4"
+/// An upload's first step: `stasis_upload_find_v1` (``PostgresBackend/uploadFunctions``) locks
+/// the player's row and the slot's (making the slot's row for a new slot) and reads what the
+/// upload finds, for ``UploadRule``.
+struct UploadFindStatement: PostgresPreparedStatement {
+  static let name = "stasis_upload_find_call_v1"
+  static let sql = "SELECT * FROM stasis_upload_find_v1($1, $2, $3, $4, $5)"
+  static let bindingDataTypes: [PostgresDataType] = [.int8, .text, .bool, .int8, .int8]
+
+  var player: Int64
+  var slot: String
+  /// True for a new slot (`If-None-Match: *`).
+  var create: Bool
+  var loser: Int64?
+  var deltaBase: Int64?
+
+  func makeBindings() throws -> PostgresBindings {
+    var bindings = PostgresBindings(capacity: 5)
+    bindings.append(player)
+    bindings.append(slot)
+    bindings.append(create)
+    bindings.append(loser)
+    bindings.append(deltaBase)
+    return bindings
+  }
+
+  func decodeRow(_ row: PostgresRow) throws -> UploadRule.Found {
+    let (next, head, loserExists, slots, bytes, depth, chain, revisions, parents, lost) = try row.decode(
+      (Int64, Int64?, Bool, Int64, Int64, Int64?, Int64?, [Int64], [Int64], [Bool]).self)
+    guard revisions.count == parents.count, revisions.count == lost.count else {
+      throw StorageError("stasis_upload_find_v1 returned lists of different lengths")
+    }
+    return UploadRule.Found(
+      head: head, next: next, loserExists: loserExists, slotsInUse: slots, bytesInUse: bytes,
+      deltaBase: depth.flatMap { depth in chain.map { UploadRule.Chain(depth: depth, chain: $0) } },
+      revisions: revisions.indices.map {
+        // A revision number is at least 1: 0 stands for "no parent" in the list.
+        UploadRule.Listed(revision: revisions[$0], parent: parents[$0] == 0 ? nil : parents[$0], lost: lost[$0])
+      })
+  }
+}
+
+/// An upload's second step: `stasis_upload_store_v1` writes what ``UploadRule`` decided, then
+/// collects the slot's pieces; the new revision's piece.
+struct UploadStoreStatement: PostgresPreparedStatement {
+  static let name = "stasis_upload_store_call_v1"
   static let sql = """
-    SELECT outcome, revision, amount
-    FROM stasis_put_v4($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+    SELECT stasis_upload_store_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+      $19, $20, $21, $22, $23, $24)
     """
   static let bindingDataTypes: [PostgresDataType] = [
-    .int8, .text, .int8, .int8, .int8, .int8, .int8, .text, .int8, .text, .text, .text, .int8, .int8, .float8,
-    .float8, .text, .bytea, .int8, .int8, .int8,
+    .int8, .text, .int8, .int8, .int8, .int8, .text, .int8, .text, .text, .text, .int8, .int8, .float8, .float8,
+    .text, .bytea, .int8, .int8, .int8, .int8, .int8Array, .int8Array, .int8Array,
   ]
 
   var player: Int64
   var metadata: RevisionMetadata
-  var expected: Int64?
-  var keep: Int64
-  var maxSlots: Int64
-  var maxBytes: Int64
-  /// The whole file, or a delta on piece ``deltaBase``.
+  var store: UploadRule.Store
+  /// The whole file, or the delta on ``deltaBase``.
   var data: [UInt8]
   /// The piece ``data`` is a delta on; nil when it is the whole file.
   var deltaBase: Int64?
-  /// The revision that lost the conflict this upload resolves, if it resolves one.
   var loser: Int64?
 
   func makeBindings() throws -> PostgresBindings {
-    var bindings = PostgresBindings(capacity: 21)
+    var bindings = PostgresBindings(capacity: 24)
     bindings.append(player)
     bindings.append(metadata.slot)
-    bindings.append(expected)
-    bindings.append(keep)
-    bindings.append(maxSlots)
-    bindings.append(maxBytes)
+    bindings.append(store.revision)
+    bindings.append(store.base)
+    bindings.append(store.parent)
     bindings.append(metadata.bytes)
     bindings.append(metadata.sha256)
     bindings.append(metadata.uploadedAt)
@@ -89,13 +126,15 @@ struct PutStatement: PostgresPreparedStatement {
     bindings.append(metadata.progress)
     bindings.append(metadata.summaryJSON)
     try bindings.append(Data(data))
-    bindings.append(loser)
-    bindings.append(metadata.parent)
     bindings.append(deltaBase)
+    bindings.append(store.deltaOn.map { $0.depth + 1 } ?? 0)
+    bindings.append(store.deltaOn.map { $0.chain + Int64(data.count) } ?? 0)
+    bindings.append(loser)
+    bindings.append(store.pruned)
+    bindings.append(store.relinked.map(\.revision))
+    bindings.append(store.relinked.map { $0.parent ?? 0 })
     return bindings
   }
 
-  func decodeRow(_ row: PostgresRow) throws -> (String, Int64?, Int64) {
-    try row.decode((String, Int64?, Int64).self)
-  }
+  func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
 }

@@ -114,60 +114,77 @@ package final class SQLiteBackend: SaveBackend {
     }
   }
 
-  /// An upload in the caller's write transaction.
+  /// An upload in the caller's write transaction: what it finds, read with a few statements
+  /// (the transaction is SQLite's one writer, so nothing moves under it), ``UploadRule``'s
+  /// decision, and the decision written.
   func put(
     _ db: Database, player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata,
     file: [UInt8], delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) throws -> PutOutcome {
+    let slot = metadata.slot
+    let rule = UploadRule(
+      expected: precondition.expected, loser: loser, size: metadata.bytes, deltaSize: delta?.bytes.count,
+      parent: metadata.parent, limits: limits, keep: prunesAllButOne ? 1 : keep, smallestDelta: smallestDelta)
     let slotRow = try Row.fetchOne(
       db, sql: "SELECT next_revision, head_revision FROM slots WHERE player_id = ? AND name = ?",
-      arguments: [player.id, metadata.slot])
+      arguments: [player.id, slot])
     let head: Int64? = slotRow?["head_revision"]
-    switch precondition {
-    case .create:
-      if let head { return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head)) }
-    case .head(let expected):
-      guard let head else { return .stale(head: nil) }
-      if head != expected {
-        return .stale(head: try Self.metadata(db, player: player, slot: metadata.slot, revision: head))
-      }
-    }
-    if let loser,
+    let base = try delta.flatMap { delta in
       try Row.fetchOne(
-        db, sql: "SELECT 1 FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
-        arguments: [player.id, metadata.slot, loser]) == nil
-    {
-      return .unknownLoser(loser)
+        db, sql: "SELECT depth, chain FROM pieces WHERE id = ? AND player_id = ? AND slot = ?",
+        arguments: [delta.basePiece, player.id, slot])
     }
-    if head == nil {
-      let slots =
-        try Int.fetchOne(
+    let found = UploadRule.Found(
+      head: head, next: slotRow?["next_revision"] ?? 1,
+      loserExists: try loser.map { loser in
+        try Row.fetchOne(
+          db, sql: "SELECT 1 FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+          arguments: [player.id, slot, loser]) != nil
+      } ?? false,
+      slotsInUse: head == nil
+        ? try Int64.fetchOne(
           db, sql: "SELECT COUNT(*) FROM slots WHERE player_id = ? AND head_revision IS NOT NULL",
-          arguments: [player.id]) ?? 0
-      if slots >= limits.slots { return .tooManySlots("the player has \(slots) slots; the limit is \(limits.slots)") }
+          arguments: [player.id]) ?? 0 : 0,
+      bytesInUse: try Int64.fetchOne(
+        db, sql: "SELECT COALESCE(SUM(size), 0) FROM revisions WHERE player_id = ?", arguments: [player.id]) ?? 0,
+      deltaBase: base.map { UploadRule.Chain(depth: $0["depth"], chain: $0["chain"]) },
+      revisions: try Row.fetchAll(
+        db, sql: "SELECT revision, parent, lost_to FROM revisions WHERE player_id = ? AND slot = ?",
+        arguments: [player.id, slot]
+      ).map { UploadRule.Listed(revision: $0["revision"], parent: $0["parent"], lost: $0["lost_to"] as Int64? != nil) })
+    let store: UploadRule.Store
+    switch rule.decide(found) {
+    case .stale(let head):
+      return .stale(head: try head.flatMap { try Self.metadata(db, player: player, slot: slot, revision: $0) })
+    case .unknownLoser: return .unknownLoser(loser ?? 0)
+    case .tooManySlots(let inUse):
+      return .tooManySlots("the player has \(inUse) slots; the limit is \(limits.slots)")
+    case .overLimit(let inUse):
+      return .overLimit("the player's saves take \(inUse) bytes; this one would pass the limit of \(limits.totalBytes)")
+    case .store(let decided): store = decided
     }
-    let used =
-      try Int64.fetchOne(
-        db, sql: "SELECT COALESCE(SUM(size), 0) FROM revisions WHERE player_id = ?", arguments: [player.id])
-      ?? 0
-    if used + metadata.bytes > limits.totalBytes {
-      return .overLimit(
-        "the player's saves take \(used) bytes; this one would pass the limit of \(limits.totalBytes)")
-    }
-    let revision: Int64 = slotRow?["next_revision"] ?? 1
     var stored = metadata
-    stored.revision = revision
-    stored.piece = try Self.storePiece(
-      db, player: player, slot: metadata.slot, file: file, delta: delta, smallest: self.smallestDelta)
-    if slotRow == nil {
+    stored.revision = store.revision
+    if let on = store.deltaOn, let delta {
       try db.execute(
-        sql: "INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (?, ?, ?, ?)",
-        arguments: [player.id, metadata.slot, revision + 1, revision])
+        sql: "INSERT INTO pieces (player_id, slot, base, depth, chain, size, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        arguments: [
+          player.id, slot, delta.basePiece, on.depth + 1, on.chain + Int64(delta.bytes.count), file.count,
+          Data(delta.bytes),
+        ])
     } else {
       try db.execute(
-        sql: "UPDATE slots SET next_revision = ?, head_revision = ? WHERE player_id = ? AND name = ?",
-        arguments: [revision + 1, revision, player.id, metadata.slot])
+        sql: "INSERT INTO pieces (player_id, slot, base, depth, chain, size, data) VALUES (?, ?, NULL, 0, 0, ?, ?)",
+        arguments: [player.id, slot, file.count, Data(file)])
     }
+    stored.piece = db.lastInsertedRowID
+    try db.execute(
+      sql: """
+        INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (?, ?, ?, ?)
+        ON CONFLICT (player_id, name) DO UPDATE SET next_revision = excluded.next_revision,
+          head_revision = excluded.head_revision
+        """,
+      arguments: [player.id, slot, store.revision + 1, store.revision])
     try db.execute(
       sql: """
         INSERT INTO revisions (player_id, slot, revision, base_revision, parent, size, sha256, uploaded_at, device,
@@ -175,29 +192,26 @@ package final class SQLiteBackend: SaveBackend {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, x'', ?)
         """,
       arguments: [
-        player.id, stored.slot, revision, stored.baseRevision, stored.parent, stored.bytes, stored.sha256,
-        stored.uploadedAt,
-        stored.device, stored.game, stored.build, stored.schema, stored.createdAt, stored.playTime, stored.progress,
-        stored.summaryJSON, stored.piece,
+        player.id, slot, store.revision, store.base, store.parent, stored.bytes, stored.sha256,
+        stored.uploadedAt, stored.device, stored.game, stored.build, stored.schema, stored.createdAt, stored.playTime,
+        stored.progress, stored.summaryJSON, stored.piece,
       ])
     if let loser {
       try db.execute(
         sql: "UPDATE revisions SET lost_to = ? WHERE player_id = ? AND slot = ? AND revision = ?",
-        arguments: [revision, player.id, stored.slot, loser])
+        arguments: [store.revision, player.id, slot, loser])
     }
-    // A conflict's loser stays until it is discarded, whatever `keep` says.
-    let pruned = try Int64.fetchAll(
-      db,
-      sql: """
-        SELECT revision FROM revisions WHERE player_id = ? AND slot = ? AND revision <= ? AND lost_to IS NULL
-        ORDER BY revision DESC
-        """,
-      arguments: [
-        player.id, stored.slot,
-        revision - Int64(prunesAllButOne ? 1 : max(1, keep)),
-      ])
-    for gone in pruned { try Self.remove(db, player: player, slot: stored.slot, revision: gone) }
-    try self.collect(db, player: player, slot: stored.slot)
+    for relink in store.relinked {
+      try db.execute(
+        sql: "UPDATE revisions SET parent = ? WHERE player_id = ? AND slot = ? AND revision = ?",
+        arguments: [relink.parent, player.id, slot, relink.revision])
+    }
+    for gone in store.pruned {
+      try db.execute(
+        sql: "DELETE FROM revisions WHERE player_id = ? AND slot = ? AND revision = ?",
+        arguments: [player.id, slot, gone])
+    }
+    try self.collect(db, player: player, slot: slot)
     return .created(stored)
   }
 
@@ -349,33 +363,6 @@ package final class SQLiteBackend: SaveBackend {
   }
 
   // MARK: Pieces
-
-  /// Stores the file as a piece: the delta on its base piece when ``PieceRules`` allow and the
-  /// base is still there (this transaction holds the only writer), else the whole file.
-  private static func storePiece(
-    _ db: Database, player: Player, slot: String, file: [UInt8], delta: StoredDelta?, smallest: Int
-  ) throws -> Int64 {
-    if let delta,
-      let base = try Row.fetchOne(
-        db, sql: "SELECT depth, chain FROM pieces WHERE id = ? AND player_id = ? AND slot = ?",
-        arguments: [delta.basePiece, player.id, slot]),
-      PieceRules.mayChain(
-        depth: base["depth"], chain: base["chain"], delta: delta.bytes.count, size: file.count, smallest: smallest)
-    {
-      let depth: Int64 = base["depth"]
-      let chain: Int64 = base["chain"]
-      try db.execute(
-        sql: "INSERT INTO pieces (player_id, slot, base, depth, chain, size, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        arguments: [
-          player.id, slot, delta.basePiece, depth + 1, chain + Int64(delta.bytes.count), file.count, Data(delta.bytes),
-        ])
-    } else {
-      try db.execute(
-        sql: "INSERT INTO pieces (player_id, slot, base, depth, chain, size, data) VALUES (?, ?, NULL, 0, 0, ?, ?)",
-        arguments: [player.id, slot, file.count, Data(file)])
-    }
-    return db.lastInsertedRowID
-  }
 
   /// The file a piece rebuilds, reading its chain in this transaction's snapshot.
   static func rebuild(_ db: Database, piece: Int64) throws -> [UInt8] {

@@ -48,7 +48,7 @@ extension PostgresBackend: VariedStorageRules {}
 extension ServerSchema {
   /// The statement that deletes a slot's pieces nothing needs: no revision of the slot, no
   /// upload in progress, and no piece still needed that is a delta on them. One text for both
-  /// backends (SQLite runs it after each upload and discard; PostgreSQL inside `stasis_put_v4`
+  /// backends (SQLite runs it after each upload and discard; PostgreSQL inside `stasis_upload_store_v1`
   /// and after a discard), under the slot's write lock, as every writer of its pieces is.
   /// `player` and `slot` are the placeholders or names that hold them. `followsChains: false`
   /// is a seam only the simulation's build sets: the pieces that needed pieces are built on
