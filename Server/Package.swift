@@ -12,6 +12,8 @@ let package = Package(
     .executable(name: "stasis-load", targets: ["stasis-load"]),
     .executable(name: "stasis-sim", targets: ["stasis-sim"]),
     .executable(name: "stasis-sync-bench", targets: ["stasis-sync-bench"]),
+    // The server in a test's process, for a studio's tests of cloud sync: InMemoryCloudServer.
+    .library(name: "StasisServerTesting", targets: ["StasisServerTesting"]),
   ],
   // `SimulationSeams` (off by default) compiles the switches by which stasis-sim varies the
   // rules of the library and of the SQLite backend, to plant the known bugs of its catalogue
@@ -98,12 +100,26 @@ let package = Package(
     ),
     // The deterministic simulation: devices (store + sync) over simulated disks, the real server
     // in-process over SQLite, faults and clocks from a seed, invariants after every operation.
+    // The server in a test's process: its router over SQLite, answering a CloudTransport's
+    // requests with no socket (InMemoryCloudServer); the simulation sends through the same path.
+    .target(
+      name: "StasisServerTesting",
+      dependencies: [
+        "StasisServer", .product(name: "StasisCloud", package: "Stasis"),
+        .product(name: "StasisTesting", package: "Stasis"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     .target(
       name: "StasisSimulation",
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisMerge", package: "Stasis"),
-        "StasisServer",
+        "StasisServer", "StasisServerTesting",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -172,7 +188,7 @@ let package = Package(
     .testTarget(
       name: "StasisCloudSyncTests",
       dependencies: [
-        "ServerTestSupport", .product(name: "Stasis", package: "Stasis"),
+        "ServerTestSupport", "StasisServerTesting", .product(name: "Stasis", package: "Stasis"),
         .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
         .product(name: "StasisTesting", package: "Stasis"), .product(name: "StasisRecords", package: "Stasis"),
         .product(name: "GRDB", package: "GRDB.swift"),

@@ -256,7 +256,7 @@ final class WindowRunner {
         ? .startOver
         : key == SDLK_o
           ? failure.olderGeneration.map { .loadGeneration($0) }
-          : key == SDLK_a ? failure.newerAlongside.map { .loadGeneration($0) } : nil
+          : key == SDLK_a ? failure.reason.newer.map { .loadGeneration($0) } : nil
       if let choice {
         do {
           try game.coordinator.resolveRestoreFailure(choice)
@@ -343,7 +343,7 @@ final class WindowRunner {
       status = "\(event.isHold ? "held" : "load failed"): \(error.kindDescription)"
       if let failure = game.coordinator.restoreFailure {
         status +=
-          failure.newerAlongside != nil
+          failure.reason.newer != nil
           ? " - O: older build's save, A: this build's, N: new game"
           : failure.olderGeneration == nil ? " - N: new game" : " - O: older save, N: new game"
       }
@@ -528,12 +528,5 @@ final class WindowRunner {
     var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
     SDL_RenderFillRectF(renderer, &all)
     font.draw(text, x: (width - font.width(of: text, scale: 3)) / 2, y: height / 2 - 30, on: renderer, scale: 3)
-  }
-}
-
-extension RestoreFailure {
-  /// This build's newer save of a saved-alongside hold: what the A key loads.
-  fileprivate var newerAlongside: Int? {
-    if case .savedAlongside(let newer) = reason { newer } else { nil }
   }
 }

@@ -336,6 +336,10 @@ struct CLIGoldenTests {
     #expect(result.status == 0, "\(result.err)")
     #expect(result.out == "reformatted Saves/fixture/0000000001.stasis → $DIR/Saves/fixture/0000000002.stasis\n")
     #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/0000000001.stasis")) == original, "the old one stays")
+    let oldName = try fixtures.stasis("migrate", "Saves/fixture/0000000001.stasis", "--dry-run")
+    #expect(
+      oldName.out == "would migrate Saves/fixture/0000000001.stasis from format 1 to 2\n",
+      "under its old name, the old words: a script may read them")
 
     let verify = try fixtures.stasis("verify", "Saves/fixture/0000000002.stasis")
     #expect(verify.status == 0)

@@ -286,6 +286,38 @@ struct TimerCenterTests {
     _ = recorder
   }
 
+  @Test("due in the background on a failing disk: the notification is posted once, not again at each try")
+  func backgroundNotificationOnFailingDisk() throws {
+    let disk = SimulatedDisk()
+    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
+    let (app, recorder, _) = makeApplication()
+    let notifier = RecordingNotifier()
+    app.launch()
+    let timers = try TimerCenter(store: store, application: app, wallClock: wall, notifier: notifier)
+    try timers.schedule("crops", after: .seconds(10))
+    app.enterBackground()
+    app.update()
+    disk.fail(.fsyncDirectory, times: 1000, with: .ioError)
+    wall.advance(by: .seconds(20))
+    app.update()
+    #expect(notifier.identifiers == ["crops"] && disk.faultsInjected >= 1, "posted; its mark's write failed")
+    for _ in 0..<5 {
+      wall.advance(by: .seconds(2))
+      app.update()
+    }
+    #expect(disk.faultsInjected > 1, "the mark was written again")
+    #expect(notifier.identifiers == ["crops"], "and the notification was not posted again")
+    disk.clearFaults()
+    wall.advance(by: .seconds(2))
+    app.update()
+    let again = RecordingNotifier()
+    let next = try TimerCenter(store: store, application: app, wallClock: wall, notifier: again)
+    wall.advance(by: .seconds(2))
+    app.update()
+    #expect(again.identifiers.isEmpty, "the mark reached the disk: a new process does not post it again")
+    _ = (recorder, next)
+  }
+
   @Test("an unreadable timers file is set aside, kept, and the timers start again")
   func unreadableFile() throws {
     let (app, recorder, _) = makeApplication()

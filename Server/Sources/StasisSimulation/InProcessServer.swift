@@ -1,15 +1,14 @@
 import Crypto
 import Foundation
 import GRDB
-import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
-import NIOEmbedded
 import PostgresNIO
 @_spi(Simulation) import Stasis
 import StasisCloud
 import StasisServer
+import StasisServerTesting
 import Synchronization
 
 /// Which database the in-process server runs on.
@@ -228,52 +227,13 @@ public final class InProcessServer: Sendable {
   /// Answers one request as the server would over HTTP.
   func respond(_ request: CloudRequest) async -> Answer {
     guard let (responder, death) = running.withLock({ $0.map { ($0.responder, $0.death) } }) else { return .down }
-    let answer = await handle(request, responder)
+    let answer = await RouterTransport.respond(to: request, with: responder)
     if await death.takeDied() {
       await crash()
       return .died
     }
-    return answer.map(Answer.answered) ?? .down
+    return .answered(answer)
   }
-
-  private func handle(_ request: CloudRequest, _ responder: RouterResponder<ServerContext>) async -> CloudResponse? {
-    var fields = HTTPFields()
-    for (name, value) in request.headers {
-      if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
-    }
-    if let body = request.body { fields[.contentLength] = String(body.count) }
-    let head = HTTPRequest(
-      method: HTTPRequest.Method(request.method) ?? .get, scheme: "http", authority: "localhost",
-      path: request.path, headerFields: fields)
-    let hbRequest = Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: request.body ?? [])))
-    var logger = Logger(label: "stasis.sim.request")
-    logger.logLevel = .critical
-    let context = ServerContext(
-      source: ApplicationRequestContextSource(channel: NIOAsyncTestingChannel(), logger: logger))
-    let response: Response
-    do {
-      response = try await responder.respond(to: hbRequest, context: context)
-    } catch let error as any HTTPResponseError {
-      guard let answer = try? error.response(from: hbRequest, context: context) else {
-        return CloudResponse(status: 500)
-      }
-      response = answer
-    } catch {
-      return CloudResponse(status: 500)
-    }
-    let writer = CollectingWriter()
-    try? await response.body.write(writer)
-    return CloudResponse(
-      status: Int(response.status.code), headers: response.headers.map { ($0.name.rawName, $0.value) },
-      body: writer.bytes.withLock { $0 })
-  }
-}
-
-/// Collects a response's body.
-private final class CollectingWriter: ResponseBodyWriter, Sendable {
-  let bytes = Mutex<[UInt8]>([])
-  func write(_ buffer: ByteBuffer) async throws { bytes.withLock { $0.append(contentsOf: buffer.readableBytesView) } }
-  func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }
 
 /// What the transport saw: the checker's record of acknowledged uploads.

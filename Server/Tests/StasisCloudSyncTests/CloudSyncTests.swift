@@ -2,6 +2,7 @@ import DemoGame
 import Foundation
 import Stasis
 @_spi(Plumbing) import StasisCloud
+import StasisServerTesting
 import StasisTesting
 import Synchronization
 import Testing
@@ -12,28 +13,31 @@ import Testing
   import Glibc
 #endif
 
-@Suite("Cloud sync against a real stasis-server", .serialized)
+@Suite("Cloud sync against the real server: in-process for policies, stasis-server for sockets", .serialized)
 struct CloudSyncTests {
   /// A server, one player, and two devices that start from one revision (`base`, r1).
+  /// Two devices of one player over the real server in this process (`InMemoryCloudServer`):
+  /// what the policies do needs no socket.
   struct World {
-    let server: ServerProcess
-    let database: Database
-    let token: String
-    let raw: Client
+    let server: InMemoryCloudServer
+    let raw: CloudClient
     let base = PlayerState()
     let a: Device
     let b: Device
 
     init(
-      _ backend: Backend = .sqlite, serverArguments: [String] = [], policy: ConflictPolicy = .mostRecent,
+      keepRevisions: Int = 10, policy: ConflictPolicy = .mostRecent,
       onConflict: (@Sendable (Conflict) async -> ConflictDecision?)? = nil
     ) async throws {
-      database = try Database(backend)
-      token = try database.addPlayer().token
-      server = try ServerProcess(database, serverArguments)
-      raw = Client(base: server.base, token: token)
-      a = Device(server: server.base, token: token, name: "A", policy: policy, onConflict: onConflict)
-      b = Device(server: server.base, token: token, name: "B", policy: policy, onConflict: onConflict)
+      server = try InMemoryCloudServer(keepRevisions: keepRevisions)
+      let credentials = try await server.addPlayer("world")
+      raw = CloudClient(credentials: credentials, transport: server)
+      a = Device(
+        server: credentials.url, token: credentials.token, name: "A", policy: policy, onConflict: onConflict,
+        transport: server)
+      b = Device(
+        server: credentials.url, token: credentials.token, name: "B", policy: policy, onConflict: onConflict,
+        transport: server)
       try a.save(base, playTime: 10, progress: 0.1, at: 100)
       #expect(await a.sync.synchronize().error == nil)
       #expect(await b.sync.synchronize().restore == 1, "B fast-forwards to r1")
@@ -108,7 +112,6 @@ struct CloudSyncTests {
   @Test("most recent: ours (newer) goes up on theirs; theirs stays in the history")
   func mostRecent() async throws {
     let (world, ours, _, report) = try await conflict(.mostRecent)
-    defer { world.server.stop() }
     #expect(report.error == nil)
     let conflict = try #require(world.b.sync.status.conflicts.first)
     #expect((conflict.base, conflict.theirs, conflict.outcome, conflict.revision) == (1, 2, .side(.ours), 3))
@@ -122,7 +125,6 @@ struct CloudSyncTests {
   @Test("longest play time: theirs wins; ours stays a kept generation out of pruning")
   func longestPlayTime() async throws {
     let (world, _, theirs, report) = try await conflict(.longestPlayTime)
-    defer { world.server.stop() }
     #expect(report.restore != nil)
     #expect(world.b.sync.status.conflicts.first?.outcome == .side(.theirs))
     #expect(try world.b.newest() == theirs)
@@ -142,7 +144,6 @@ struct CloudSyncTests {
   @Test("highest progress: ours (0.8 over 0.2) goes up")
   func highestProgress() async throws {
     let (world, ours, _, _) = try await conflict(.highestProgress)
-    defer { world.server.stop() }
     #expect(world.b.sync.status.conflicts.first?.outcome == .side(.ours))
     #expect(try world.b.newest() == ours)
   }
@@ -150,7 +151,6 @@ struct CloudSyncTests {
   @Test("last known good: both go back to the base; both sides kept")
   func lastKnownGood() async throws {
     let (world, _, _, _) = try await conflict(.lastKnownGood)
-    defer { world.server.stop() }
     let conflict = try #require(world.b.sync.status.conflicts.first)
     #expect(conflict.outcome == .side(.base))
     #expect(try world.b.newest() == world.base)
@@ -167,7 +167,6 @@ struct CloudSyncTests {
       seen.withLock { $0 = (conflict.baseRevision, conflict.base != nil, conflict.theirsRevision) }
       return .side(.theirs)
     }
-    defer { world.server.stop() }
     let handed = try #require(seen.withLock { $0 })
     #expect(handed.base == 1 && handed.hadBase && handed.theirs == 2, "base, ours and theirs, whole")
     #expect(try world.b.newest() == theirs)
@@ -176,7 +175,6 @@ struct CloudSyncTests {
   @Test("manual without a decision: the slot stays in conflict, nothing goes up, until resolved")
   func manualPending() async throws {
     let (world, ours, _, report) = try await conflict(.manual)
-    defer { world.server.stop() }
     #expect(report.state == .conflict)
     #expect(world.b.sync.status.state == .conflict)
     #expect(world.b.sync.status.hud == "conflict")
@@ -195,7 +193,6 @@ struct CloudSyncTests {
   @Test("manual, then the player takes a side by name: resolve(taking: .side(.theirs)) writes theirs and keeps ours")
   func manualThenTakeTheirs() async throws {
     let (world, ours, theirs, report) = try await conflict(.manual)
-    defer { world.server.stop() }
     #expect(report.state == .conflict)
     let resolved = await world.b.sync.resolve(taking: .side(.theirs))
     #expect(resolved.error == nil, "\(String(describing: resolved.error))")
@@ -217,7 +214,6 @@ struct CloudSyncTests {
     let world = try await World(
       policy: .merge(
         rules: ["score.highScore": .max, "shards": .byIndex, "inventory": .union], fallback: .mostRecent))
-    defer { world.server.stop() }
     var theirs = world.base
     theirs.score.highScore = 900
     theirs.volume = 0.2  // theirs only
@@ -272,8 +268,7 @@ struct CloudSyncTests {
   @Test("merge without the base on the server falls back to the slot's policy, and says so")
   func mergeWithoutBase() async throws {
     let world = try await World(
-      serverArguments: ["--keep-revisions", "1"], policy: .merge(rules: [:], fallback: .longestPlayTime))
-    defer { world.server.stop() }
+      keepRevisions: 1, policy: .merge(rules: [:], fallback: .longestPlayTime))
     var theirs = world.base
     theirs.volume = 0.9
     try world.a.save(theirs, playTime: 500, at: 200)

@@ -57,7 +57,7 @@ struct UploadRuleTests {
   @Test("a delta goes on its base only while PieceRules let the chain grow; otherwise the file is stored whole")
   func pieces() {
     var found = three
-    found.deltaBase = UploadRule.Chain(depth: 2, chain: 100)
+    found.deltaBaseChain = UploadRule.Chain(depth: 2, chain: 100)
     guard case .store(let chained) = rule(deltaSize: 50).decide(found) else {
       Issue.record("stored")
       return
@@ -68,19 +68,19 @@ struct UploadRuleTests {
       return
     }
     #expect(long.deltaOn == nil, "100 + 401 bytes of deltas pass half the 1000-byte file")
-    found.deltaBase = UploadRule.Chain(depth: Int64(PieceRules.longestChain), chain: 0)
+    found.deltaBaseChain = UploadRule.Chain(depth: Int64(PieceRules.longestChain), chain: 0)
     guard case .store(let deep) = rule(deltaSize: 1).decide(found) else {
       Issue.record("stored")
       return
     }
     #expect(deep.deltaOn == nil, "a chain at its longest")
-    found.deltaBase = nil
+    found.deltaBaseChain = nil
     guard case .store(let gone) = rule(deltaSize: 1).decide(found) else {
       Issue.record("stored")
       return
     }
     #expect(gone.deltaOn == nil, "the base piece is gone")
-    found.deltaBase = UploadRule.Chain(depth: 0, chain: 0)
+    found.deltaBaseChain = UploadRule.Chain(depth: 0, chain: 0)
     guard case .store(let small) = rule(deltaSize: 1, smallestDelta: 1001).decide(found) else {
       Issue.record("stored")
       return

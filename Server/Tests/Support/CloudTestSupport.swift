@@ -34,6 +34,7 @@ final class Device: Sendable {
     server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
     onConflict: (@Sendable (Conflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none,
     generationsToKeep: Int = 3, folder: URL? = nil, fileSystem: (any FileSystem)? = nil,
+    transport: any CloudTransport = HTTPCloudTransport(),
     configure: (inout CloudSyncConfiguration) -> Void = { _ in }
   ) {
     let folder =
@@ -48,7 +49,8 @@ final class Device: Sendable {
       sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
     configure(&configuration)  // this device's sync only (a planted bug, in the simulation's build)
     sync = CloudSync(
-      client: CloudClient(credentials: CloudCredentials(url: url, token: token, device: name)), store: store,
+      client: CloudClient(credentials: CloudCredentials(url: url, token: token, device: name), transport: transport),
+      store: store,
       slot: "autosave",
       configuration: configuration)
   }
@@ -81,6 +83,11 @@ final class SettableTime: Sendable {
 func history(_ client: Client) async throws -> [(revision: Int, base: Int?, sha: String)] {
   let list = try await client.send(.GET, "/v1/slots/autosave/revisions").json["revisions"] as? [[String: Any]] ?? []
   return list.map { ($0["revision"] as? Int ?? 0, $0["baseRevision"] as? Int, $0["sha256"] as? String ?? "") }
+}
+
+/// The same, read through a ``CloudClient`` (the in-memory server's, say).
+func history(_ client: CloudClient) async throws -> [(revision: Int, base: Int?, sha: String)] {
+  (try await client.revisions(slot: "autosave") ?? []).map { ($0.revision, $0.baseRevision, $0.sha256) }
 }
 
 func fileSHA(_ device: Device, _ generation: Int) throws -> String {

@@ -33,7 +33,9 @@ struct Reformat: ParsableCommand {
   }
 
   func run() throws {
-    if CommandLine.arguments.dropFirst().first == "migrate" {
+    // Under its old name it says what it said then: a script may read those words.
+    let oldName = CommandLine.arguments.dropFirst().first == "migrate"
+    if oldName {
       Terminal.standardError.line(
         "note: 'stasis migrate' is now 'stasis reformat' (a format rewrite, not a schema migration); "
           + "the old name goes in 0.12")
@@ -60,7 +62,9 @@ struct Reformat: ParsableCommand {
             context: .init(file: file))
         }
         if dryRun {
-          out.line("would reformat \(file) from format \(header.formatVersion) to \(FormatLimits.formatVersion)")
+          out.line(
+            "would \(oldName ? "migrate" : "reformat") \(file) from format \(header.formatVersion) to \(FormatLimits.formatVersion)"
+          )
           continue
         }
         let existing = try SaveStore(directory: saves).generations(of: slot)
@@ -68,7 +72,7 @@ struct Reformat: ParsableCommand {
         let handle = store.save(document: document, slot: slot)
         handle.waitUntilEnded()  // the pruning too: the tool exits next
         let receipt = try handle.wait()
-        out.line("reformatted \(file) → \(receipt.path)")
+        out.line("\(oldName ? "migrated   " : "reformatted") \(file) → \(receipt.path)")
       } catch let error as SaveFileError {
         Terminal.standardError.line("error: \(error.description)")
         let code = Exit.code(for: error)

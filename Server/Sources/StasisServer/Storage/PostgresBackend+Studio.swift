@@ -194,10 +194,10 @@ extension PostgresBackend {
     delta: StoredDelta?, keep: Int, limits: PlayerLimits, audit: AuditDraft
   ) async throws -> (PutOutcome, AuditEntry?) {
     let logger = self.logger
+    let rule = uploadRule(precondition, loser: loser, metadata: metadata, delta: delta, keep: keep, limits: limits)
     return try await client.withTransaction(logger: logger) { connection in
       let outcome = try await Self.put(
-        connection, player: player, precondition: precondition, loser: loser, metadata: metadata, file: file,
-        delta: delta, keep: prunesAllButOne ? 1 : keep, limits: limits, smallestDelta: smallestDelta, logger: logger)
+        connection, rule, player: player, metadata: metadata, file: file, delta: delta, logger: logger)
       guard case .created(let stored) = outcome else { return (outcome, nil) }
       var audit = audit
       audit.headAfter = stored.revision

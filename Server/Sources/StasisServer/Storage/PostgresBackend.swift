@@ -141,10 +141,9 @@ package final class PostgresBackend: SaveBackend {
     // postgres-nio completes the query with that row: a commit that then failed (a deferred
     // constraint, the connection lost at that moment) was answered `201` while nothing was
     // stored. The simulation on PostgreSQL found it, with its crash inside a commit.
+    let rule = uploadRule(precondition, loser: loser, metadata: metadata, delta: delta, keep: keep, limits: limits)
     return try await client.withTransaction(logger: logger) { connection in
-      try await Self.put(
-        connection, player: player, precondition: precondition, loser: loser, metadata: metadata, file: file,
-        delta: delta, keep: prunesAllButOne ? 1 : keep, limits: limits, smallestDelta: smallestDelta, logger: logger)
+      try await Self.put(connection, rule, player: player, metadata: metadata, file: file, delta: delta, logger: logger)
     }
   }
 
@@ -152,20 +151,18 @@ package final class PostgresBackend: SaveBackend {
   /// read by `stasis_upload_find_v1` under the player's and the slot's locks; ``UploadRule``'s
   /// decision; and the decision written by `stasis_upload_store_v1`. Two round trips.
   static func put(
-    _ connection: PostgresConnection, player: Player, precondition: WritePrecondition, loser: Int64?,
-    metadata: RevisionMetadata, file: [UInt8], delta: StoredDelta?, keep: Int, limits: PlayerLimits,
-    smallestDelta: Int, logger: Logger
+    _ connection: PostgresConnection, _ rule: UploadRule, player: Player, metadata: RevisionMetadata, file: [UInt8],
+    delta: StoredDelta?, logger: Logger
   ) async throws -> PutOutcome {
-    let rule = UploadRule(
-      expected: precondition.expected, loser: loser, size: metadata.bytes, deltaSize: delta?.bytes.count,
-      parent: metadata.parent, limits: limits, keep: keep, smallestDelta: smallestDelta)
     let find = UploadFindStatement(
-      player: player.id, slot: metadata.slot, create: precondition == .create, loser: loser,
+      player: player.id, slot: metadata.slot, create: rule.expected == nil, loser: rule.loser,
       deltaBase: delta?.basePiece)
     var found: UploadRule.Found?
     for try await row in try await connection.execute(find, logger: logger) { found = row }
     guard let found else { throw PlayerError("stasis_upload_find_v1 returned no row") }
-    switch rule.decide(found) {
+    let decision = rule.decide(found)
+    if let refusal = rule.refusal(decision) { return refusal }
+    switch decision {
     case .stale(let revision):
       // The head that made it stale, or the newer one if that was pruned since.
       guard let revision else { return .stale(head: nil) }
@@ -176,18 +173,11 @@ package final class PostgresBackend: SaveBackend {
         return .stale(head: nil)
       }
       return .stale(head: try await Self.metadata(connection, player, metadata.slot, now, logger))
-    case .unknownLoser:
-      return .unknownLoser(loser ?? 0)
-    case .tooManySlots(let inUse):
-      return .tooManySlots("the player has \(inUse) slots; the limit is \(limits.slots)")
-    case .overLimit(let inUse):
-      return .overLimit(
-        "the player's saves take \(inUse) bytes; this one would pass the limit of \(limits.totalBytes)")
     case .store(let store):
       let asDelta = store.deltaOn != nil ? delta : nil
       let statement = UploadStoreStatement(
         player: player.id, metadata: metadata, store: store, data: asDelta?.bytes ?? file,
-        deltaBase: asDelta?.basePiece, loser: loser)
+        deltaBase: asDelta?.basePiece, loser: rule.loser)
       var piece: Int64?
       for try await row in try await connection.execute(statement, logger: logger) { piece = row }
       guard let piece else { throw PlayerError("stasis_upload_store_v1 returned no row") }
@@ -195,10 +185,12 @@ package final class PostgresBackend: SaveBackend {
       stored.revision = store.revision
       stored.piece = piece
       return .created(stored)
+    default:
+      throw StorageError("unreachable: every refusal is answered above")
     }
   }
 
-  /// The two functions an upload calls (``put(_:player:precondition:loser:metadata:file:delta:keep:limits:smallestDelta:logger:)``),
+  /// The two functions an upload calls (``put(_:_:player:metadata:file:delta:logger:)``),
   /// which hold no rule: ``UploadRule`` decides between them, in Swift, as it does for SQLite.
   ///
   /// `stasis_upload_find_v1` locks the player's row (one upload per player at a time, so the
@@ -296,7 +288,7 @@ package final class PostgresBackend: SaveBackend {
   /// The upload functions of the servers before pieces (`stasis_put_v2`, a wrapper, and
   /// `stasis_put_v3`), dropped: no server of those versions may share a database this version
   /// migrated (docs/SERVER.md, "Upgrading": stop every older server first), so nothing calls
-  /// them, and one rule (``putFunctionV4``) is all the database holds.
+  /// them.
   static let dropPutFunctionsBeforePieces = [
     """
     DROP FUNCTION IF EXISTS stasis_put_v2(BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, TEXT, BIGINT, TEXT,

@@ -77,7 +77,7 @@ struct UploadFindStatement: PostgresPreparedStatement {
     }
     return UploadRule.Found(
       head: head, next: next, loserExists: loserExists, slotsInUse: slots, bytesInUse: bytes,
-      deltaBase: depth.flatMap { depth in chain.map { UploadRule.Chain(depth: depth, chain: $0) } },
+      deltaBaseChain: depth.flatMap { depth in chain.map { UploadRule.Chain(depth: depth, chain: $0) } },
       revisions: revisions.indices.map {
         // A revision number is at least 1: 0 stands for "no parent" in the list.
         UploadRule.Listed(revision: revisions[$0], parent: parents[$0] == 0 ? nil : parents[$0], lost: lost[$0])

@@ -122,9 +122,7 @@ package final class SQLiteBackend: SaveBackend {
     file: [UInt8], delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) throws -> PutOutcome {
     let slot = metadata.slot
-    let rule = UploadRule(
-      expected: precondition.expected, loser: loser, size: metadata.bytes, deltaSize: delta?.bytes.count,
-      parent: metadata.parent, limits: limits, keep: prunesAllButOne ? 1 : keep, smallestDelta: smallestDelta)
+    let rule = uploadRule(precondition, loser: loser, metadata: metadata, delta: delta, keep: keep, limits: limits)
     let slotRow = try Row.fetchOne(
       db, sql: "SELECT next_revision, head_revision FROM slots WHERE player_id = ? AND name = ?",
       arguments: [player.id, slot])
@@ -147,21 +145,19 @@ package final class SQLiteBackend: SaveBackend {
           arguments: [player.id]) ?? 0 : 0,
       bytesInUse: try Int64.fetchOne(
         db, sql: "SELECT COALESCE(SUM(size), 0) FROM revisions WHERE player_id = ?", arguments: [player.id]) ?? 0,
-      deltaBase: base.map { UploadRule.Chain(depth: $0["depth"], chain: $0["chain"]) },
+      deltaBaseChain: base.map { UploadRule.Chain(depth: $0["depth"], chain: $0["chain"]) },
       revisions: try Row.fetchAll(
         db, sql: "SELECT revision, parent, lost_to FROM revisions WHERE player_id = ? AND slot = ?",
         arguments: [player.id, slot]
       ).map { UploadRule.Listed(revision: $0["revision"], parent: $0["parent"], lost: $0["lost_to"] as Int64? != nil) })
+    let decision = rule.decide(found)
+    if let refusal = rule.refusal(decision) { return refusal }
     let store: UploadRule.Store
-    switch rule.decide(found) {
+    switch decision {
     case .stale(let head):
       return .stale(head: try head.flatMap { try Self.metadata(db, player: player, slot: slot, revision: $0) })
-    case .unknownLoser: return .unknownLoser(loser ?? 0)
-    case .tooManySlots(let inUse):
-      return .tooManySlots("the player has \(inUse) slots; the limit is \(limits.slots)")
-    case .overLimit(let inUse):
-      return .overLimit("the player's saves take \(inUse) bytes; this one would pass the limit of \(limits.totalBytes)")
     case .store(let decided): store = decided
+    default: throw StorageError("unreachable: every refusal is answered above")
     }
     var stored = metadata
     stored.revision = store.revision

@@ -27,6 +27,21 @@ protocol VariedStorageRules {
     /// The storage rules as the simulation varies them; the defaults are the rules.
     var seams: StorageSeams { get }
   #endif
+  /// Files smaller than this are stored whole (``PieceRules/smallestDelta``).
+  var smallestDelta: Int { get }
+}
+
+extension VariedStorageRules {
+  /// The upload rule for one upload, made here for both backends: the one place the
+  /// simulation's `prunesAllButOne` varies it.
+  func uploadRule(
+    _ precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, delta: StoredDelta?,
+    keep: Int, limits: PlayerLimits
+  ) -> UploadRule {
+    UploadRule(
+      expected: precondition.expected, loser: loser, size: metadata.bytes, deltaSize: delta?.bytes.count,
+      parent: metadata.parent, limits: limits, keep: prunesAllButOne ? 1 : keep, smallestDelta: smallestDelta)
+  }
 }
 
 extension VariedStorageRules {

@@ -57,18 +57,19 @@ package struct UploadRule: Sendable {
     package var slotsInUse: Int64
     /// The bytes of all the player's stored revisions.
     package var bytesInUse: Int64
-    /// The piece the delta is on, when the upload came as one and the piece is still the slot's.
-    package var deltaBase: Chain?
+    /// Where the piece the delta is on sits on its chain, when the upload came as a delta and
+    /// that piece is still the slot's.
+    package var deltaBaseChain: Chain?
     /// The slot's revisions, for pruning.
     package var revisions: [Listed]
 
     /// What an upload found.
     package init(
       head: Int64?, next: Int64, loserExists: Bool = false, slotsInUse: Int64 = 0, bytesInUse: Int64 = 0,
-      deltaBase: Chain? = nil, revisions: [Listed] = []
+      deltaBaseChain: Chain? = nil, revisions: [Listed] = []
     ) {
       (self.head, self.next, self.loserExists, self.slotsInUse) = (head, next, loserExists, slotsInUse)
-      (self.bytesInUse, self.deltaBase, self.revisions) = (bytesInUse, deltaBase, revisions)
+      (self.bytesInUse, self.deltaBaseChain, self.revisions) = (bytesInUse, deltaBaseChain, revisions)
     }
   }
 
@@ -108,6 +109,18 @@ package struct UploadRule: Sendable {
     case overLimit(inUse: Int64)
     /// Store it.
     case store(Store)
+  }
+
+  /// A refusal's answer, for both backends; nil for ``Decision/stale(head:)`` (the backend
+  /// reads the head's metadata) and ``Decision/store(_:)``.
+  package func refusal(_ decision: Decision) -> PutOutcome? {
+    switch decision {
+    case .unknownLoser: .unknownLoser(loser ?? 0)
+    case .tooManySlots(let inUse): .tooManySlots("the player has \(inUse) slots; the limit is \(limits.slots)")
+    case .overLimit(let inUse):
+      .overLimit("the player's saves take \(inUse) bytes; this one would pass the limit of \(limits.totalBytes)")
+    case .stale, .store: nil
+    }
   }
 
   /// What storing an upload writes.
@@ -151,7 +164,7 @@ package struct UploadRule: Sendable {
     if found.head == nil, found.slotsInUse >= Int64(limits.slots) { return .tooManySlots(inUse: found.slotsInUse) }
     if found.bytesInUse + size > limits.totalBytes { return .overLimit(inUse: found.bytesInUse) }
     var deltaOn: Chain?
-    if let deltaSize, let base = found.deltaBase,
+    if let deltaSize, let base = found.deltaBaseChain,
       PieceRules.mayChain(
         depth: base.depth, chain: base.chain, delta: deltaSize, size: Int(size), smallest: smallestDelta)
     {

@@ -24,6 +24,11 @@ public struct RestoreFailure: Sendable, Equatable {
     /// catch-up ends (after launch, or on a return), and ends by itself when a later catch-up
     /// restores a save this build reads.
     case newerInCloud
+
+    /// The newer save of a ``savedAlongside(newer:)`` hold, or nil.
+    public var newer: Int? {
+      if case .savedAlongside(let newer) = self { newer } else { nil }
+    }
   }
 
   /// What stopped the restore, naming the generation and the cause.
@@ -35,13 +40,8 @@ public struct RestoreFailure: Sendable, Equatable {
   public var reason: Reason
 
   /// The newer save of a ``Reason/savedAlongside(newer:)`` hold, or nil.
-  @available(*, deprecated, message: "use reason: .savedAlongside(newer:)")
-  public var alongside: Int? {
-    if case .savedAlongside(let newer) = reason { newer } else { nil }
-  }
-  /// True for a ``Reason/newerInCloud`` hold.
-  @available(*, deprecated, message: "use reason == .newerInCloud")
-  public var remote: Bool { reason == .newerInCloud }
+  @available(*, deprecated, renamed: "reason.newer")
+  public var alongside: Int? { reason.newer }
 
   /// A hold: what stopped the restore, the older generation that would load, and which hold.
   public init(error: SaveFileError, olderGeneration: Int?, reason: Reason = .unreadable) {
@@ -52,9 +52,10 @@ public struct RestoreFailure: Sendable, Equatable {
 
   /// A failure, with the older generation that would load and the save kept alongside.
   @available(*, deprecated, message: "use init(error:olderGeneration:reason:)")
-  public init(error: SaveFileError, olderGeneration: Int?, alongside: Int?, remote: Bool = false) {
-    let reason: Reason = remote ? .newerInCloud : alongside.map { .savedAlongside(newer: $0) } ?? .unreadable
-    self.init(error: error, olderGeneration: olderGeneration, reason: reason)
+  public init(error: SaveFileError, olderGeneration: Int?, alongside: Int?) {
+    self.init(
+      error: error, olderGeneration: olderGeneration,
+      reason: alongside.map { .savedAlongside(newer: $0) } ?? .unreadable)
   }
 }
 

@@ -145,7 +145,7 @@ extension SaveCoordinator {
       restoreFailure = nil
       sayHold()
     }
-    if let unreadable, restoreFailure == nil, unreadable.context.file != answeredRemote {
+    if let unreadable, restoreFailure == nil, unreadable.context.file != answeredNewerInCloud {
       // As on one device whose newest generation is a newer build's: held, with the choices.
       // Once answered, the same save on the other side is not asked about again in this process.
       let generation = stateGeneration.flatMap { $0 > 0 ? $0 : nil }

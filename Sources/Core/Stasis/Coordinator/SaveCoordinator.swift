@@ -90,7 +90,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   var stateGeneration: Int?
   /// The other side's unreadable newest the player answered (its ``SaveFileError/Context/file``):
   /// not asked about again in this process, as a slot's own is not until the next launch.
-  var answeredRemote: String?
+  var answeredNewerInCloud: String?
   /// Steps and restores so far: a save's snapshot is the state only while none came after it.
   var steps: UInt64 = 0
   var catchUp: (progress: CatchUp, since: Duration)?
@@ -240,7 +240,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         .held, "the other side's newest save is one this build cannot read; the game holds generation \(older)",
         suggestion: "play on beside it with .loadGeneration(\(older)), or wait for the update")
     }
-    if failure.reason == .newerInCloud { answeredRemote = failure.error.context.file }
+    if failure.reason == .newerInCloud { answeredNewerInCloud = failure.error.context.file }
     switch choice {
     case .loadGeneration(let generation):
       let loaded = try store.load(codec: codec, slot: slot, generation: generation)

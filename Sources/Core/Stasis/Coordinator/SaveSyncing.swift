@@ -75,7 +75,7 @@ public final class CatchUp: Sendable {
   /// The synchronizer: the other side's newest save is one this build cannot read — a newer
   /// schema or format, from a newer build of the game on another device. Nothing was written.
   /// The coordinator holds the game as it holds one whose newest local generation is such a
-  /// save (``SaveCoordinator/restoreFailure``, with ``RestoreFailure/remote`` set): the player
+  /// save (``SaveCoordinator/restoreFailure``, its reason ``RestoreFailure/Reason/newerInCloud``): the player
   /// plays on from the state the game holds, or waits for the update. The first outcome counts.
   public func finish(unreadable error: SaveFileError) {
     give(.unchanged, document: nil, unreadable: error)

@@ -67,7 +67,7 @@ extension SaveStore {
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
     try withSlotLock(slot, creating: true) { () throws(SaveFileError) in
       // One listing serves the whole write: under the lock, only this writer changes the
-      // folder. A record it does not list is not there, and costs no `stat` to find so.
+      // folder. A slot file it does not list is not there, and costs no `stat` to find so.
       let names: [String]
       do throws(FileSystemError) {
         names = try fileSystem.contents(ofDirectory: folder(of: slot))

@@ -144,7 +144,7 @@ extension SaveStore {
 
   static let signedFileName = "signed"
 
-  /// The first signed generation of the slot in `folder`, nil when it has held none. A record
+  /// The first signed generation of the slot in `folder`, nil when it has held none. A file
   /// that cannot be read counts as signed from generation 0: refusing is the safe side.
   func signedSince(folder: String) -> Int? {
     let path = "\(folder)/.\(Self.signedFileName)"

@@ -305,6 +305,9 @@ public final class TimerCenter {
     do {
       try write(changed)
     } catch {
+      // Posted is posted: the marks are the truth, written again at a later check, so a
+      // failing disk does not post the notification again at each try.
+      timers = changed
       logger.error("timers: \(error)")
     }
   }

@@ -74,7 +74,8 @@ public struct ConflictReport: Sendable, Equatable {
     case newGame = "new game"
     /// This device's save continues nothing on the server, and the device never agreed on one.
     case neverAgreed = "never agreed"
-    /// The server cannot say: it records no parents (a `stasis-server` from before them).
+    /// The server cannot say: it records no parents (a `stasis-server` from before them), or it
+    /// no longer lists the slot's revisions.
     case unrecorded
   }
 

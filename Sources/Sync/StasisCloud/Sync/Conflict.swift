@@ -29,6 +29,11 @@ public enum ConflictDecision: Sendable {
   /// A save the game made (its own merge); written locally and uploaded on top of theirs.
   case document(SaveDocument)
 
+  /// The side taken whole, or nil for the game's own save.
+  public var side: MergeSide? {
+    if case .side(let side) = self { side } else { nil }
+  }
+
   /// Keep this device's save.
   @available(*, deprecated, message: "use .side(.ours)")
   public static var ours: ConflictDecision { .side(.ours) }

@@ -186,7 +186,7 @@ extension SyncEngine {
       fields: [], takenFromOurs: 0, takenFromTheirs: 0)
     if let unshared {
       report.note = unshared
-    } else if shared == nil, let agreed = record.base {
+    } else if history == .neverAgreed, let agreed = record.base {
       history = .newGame
       report.note = "this device's save begins a history of its own (a new game), not r\(agreed)'s: unrelated histories"
     }
@@ -335,7 +335,9 @@ extension SyncEngine {
     if configuration.mergesAcrossUnrelatedHistories { return .success(.shared(continued)) }
     let history: [RemoteRevision]
     do {
-      guard let listed = try await listRevisions(holding: theirs) else { return .success(.none(.unrecorded, nil)) }
+      guard let listed = try await listRevisions(holding: theirs) else {
+        return .success(.none(.unrecorded, "the server no longer lists the slot's revisions: no three-way merge"))
+      }
       history = listed
     } catch {
       return .failure(error)
