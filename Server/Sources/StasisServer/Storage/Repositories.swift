@@ -46,6 +46,10 @@ package protocol RevisionRepository: Sendable {
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
     delta: StoredDelta?, keep: Int, limits: PlayerLimits
   ) async throws -> PutOutcome
+  /// Files smaller than this are stored whole (``PieceRules/smallestDelta``, unless the backend
+  /// was made with another): a requirement, so a controller holding the repository as an
+  /// existential asks the backend, whose upload rule uses the same.
+  var smallestDelta: Int { get }
   /// The head's metadata, or nil for an unknown (or deleted) slot.
   func head(player: Player, slot: String) async throws -> RevisionMetadata?
   /// A revision's metadata and bytes (the head when `revision` is nil), rebuilt from its piece.
@@ -146,8 +150,6 @@ package protocol AuditRepository: Sendable {
 }
 
 extension RevisionRepository {
-  /// Files smaller than this are stored whole (``PieceRules/smallestDelta``).
-  package var smallestDelta: Int { PieceRules.smallestDelta }
   /// Stores a whole file (no delta to store instead).
   package func put(
     player: Player, precondition: WritePrecondition, loser: Int64?, metadata: RevisionMetadata, file: [UInt8],
