@@ -124,7 +124,16 @@ trap 'pkill -P "$fuzz_build" 2>/dev/null; kill "$fuzz_build" 2>/dev/null || true
 # The same seed's trace is the same in two processes, byte for byte (nothing of the host in it).
 .build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-1.txt
 .build/debug/stasis-sim --seed 7 --trace > .build/sim-trace-2.txt
-cmp .build/sim-trace-1.txt .build/sim-trace-2.txt && echo "seed 7's trace: identical in two runs ($(wc -l < .build/sim-trace-1.txt) lines)"
+# (`|| exit 1`: under `set -e`, a command that fails before `&&` ends nothing.)
+cmp .build/sim-trace-1.txt .build/sim-trace-2.txt || exit 1
+echo "seed 7's trace: identical in two runs ($(wc -l < .build/sim-trace-1.txt) lines)"
+# A seed that hangs ends the run, naming itself (each run above has a watchdog: --seed-timeout,
+# 300 s a seed by default): the control, a limit no seed meets.
+if .build/debug/stasis-sim --seed 7 --seed-timeout 0.01 > .build/sim-watchdog.txt; then
+  echo "stasis-sim's watchdog did not end a seed past its limit"; exit 1
+fi
+grep -q "^FAILED seed 7: still running after 0.01 s" .build/sim-watchdog.txt || { cat .build/sim-watchdog.txt; exit 1; }
+echo "a seed past its limit: $(head -1 .build/sim-watchdog.txt)"
 wait "$fuzz_build" || { cat .build/fuzz-build.log; echo "the fuzzers did not build"; exit 1; }
 trap - EXIT
 stage "fuzz the decoder (bounded)"

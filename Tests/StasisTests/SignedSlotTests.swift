@@ -1,5 +1,6 @@
 import Foundation
 import Stasis
+import StasisTesting
 import Testing
 
 /// Issue 27, case 8: a signature stripped from an edited save, under a policy that accepts
@@ -44,6 +45,40 @@ struct SignedSlotTests {
     #expect(!copy.isSigned("autosave"))
     _ = try copy.save(fileBytes: stripped, slot: "autosave").wait()
     #expect(try copy.load(codec: testCodec, slot: "autosave").state.score.points == 999_999)
+  }
+
+  @Test(
+    "a signed save whose folder flush failed, then a kill: the next save, unchanged, marks the slot (seed 613357420)")
+  func unchangedSaveMarksTheSlot() throws {
+    let disk = SimulatedDisk()
+    let signing = SigningPolicy.signed(with: Self.key, acceptingUnsigned: true)
+    let store = SaveStore(directory: "/saves", signing: signing, fileSystem: disk)
+    let state = TestGameState.sample()
+    // The seed's first save failed in both its attempts (the slot's folder is made), its
+    // second after its rename, when the folder's flush failed.
+    disk.fail(.fsync, times: 2, with: .noSpace)
+    #expect(throws: SaveFileError.self) { try store.save(state, codec: testCodec, slot: "autosave").wait() }
+    disk.fail(.fsyncDirectory, times: 1, with: .ioError)
+    let failed = store.save(state, codec: testCodec, slot: "autosave").waitForResult()
+    guard case .failure(let error) = failed else {
+      Issue.record("the folder's flush failed, so the save did: \(failed)")
+      return
+    }
+    #expect(error.kind == .io)
+    // A kill in which the disk kept the renamed generation: it is there, signed, unmarked.
+    let rebooted = disk.crash { $0 - 1 }.disk
+    #expect(rebooted.contents(of: "/saves/autosave/0000000001.stasis") != nil, "the crash kept generation 1")
+    let next = SaveStore(directory: "/saves", signing: signing, fileSystem: rebooted)
+    #expect(!next.isSigned("autosave"), "the failed write never marked it")
+    let again = try next.save(state, codec: testCodec, slot: "autosave").wait()
+    #expect(again.outcome == .unchanged, "the same state, already signed with the current key")
+    #expect(next.isSigned("autosave"), "an unchanged signed save marks the slot it finds unmarked")
+
+    // A tool writes generation 1 back unsigned: refused, as in any signed slot.
+    let unsigned = SaveFileFormat.encode(try next.readDocument(at: again.path))
+    rebooted.overwrite(again.path, with: unsigned)
+    let refused = #expect(throws: SaveFileError.self) { try next.load(codec: testCodec, slot: "autosave") }
+    #expect(refused?.kind == .unsigned)
   }
 
   @Test("a save signed with a retired key is signed again with the current one, even when its state is unchanged")

@@ -42,6 +42,28 @@ struct SimulatedDiskTests {
     #expect(disk.faultsInjected == 2)
   }
 
+  @Test("a hold stops only the writes it names: a folder file written meanwhile passes it (a CI hang)")
+  func holdStopsOnlyItsWrites() throws {
+    let disk = SimulatedDisk()
+    let store = SaveStore(directory: "/saves", fileSystem: disk)
+    let reached = DispatchSemaphore(value: 0)
+    disk.holdNextWrite(where: { $0.hasPrefix("/saves/autosave/.") && !$0.hasSuffix("-file") }, notify: reached)
+    // A folder file, on this thread: it must not take the hold (it would wait for a release
+    // only this thread gives). A timeout here is the test failing, not a wait for the answer.
+    let folderFile = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      try? store.writeFolderFile(Array("x".utf8), named: "timers")
+      folderFile.signal()
+    }
+    #expect(folderFile.wait(timeout: .now() + 30) == .success, "the folder file's write passed the hold")
+    #expect(!disk.isHolding)
+    let save = store.save(TestGameState.sample(), codec: testCodec, slot: "autosave")
+    #expect(reached.wait(timeout: .now() + 30) == .success, "the save's write is the one held")
+    #expect(disk.isHolding)
+    disk.releaseHold()
+    #expect(try save.wait().generation == 1)
+  }
+
   @Test("deleting a slot goes through the file system: on a simulated disk its folder goes too")
   func deleteSlotRemovesTheFolder() throws {
     let disk = SimulatedDisk()

@@ -12,9 +12,18 @@ import Synchronization
 /// process can be killed.
 @MainActor
 final class SimulatedDevice {
-  static let slot: SaveSlot = "autosave"
-  static let directory = "/saves"
+  nonisolated static let slot: SaveSlot = "autosave"
+  nonisolated static let directory = "/saves"
   static let generationsToKeep = 3
+
+  /// Whether `path` is a save's generation being written (`/saves/autosave/.N.tmp-…`), the
+  /// write the simulation holds mid-way; the folder and slot files written beside it are not.
+  nonisolated static func isGenerationWrite(_ path: String) -> Bool {
+    let folder = "\(directory)/\(slot.name)/."
+    guard path.hasPrefix(folder), let tag = path.range(of: ".tmp-") else { return false }
+    let name = path[path.index(path.startIndex, offsetBy: folder.count)..<tag.lowerBound]
+    return !name.isEmpty && name.allSatisfy(\.isASCII) && name.allSatisfy(\.isNumber)
+  }
 
   let name: String
   let network: SimulatedNetwork

@@ -1028,7 +1028,7 @@ public final class Simulation {
     guard let process = device.process, !process.isPaused else { return }
     play(device, frames: 1 + random.below(30))
     let reached = DispatchSemaphore(value: 0)
-    device.disk.holdNextWrite(notify: reached)
+    device.disk.holdNextWrite(where: SimulatedDevice.isGenerationWrite, notify: reached)
     process.holdsUploads = true
     guard let first = startSave(device, .autosave) else {
       device.disk.releaseHold()
@@ -1081,7 +1081,7 @@ public final class Simulation {
     let expires = random.chance(50)
     note("\(device.name): background, the budget \(expires ? "expires mid-save" : "lasts")")
     let reached = DispatchSemaphore(value: 0)
-    if expires { device.disk.holdNextWrite(notify: reached) }
+    if expires { device.disk.holdNextWrite(where: SimulatedDevice.isGenerationWrite, notify: reached) }
     process.application.enterBackground()
     let saves = started(device)
     if expires {

@@ -26,6 +26,12 @@ struct StasisSim: AsyncParsableCommand {
   @Option(help: "Operations per seed.")
   var operations: Int = 150
 
+  @Option(
+    help: ArgumentHelp(
+      "End the run with exit 1, naming the seed, when one seed runs this long (a hang is a failure, never a stalled run).",
+      valueName: "seconds"))
+  var seedTimeout: Double = 300
+
   @Flag(help: "Print every operation as it runs.")
   var trace = false
 
@@ -60,11 +66,14 @@ struct StasisSim: AsyncParsableCommand {
         "--loop is one of \(GameLoop.allCases.map(\.rawValue).joined(separator: ", ")); got '\(loop)'")
     }
     if operations < 1 { throw ValidationError("--operations must be at least 1") }
+    if !(seedTimeout > 0) { throw ValidationError("--seed-timeout must be more than 0 seconds") }
   }
 
   func run() async throws {
     let bug = plant.flatMap(PlantedBug.init(rawValue:))
+    let watchdog = Watchdog(limit: seedTimeout)
     if let seed {
+      watchdog.watch(seed: seed, replay: replayCommand(seed: seed))
       let result = await Simulation.run(
         seed: seed, operations: operations, planting: bug, loop: gameLoop, database: database, echo: trace)
       print(Self.summary([result], seconds: nil))
@@ -76,21 +85,25 @@ struct StasisSim: AsyncParsableCommand {
     }
     let start = Date()
     if let seeds, let range = Self.range(seeds) {
-      try await runEach(of: range, planting: bug, since: start) { _ in true }
+      try await runEach(of: range, planting: bug, watchdog: watchdog, since: start) { _ in true }
     } else {
       let budget = seconds ?? 60
       let fresh = UInt64(start.timeIntervalSince1970 * 1000) & 0xFFFF_FFFF
-      try await runEach(of: fresh..., planting: bug, since: start) { _ in Date().timeIntervalSince(start) < budget }
+      try await runEach(of: fresh..., planting: bug, watchdog: watchdog, since: start) { _ in
+        Date().timeIntervalSince(start) < budget
+      }
     }
   }
 
   /// Runs seeds in order while `more` says so; the first broken one ends the run with exit 1.
   private func runEach(
-    of seeds: some Sequence<UInt64>, planting bug: PlantedBug?, since start: Date, while more: (UInt64) -> Bool
+    of seeds: some Sequence<UInt64>, planting bug: PlantedBug?, watchdog: Watchdog, since start: Date,
+    while more: (UInt64) -> Bool
   ) async throws {
     var results: [SimulationResult] = []
     for next in seeds {
       guard more(next) else { break }
+      watchdog.watch(seed: next, replay: replayCommand(seed: next))
       let result = await Simulation.run(
         seed: next, operations: operations, planting: bug, loop: gameLoop, database: database)
       results.append(result)
@@ -120,10 +133,13 @@ struct StasisSim: AsyncParsableCommand {
     print("FAILED seed \(result.seed): \(failure)")
     print("trace:")
     for line in result.trace { print("  \(line)") }
-    print(
-      "replay: stasis-sim --seed \(result.seed) --operations \(operations) --trace"
-        + (gameLoop == .neverYields ? "" : " --loop \(loop)") + (plant.map { " --plant \($0)" } ?? "")
-        + (postgres.map { " --postgres \($0)" } ?? ""))
+    print("replay: " + replayCommand(seed: result.seed))
+  }
+
+  private func replayCommand(seed: UInt64) -> String {
+    "stasis-sim --seed \(seed) --operations \(operations) --trace"
+      + (gameLoop == .neverYields ? "" : " --loop \(loop)") + (plant.map { " --plant \($0)" } ?? "")
+      + (postgres.map { " --postgres \($0)" } ?? "")
   }
 
   static func summary(_ results: [SimulationResult], seconds: Double?) -> String {

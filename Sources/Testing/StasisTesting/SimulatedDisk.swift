@@ -46,6 +46,8 @@ public final class SimulatedDisk: FileSystem {
     var hold: DispatchSemaphore?
     var holdArmed = false
     var holdNotify: DispatchSemaphore?
+    /// Which writes the armed hold stops (by path); the others pass it.
+    var holdWhere: @Sendable (String) -> Bool = { _ in true }
     /// Bumped by each crash: a mount of an older boot is a dead process's, and does nothing.
     var boot = 0
     /// Per folder whose flush failed: how many of its pending changes (the oldest) were made
@@ -110,12 +112,18 @@ public final class SimulatedDisk: FileSystem {
     }
   }
 
-  /// The next `write` blocks until ``releaseHold()``; `notify` is signalled when it does.
-  public func holdNextWrite(notify: DispatchSemaphore) {
+  /// The next `write` to a path `isHeld` accepts blocks until ``releaseHold()``; `notify` is
+  /// signalled when it does. Writes to other paths pass: a hold meant for a save's write on the
+  /// store's worker must not stop a folder file written on the game's thread, which would then
+  /// wait for a release only that thread can give.
+  public func holdNextWrite(
+    where isHeld: @escaping @Sendable (String) -> Bool = { _ in true }, notify: DispatchSemaphore
+  ) {
     shared.state.withLock {
       $0.hold = DispatchSemaphore(value: 0)
       $0.holdArmed = true
       $0.holdNotify = notify
+      $0.holdWhere = isHeld
     }
   }
 
@@ -260,7 +268,7 @@ public final class SimulatedDisk: FileSystem {
 
   public func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(FileSystemError) -> Int {
     let hold = shared.state.withLock { state -> (DispatchSemaphore, DispatchSemaphore?)? in
-      guard state.holdArmed, state.boot == boot, let hold = state.hold else { return nil }
+      guard state.holdArmed, state.boot == boot, let hold = state.hold, state.holdWhere(path) else { return nil }
       state.holdArmed = false
       return (hold, state.holdNotify)
     }

@@ -87,8 +87,11 @@ extension SaveStore {
         unreadableNewest: unreadableNewest,
         handle: handle, pruning: pruning,
         ifNewestIs: expected, skipSameState: skipSameState, signed: signed)
-      if pruning, signed, !written.unchanged, !isSigned || signedSince(folder: folder(of: slot)) == nil {
-        // From now on an unsigned file in this slot is refused, whatever the policy.
+      if pruning, signed, !isSigned || signedSince(folder: folder(of: slot)) == nil {
+        // From now on an unsigned file in this slot is refused, whatever the policy. An
+        // unchanged save marks it too: its newest generation is signed with the current key
+        // (else it is written again), but the write that put it there may have failed after
+        // its rename (the folder's flush), before it could mark the slot.
         do {
           try writeSlotFileLocked(Array("\(written.generation)\n".utf8), named: Self.signedFileName, slot: slot)
         } catch {
