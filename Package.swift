@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "StasisSDL", targets: ["StasisSDL"]),
     .library(name: "StasisNotify", targets: ["StasisNotify"]),
     .library(name: "StasisRecords", targets: ["StasisRecords"]),
+    .library(name: "StasisReplay", targets: ["StasisReplay"]),
     // The demo game's engine, for Server/'s simulation, load tool and tests (built there from
     // its own folder, Demo/DemoGame, once). It is the demo, not the toolkit: no game needs it.
     .library(name: "DemoGame", targets: ["DemoGame"]),
@@ -72,6 +73,12 @@ let package = Package(
     // The `stasis` CLI's dump and diff renderers, for the save server's console too: a save's
     // tree as JSON, two saves' differences as text or JSON. Arrays align by `MergeRules`.
     .target(name: "StasisInspect", dependencies: ["Stasis", "StasisMerge"]),
+    // Replays and desync bundles: inputs, keyframes (as deltas) and a digest timeline in one
+    // Stasis file; the verifier that narrows a divergence. Its digest is XXH3 (Debian's xxhash):
+    // only a game that records replays links it.
+    .target(name: "StasisReplay", dependencies: ["Stasis", "StasisDelta", "StasisInspect", "CXXHash"]),
+    // xxHash from the system, found through pkg-config.
+    .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
     // zstd from the system, found through pkg-config.
     .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
     // Cloud saves: sync records, the upload queue, fetch and conflicts, over AsyncHTTPClient.
@@ -149,7 +156,7 @@ let package = Package(
     .executableTarget(
       name: "stasis",
       dependencies: [
-        "Stasis", "StasisInspect", "StasisCloud", "StasisRecords",
+        "Stasis", "StasisInspect", "StasisCloud", "StasisRecords", "StasisReplay",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -195,6 +202,9 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Records"])),
       ]),
     .testTarget(name: "StasisDeltaTests", dependencies: ["Stasis", "StasisDelta", "StasisTesting"]),
+    // Replays recorded, sought and verified; a planted drift narrowed to its tick; the sync test.
+    .testTarget(
+      name: "StasisReplayTests", dependencies: ["Stasis", "StasisReplay", "StasisInspect", "StasisTesting"]),
     // StasisCloud's HTTP transport against loopback listeners (the sync against a real server
     // is tested in Server/).
     .testTarget(
@@ -235,6 +245,7 @@ let layers: [(folder: String, targets: [String])] = [
   ("Sources/Core", ["Stasis", "CStasisChecksum"]),
   ("Sources/Sync", ["StasisDelta", "CZstd", "StasisMerge", "StasisCloud"]),
   ("Sources/Records", ["StasisRecords"]),
+  ("Sources/Replay", ["StasisReplay", "CXXHash"]),
   ("Sources/Platform", ["StasisSDL", "CSDL2", "CSDL2Image", "StasisNotify", "CLibNotify"]),
   ("Sources/Tools", ["stasis", "StasisInspect", "stasis-bench", "stasis-fuzz", "stasis-fuzz-state", "FuzzDriver"]),
   ("Sources/Testing", ["StasisTesting"]),

@@ -16,7 +16,7 @@ struct StasisCommand: AsyncParsableCommand {
       """,
     subcommands: [
       Inspect.self, Verify.self, Dump.self, Diff.self, Merge.self, Slots.self, Thumbnail.self, Recover.self,
-      Reformat.self, Discard.self, Cloud.self, Settings.self, Records.self,
+      Reformat.self, Discard.self, Cloud.self, Settings.self, Records.self, ReplayCommand.self,
     ]
   )
 }

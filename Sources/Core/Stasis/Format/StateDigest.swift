@@ -14,3 +14,13 @@ public enum StateDigest {
     }.joined()
   }
 }
+
+extension SaveValue {
+  /// The value's canonical encoding (the format's tree encoding, fields sorted by name), the
+  /// bytes ``StateDigest`` hashes: for another digest over the same bytes (StasisReplay's).
+  package var canonicalBytes: [UInt8] {
+    var writer = ByteWriter()
+    SectionCoding.encode(self, into: &writer)
+    return writer.bytes
+  }
+}

@@ -79,8 +79,18 @@ extension SaveStore {
   func replaceHiddenFile(_ bytes: [UInt8], named name: String, in folder: String, durable: Bool)
     throws(SaveFileError)
   {
-    let final = "\(folder)/.\(name)"
-    let temporary = "\(folder)/.\(name).tmp-\(fileSystem.temporaryTag)-file"
+    try replaceFile(bytes, named: ".\(name)", in: folder, durable: durable)
+  }
+
+  /// The atomic replacement of `FOLDER/NAME`: a temporary file `.NAME.tmp-…-file` beside it,
+  /// flushed, renamed, the folder flushed (unless `durable` is false). A crash leaves the old
+  /// file or the new one.
+  private func replaceFile(_ bytes: [UInt8], named name: String, in folder: String, durable: Bool)
+    throws(SaveFileError)
+  {
+    let final = "\(folder)/\(name)"
+    let hidden = name.hasPrefix(".") ? name : ".\(name)"
+    let temporary = "\(folder)/\(hidden).tmp-\(fileSystem.temporaryTag)-file"
     try? fileSystem.unlink(temporary)
     try writeFile(bytes, to: temporary, handle: nil, flush: durable)
     do throws(FileSystemError) {
@@ -88,7 +98,39 @@ extension SaveStore {
       if durable { try fileSystem.fsyncDirectory(folder) }
     } catch {
       try? fileSystem.unlink(temporary)
-      throw SaveFileError("'.\(name)' could not be put in place", cause: error)
+      throw SaveFileError("'\(name)' could not be put in place", cause: error)
+    }
+  }
+
+  /// Writes `DIRECTORY/FOLDER/NAME` atomically and durably, making the folders when missing: a
+  /// file of the save folder that belongs to no slot, such as a replay (`replays/`, StasisReplay).
+  package func writeFile(_ bytes: [UInt8], named name: String, inFolder folder: String) throws(SaveFileError) {
+    let path = "\(directory)/\(folder)"
+    do throws(FileSystemError) {
+      try makeSaveFolder()
+      if try fileSystem.makeDirectory(path) { try fileSystem.fsyncDirectory(directory) }
+    } catch {
+      throw SaveFileError("the folder could not be created", cause: error).inFile(path)
+    }
+    try replaceFile(bytes, named: name, in: path, durable: true)
+  }
+
+  /// `DIRECTORY/FOLDER/NAME`'s bytes (at most `limit`), or nil when there is none.
+  package func readFile(named name: String, inFolder folder: String, limit: Int = FormatLimits.maxFileSize)
+    throws(SaveFileError) -> [UInt8]?
+  {
+    let path = "\(directory)/\(folder)/\(name)"
+    switch fileSystem.kind(of: path) {
+    case .missing: return nil
+    case .file: break
+    default:
+      throw SaveFileError(
+        .notARegularFile, "is not a regular file (a folder or a link?); refused", context: .init(file: path))
+    }
+    do {
+      return try fileSystem.read(path, limit: limit)
+    } catch {
+      throw SaveFileError("the file could not be read", cause: error).inFile(path)
     }
   }
 

@@ -1,0 +1,142 @@
+import Stasis
+import StasisInspect
+
+/// What a verification found at the first divergence: the `desync` section of a bundle.
+public struct DesyncReport: Codable, Sendable, Equatable {
+  /// The replay's manifest.
+  public var manifest: ReplayManifest
+  /// The first tick whose digest (or keyframe) differed.
+  public var tick: Int64
+  /// The last tick whose digest matched (the start when none did): the divergence happened in
+  /// the step to a tick after it, up to ``tick``.
+  public var lastMatchingTick: Int64
+  /// The digest the recording took at ``tick``.
+  public var recordedDigest: UInt64
+  /// The digest the replay reached there.
+  public var replayedDigest: UInt64
+  /// The keyframe the bundle's inputs start from: the last at or before ``lastMatchingTick``.
+  public var keyframeTick: Int64
+  /// Where the recorded and the replayed states are compared field by field: ``tick`` when a
+  /// keyframe is there, else the first keyframe after it; nil when none is (the recorded state
+  /// is known only at keyframes).
+  public var comparedTick: Int64?
+  /// The fields that differ there, as `stasis diff` prints them (recorded → replayed).
+  public var differences: [String]
+
+  /// Whether ``tick`` is the exact tick of the divergence: its step is the first that went
+  /// another way (the tick before it matched).
+  public var isExact: Bool { tick - lastMatchingTick == 1 }
+
+  /// One line for people: `first divergence at tick 2000` (or `…between ticks 1941 and 2000`).
+  public var summary: String {
+    isExact
+      ? "first divergence at tick \(tick)"
+      : "first divergence at tick \(tick) (the step to a tick from \(lastMatchingTick + 1) to \(tick): digests every \(manifest.digestInterval) ticks)"
+  }
+}
+
+/// One signed file a player's bug report carries: the replay's manifest, the keyframe before the
+/// divergence, the inputs from it, the recorded and the replayed states where they were compared,
+/// and the fields that differ. `stasis replay diff` prints it without the game.
+///
+/// Sections: `desync` (the ``DesyncReport``), `keyframe` (a save file), `inputs`, `recorded`
+/// and `replayed` (save files at ``DesyncReport/comparedTick``), `divergent` (the replayed state
+/// at ``DesyncReport/tick`` when that is earlier).
+public struct DesyncBundle: Sendable {
+  static let reportSection = "desync"
+  static let keyframeSection = "keyframe"
+  static let inputsSection = "inputs"
+  static let recordedSection = "recorded"
+  static let replayedSection = "replayed"
+  static let divergentSection = "divergent"
+
+  /// What was found.
+  public let report: DesyncReport
+  /// The game that recorded.
+  public let game: GameIdentity
+  /// The recorded keyframe the inputs start from, a save file.
+  public let keyframe: [UInt8]
+  /// The inputs from the keyframe, as the format's values.
+  public let inputs: SaveValue
+  /// The recorded state at ``DesyncReport/comparedTick``, a save file; nil when none is known.
+  public let recorded: [UInt8]?
+  /// The replayed state there (at ``DesyncReport/tick`` when no recorded one is known).
+  public let replayed: [UInt8]
+  /// The replayed state at ``DesyncReport/tick``, when it was compared later.
+  public let divergent: [UInt8]?
+
+  /// The bundle as one Stasis file, signed when `signingKey` is given.
+  public func encoded(signingKey: SigningKey? = nil) throws(SaveFileError) -> [UInt8] {
+    var sections = [
+      SaveSection(name: Self.reportSection, content: .tree(try SaveValueEncoder().encode(report))),
+      SaveSection(name: Self.keyframeSection, content: .raw(keyframe)),
+      SaveSection(name: Self.inputsSection, content: .tree(inputs)),
+      SaveSection(name: Self.replayedSection, content: .raw(replayed)),
+    ]
+    if let recorded { sections.append(SaveSection(name: Self.recordedSection, content: .raw(recorded))) }
+    if let divergent { sections.append(SaveSection(name: Self.divergentSection, content: .raw(divergent))) }
+    let document = SaveDocument(
+      game: game, createdAt: 0,
+      summary: SaveSummary(frame: report.tick, playTime: 0, slot: "desync"),
+      sections: sections.sorted { $0.name < $1.name })
+    return SaveFileFormat.encode(document, signingKey: signingKey)
+  }
+
+  /// Reads a bundle; `path` names it in errors. With `signing`, an unsigned or wrongly signed
+  /// bundle is refused as a save would be.
+  public init(bytes: [UInt8], path: String? = nil, signing: SigningPolicy = .none) throws(SaveFileError) {
+    let document = try SaveFileFormat.decode(bytes, path: path, signing: signing)
+    func raw(_ name: String) throws(SaveFileError) -> [UInt8]? {
+      guard let section = document[section: name] else { return nil }
+      guard case .raw(let bytes) = section.content else {
+        throw ReplayFile.error("'\(name)' is not a file", part: name, path: path)
+      }
+      return bytes
+    }
+    guard case .tree(let reportTree)? = document[section: Self.reportSection]?.content else {
+      throw ReplayFile.error("is not a desync bundle: it has no 'desync' section", part: Self.reportSection, path: path)
+    }
+    guard case .tree(let inputs)? = document[section: Self.inputsSection]?.content,
+      let keyframe = try raw(Self.keyframeSection), let replayed = try raw(Self.replayedSection)
+    else {
+      throw ReplayFile.error(
+        "a desync bundle needs its keyframe, inputs and replayed state", part: Self.keyframeSection, path: path)
+    }
+    report = try ReplayFile.decode(DesyncReport.self, reportTree, part: Self.reportSection, path: path)
+    game = document.game
+    self.keyframe = keyframe
+    self.inputs = inputs
+    self.replayed = replayed
+    recorded = try raw(Self.recordedSection)
+    divergent = try raw(Self.divergentSection)
+  }
+
+  init(
+    report: DesyncReport, game: GameIdentity, keyframe: [UInt8], inputs: SaveValue, recorded: [UInt8]?,
+    replayed: [UInt8], divergent: [UInt8]?
+  ) {
+    self.report = report
+    self.game = game
+    self.keyframe = keyframe
+    self.inputs = inputs
+    self.recorded = recorded
+    self.replayed = replayed
+    self.divergent = divergent
+  }
+
+  /// The recorded and the replayed states' differences, as `stasis diff` prints them
+  /// (recorded first); empty when no recorded state is known.
+  public func differences() throws(SaveFileError) -> [SaveDifference] {
+    guard let recorded else { return [] }
+    return SaveInspection.differences(try SaveFileFormat.decode(recorded), try SaveFileFormat.decode(replayed))
+  }
+
+  /// Writes the bundle to `SAVES/replays/NAME.desync.stasis` durably, signed with the store's
+  /// current key when it signs; returns its path.
+  @discardableResult
+  public func write(named name: String, to store: SaveStore) throws(SaveFileError) -> String {
+    let file = "\(name).desync.stasis"
+    try store.writeFile(try encoded(signingKey: store.signing.current), named: file, inFolder: "replays")
+    return "\(store.directory)/replays/\(file)"
+  }
+}

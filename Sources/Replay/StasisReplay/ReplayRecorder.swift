@@ -1,0 +1,223 @@
+import Dispatch
+import Stasis
+import StasisDelta
+import Synchronization
+
+/// Records a run as a replay: each tick's input, a digest every few ticks, a keyframe every
+/// ``ReplayManifest/keyframeInterval`` ticks, written to `SAVES/replays/NAME.stasis`.
+///
+/// The game's thread only appends: ``record(_:reaching:)`` stores the input and, on a digest
+/// tick, hashes the state (``DigestScope``). Everything else runs on the recorder's worker: a
+/// keyframe's encoding and its delta on the one before, and the file's durable rewrite (a
+/// temporary file flushed and renamed over the old one), in batches: at each keyframe, and when
+/// the game calls ``flush()`` (on the way to the background and at quit). A kill loses at most
+/// the inputs since the last batch.
+///
+/// After a cold start that restored the state the last batch ended on, ``init(continuing:store:codec:digest:state:tick:)``
+/// goes on in the same file: one replay across the kill.
+///
+/// One thread records (the game's); the worker is the recorder's own.
+public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Sendable> {
+  /// The replay's file.
+  public let path: String
+  /// The ticks recorded so far end here: the state passed to the last ``record(_:reaching:)``
+  /// is this tick's.
+  public private(set) var tick: Int64
+
+  private let scope: DigestScope<State>
+  private let hasher = StateHasher()
+  private var manifest: ReplayManifest
+  private var inputs: [Input] = []
+  private var digests: [ReplayDigest] = []
+  private let writer: Writer
+
+  /// Starts a replay of a run from `start`, the state at `startTick`.
+  ///
+  /// - Parameters:
+  ///   - name: the file's name in `SAVES/replays/` (`.stasis` is added); letters, digits, `-`,
+  ///     `_` and `.`, as a slot's name.
+  ///   - seed: the run's seed, for the manifest (the game's own).
+  ///   - tickRate: ticks per second.
+  ///   - keyframeInterval: a keyframe every this many ticks: a seek re-simulates at most this many.
+  ///   - digestInterval: a digest every this many ticks; 1 finds a divergence at its exact tick.
+  public init(
+    _ name: String, store: SaveStore, codec: SaveCodec<State>, start: State, startTick: Int64 = 0, seed: UInt64,
+    tickRate: Int = 60, digest scope: DigestScope<State>, keyframeInterval: Int = 600, digestInterval: Int = 1
+  ) throws(SaveFileError) {
+    try Self.validate(name)
+    guard keyframeInterval > 0, digestInterval > 0, tickRate > 0 else {
+      throw SaveFileError(.malformed, "the intervals and the tick rate must be at least 1")
+    }
+    path = "\(store.directory)/\(Self.folder)/\(name).stasis"
+    tick = startTick
+    self.scope = scope
+    manifest = ReplayManifest(
+      format: ReplayManifest.currentFormat, game: codec.game.name, build: codec.game.build,
+      schemaVersion: codec.game.schemaVersion, seed: seed, tickRate: tickRate, digestScope: scope.name,
+      keyframeInterval: keyframeInterval, digestInterval: digestInterval, startTick: startTick, ticks: 0,
+      inputEncoding: Input.self is any BulkStorable.Type ? "bulk" : "tree", resumedAt: [])
+    writer = Writer(store: store, name: "\(name).stasis", codec: codec)
+    writer.begin(start, tick: startTick)
+  }
+
+  /// Goes on with the replay `name` after a cold start: `state` is the state the game restored,
+  /// at `tick`. Returns nil when the file does not end exactly there (inputs after its last
+  /// batch were lost with the process, or it is another run's): start a new replay then.
+  public init?(
+    continuing name: String, store: SaveStore, codec: SaveCodec<State>, digest scope: DigestScope<State>,
+    state: State, tick: Int64
+  ) throws(SaveFileError) {
+    try Self.validate(name)
+    guard let bytes = try store.readFile(named: "\(name).stasis", inFolder: Self.folder) else { return nil }
+    let path = "\(store.directory)/\(Self.folder)/\(name).stasis"
+    let file = try ReplayFile(bytes: bytes, path: path)
+    guard file.manifest.endTick == tick, file.manifest.digestScope == scope.name,
+      file.manifest.game == codec.game.name
+    else { return nil }
+    let hasher = StateHasher()
+    if let last = file.digests.last, last.tick == tick, last.digest != scope.digest(of: state, using: hasher) {
+      return nil
+    }
+    let replay = try Replay(file, codec: codec, input: Input.self)
+    self.path = path
+    self.tick = tick
+    self.scope = scope
+    manifest = file.manifest
+    manifest.resumedAt.append(tick)
+    inputs = replay.inputs
+    digests = file.digests
+    let files = try file.keyframeFiles()
+    writer = Writer(store: store, name: "\(name).stasis", codec: codec)
+    writer.resume(start: file.start, last: files.last?.file ?? file.start, keyframes: file.keyframes)
+  }
+
+  /// Records `input`, the one the step from ``tick`` used, and `state`, the state it reached.
+  /// Costs an append, plus a digest on a digest tick; a keyframe tick hands the state to the
+  /// worker, which encodes it and writes the batch.
+  public func record(_ input: Input, reaching state: State) {
+    inputs.append(input)
+    tick += 1
+    manifest.ticks += 1
+    let offset = tick - manifest.startTick
+    if offset % Int64(manifest.digestInterval) == 0 {
+      digests.append(ReplayDigest(tick: tick, digest: scope.digest(of: state, using: hasher)))
+    }
+    if offset % Int64(manifest.keyframeInterval) == 0 {
+      writer.keyframe(state, tick: tick)
+      flush()
+    }
+  }
+
+  /// Writes what was recorded so far, on the worker (durably: a temporary file flushed and
+  /// renamed). Call it on the way to the background (inside a background task) and at quit.
+  public func flush() {
+    writer.write(manifest: manifest, inputs: inputs, digests: digests)
+  }
+
+  /// Waits until every batch handed to the worker is written; throws the first failure since
+  /// the last call. For a quit, and for tests: the game's loop never needs it.
+  public func waitUntilWritten() throws(SaveFileError) {
+    try writer.drain()
+  }
+
+  /// The folder of the save folder where replays live.
+  public static var folder: String { "replays" }
+
+  private static func validate(_ name: String) throws(SaveFileError) {
+    do {
+      _ = try SaveSlot(name)
+    } catch {
+      throw SaveFileError(.invalidSlotName, "'\(name)' is not a replay's name: \(error.message)")
+    }
+  }
+
+  /// The worker: keyframes encoded and delta'd, files written, in order on one queue.
+  private final class Writer: Sendable {
+    private let store: SaveStore
+    private let name: String
+    private let codec: SaveCodec<State>
+    private let queue = DispatchQueue(label: "stasis.replay.writer")
+    private let state = Mutex(Progress())
+
+    private struct Progress {
+      var start: [UInt8] = []
+      var last: [UInt8] = []
+      var keyframes: [(tick: Int64, delta: [UInt8])] = []
+      var failure: SaveFileError?
+    }
+
+    init(store: SaveStore, name: String, codec: SaveCodec<State>) {
+      self.store = store
+      self.name = name
+      self.codec = codec
+    }
+
+    func begin(_ start: State, tick: Int64) {
+      queue.async { [self] in
+        do throws(SaveFileError) {
+          let file = try encode(start, tick: tick)
+          state.withLock {
+            $0.start = file
+            $0.last = file
+          }
+        } catch {
+          fail(error)
+        }
+      }
+    }
+
+    func resume(start: [UInt8], last: [UInt8], keyframes: [(tick: Int64, delta: [UInt8])]) {
+      state.withLock {
+        $0.start = start
+        $0.last = last
+        $0.keyframes = keyframes
+      }
+    }
+
+    func keyframe(_ keyframe: State, tick: Int64) {
+      queue.async { [self] in
+        do throws(SaveFileError) {
+          let file = try encode(keyframe, tick: tick)
+          state.withLock {
+            $0.keyframes.append((tick, SaveDelta.make(from: $0.last, to: file)))
+            $0.last = file
+          }
+        } catch {
+          fail(error)
+        }
+      }
+    }
+
+    func write(manifest: ReplayManifest, inputs: [Input], digests: [ReplayDigest]) {
+      queue.async { [self] in
+        do throws(SaveFileError) {
+          let (start, keyframes) = state.withLock { ($0.start, $0.keyframes) }
+          let bytes = try ReplayFile.encode(
+            game: codec.game, manifest: manifest, start: start, inputs: try SaveValueEncoder().encode(inputs),
+            keyframes: keyframes, digests: digests)
+          try store.writeFile(bytes, named: name, inFolder: ReplayRecorder.folder)
+        } catch {
+          fail(error)
+        }
+      }
+    }
+
+    func drain() throws(SaveFileError) {
+      queue.sync {}
+      let failure = state.withLock { progress in
+        defer { progress.failure = nil }
+        return progress.failure
+      }
+      if let failure { throw failure }
+    }
+
+    private func fail(_ error: SaveFileError) {
+      state.withLock { if $0.failure == nil { $0.failure = error } }
+    }
+
+    private func encode(_ value: State, tick: Int64) throws(SaveFileError) -> [UInt8] {
+      let summary = SaveSummary(frame: tick, playTime: 0, slot: "replay")
+      return SaveFileFormat.encode(try codec.document(for: value, summary: summary, createdAt: 0))
+    }
+  }
+}

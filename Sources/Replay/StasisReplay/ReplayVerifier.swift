@@ -1,0 +1,145 @@
+import Stasis
+import StasisInspect
+
+extension SaveFileError.Kind {
+  /// A replay's digests were taken over another scope than the verifier's (``DigestScope``):
+  /// comparing them would report a divergence that is not one.
+  public static let anotherDigestScope = Self(rawValue: "anotherDigestScope")
+}
+
+/// Plays a replay through the game's step and compares every recorded digest; at the first
+/// that differs, finds what it can say about the divergence and makes a ``DesyncBundle``.
+///
+/// Verifying needs the game's step, so it runs inside the game (in this process, in a new
+/// one, or in another build of it: a release build checking a debug build's replay).
+///
+/// ```swift
+/// let verifier = ReplayVerifier(codec: codec, digest: scope) { state, input in
+///   state.step(input)
+/// }
+/// let result = try verifier.verify(ReplayFile(contentsOf: path))
+/// if let divergence = result.divergence { print("first divergence at tick \(divergence.tick)") }
+/// ```
+public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendable> {
+  /// The codec of the replay's states.
+  public let codec: SaveCodec<State>
+  /// The digest's scope: the replay's must have the same name.
+  public let scope: DigestScope<State>
+  /// The game's step: the state at a tick and that tick's input give the next tick's state.
+  public let step: (inout State, Input) -> Void
+
+  /// A verifier of `codec`'s game's replays.
+  public init(codec: SaveCodec<State>, digest scope: DigestScope<State>, step: @escaping (inout State, Input) -> Void) {
+    self.codec = codec
+    self.scope = scope
+    self.step = step
+  }
+
+  /// Replays `file` from its start and compares every digest and every keyframe.
+  public func verify(_ file: ReplayFile) throws(SaveFileError) -> ReplayVerification {
+    guard file.manifest.digestScope == scope.name else {
+      throw SaveFileError(
+        .anotherDigestScope,
+        "the replay's digests cover '\(file.manifest.digestScope)'; this verifier's cover '\(scope.name)'",
+        context: .init(file: file.path, part: ReplayFile.manifestSection))
+    }
+    let replay = try Replay(file, codec: codec, input: Input.self)
+    let recordedFiles = try file.keyframeFiles()
+    let hasher = StateHasher()
+    var recordedAt: [Int64: UInt64] = [:]
+    for entry in file.digests { recordedAt[entry.tick] = entry.digest }
+    var keyframeAt: [Int64: [UInt8]] = [:]
+    for keyframe in recordedFiles.dropFirst() { keyframeAt[keyframe.tick] = keyframe.file }
+
+    var state = try replay.startState()
+    var tick = file.manifest.startTick
+    var lastMatch = tick
+    var compared = 0
+    var found: (tick: Int64, recorded: UInt64, replayed: UInt64, state: State)?
+    for input in replay.inputs {
+      step(&state, input)
+      tick += 1
+      if let recorded = recordedAt[tick] {
+        let replayed = scope.digest(of: state, using: hasher)
+        compared += 1
+        if replayed != recorded {
+          found = (tick, recorded, replayed, state)
+          break
+        }
+      }
+      // A keyframe is the recorded state itself: a difference the digest's scope leaves out
+      // still shows here, section by section.
+      if let keyframe = keyframeAt[tick] {
+        let recorded = try SaveFileFormat.decode(keyframe, path: file.path)
+        if try document(of: state, tick: tick).sections != recorded.sections {
+          let digest = scope.digest(of: state, using: hasher)
+          found = (tick, recordedAt[tick] ?? digest, digest, state)
+          break
+        }
+      }
+      if recordedAt[tick] != nil || keyframeAt[tick] != nil { lastMatch = tick }
+    }
+    guard let found else {
+      return ReplayVerification(ticks: file.manifest.ticks, digestsCompared: compared, divergence: nil)
+    }
+
+    // The recorded state is known only at keyframes: compare at the divergence when one is
+    // there, else at the first one after it, playing on to it.
+    var comparedTick = found.tick
+    var replayedThere = found.state
+    let later = recordedFiles.first { $0.tick >= found.tick }
+    if let later, later.tick > found.tick {
+      var at = found.tick
+      while at < later.tick {
+        step(&replayedThere, replay.inputs[Int(at - file.manifest.startTick)])
+        at += 1
+      }
+      comparedTick = later.tick
+    }
+    let before = recordedFiles.last { $0.tick <= lastMatch } ?? recordedFiles[0]
+    let beforeFile = before.file
+    let recordedFile = later.map(\.file)
+    let replayedFile = try encode(replayedThere, tick: comparedTick)
+    let divergentFile = comparedTick == found.tick ? nil : try encode(found.state, tick: found.tick)
+    var differences: [String] = []
+    if let recordedFile {
+      let recorded = try SaveFileFormat.decode(recordedFile)
+      let replayed = try SaveFileFormat.decode(replayedFile)
+      differences = SaveInspection.differences(recorded, replayed).map(\.text)
+    }
+    let inputsFrom = Int(before.tick - file.manifest.startTick)
+    let inputsTo = Int((recordedFile == nil ? found.tick : comparedTick) - file.manifest.startTick)
+    let report = DesyncReport(
+      manifest: file.manifest, tick: found.tick, lastMatchingTick: lastMatch, recordedDigest: found.recorded,
+      replayedDigest: found.replayed, keyframeTick: before.tick, comparedTick: recordedFile == nil ? nil : comparedTick,
+      differences: differences)
+    let bundle = DesyncBundle(
+      report: report, game: codec.game, keyframe: beforeFile,
+      inputs: try SaveValueEncoder().encode(Array(replay.inputs[inputsFrom..<inputsTo])),
+      recorded: recordedFile, replayed: recordedFile == nil ? try encode(found.state, tick: found.tick) : replayedFile,
+      divergent: recordedFile == nil ? nil : divergentFile)
+    return ReplayVerification(ticks: file.manifest.ticks, digestsCompared: compared, divergence: bundle)
+  }
+
+  private func encode(_ state: State, tick: Int64) throws(SaveFileError) -> [UInt8] {
+    SaveFileFormat.encode(try document(of: state, tick: tick))
+  }
+
+  private func document(of state: State, tick: Int64) throws(SaveFileError) -> SaveDocument {
+    let summary = SaveSummary(frame: tick, playTime: 0, slot: "replay")
+    return try codec.document(for: state, summary: summary, createdAt: 0)
+  }
+}
+
+/// What a verification found.
+public struct ReplayVerification: Sendable {
+  /// The ticks replayed.
+  public let ticks: Int64
+  /// The digests compared (up to the first that differed).
+  public let digestsCompared: Int
+  /// The first divergence, as a bundle to save or send; nil when every digest matched.
+  public let divergence: DesyncBundle?
+
+  /// Whether every digest and keyframe matched.
+  public var matched: Bool { divergence == nil }
+}

@@ -1,0 +1,337 @@
+import Foundation
+import Stasis
+import StasisInspect
+import StasisReplay
+import StasisTesting
+import Testing
+
+/// A small deterministic world: motes that drift, bounce off walls and are pushed by the input.
+struct Mote: BulkStorable, Equatable {
+  var x: Float = 0
+  var y: Float = 0
+  var vx: Float = 0
+  var vy: Float = 0
+  static let bulkLayout = BulkLayout(
+    of: Mote.self, [.field("x", \.x), .field("y", \.y), .field("vx", \.vx), .field("vy", \.vy)])
+}
+
+struct Push: BulkStorable, Equatable {
+  var dx: Int8 = 0
+  var dy: Int8 = 0
+  static let bulkLayout = BulkLayout(of: Push.self, [.field("dx", \.dx), .field("dy", \.dy)])
+}
+
+struct World: Codable, Sendable, Equatable {
+  var tick: Int64 = 0
+  var motes: [Mote]
+  var bounces: Int64 = 0
+
+  init(seed: UInt64, count: Int = 32) {
+    var random = seed | 1
+    func next() -> Float {
+      random ^= random << 13
+      random ^= random >> 7
+      random ^= random << 17
+      return Float(random % 10_000) / 10_000
+    }
+    motes = (0..<count).map { _ in Mote(x: next() * 10, y: next() * 10, vx: next() - 0.5, vy: next() - 0.5) }
+  }
+
+  /// One step of 1/60 s. `drift`: a one-ulp nudge of the first mote's x at that tick.
+  mutating func step(_ push: Push, drift: Int64? = nil) {
+    tick += 1
+    for index in motes.indices {
+      var mote = motes[index]
+      mote.vx += Float(push.dx) * 0.01
+      mote.vy += Float(push.dy) * 0.01 - 0.002
+      mote.x += mote.vx / 60
+      mote.y += mote.vy / 60
+      if mote.x < 0 || mote.x > 10 {
+        mote.vx = -mote.vx
+        bounces += 1
+      }
+      if mote.y < 0 || mote.y > 10 {
+        mote.vy = -mote.vy
+        bounces += 1
+      }
+      motes[index] = mote
+    }
+    if tick == drift { motes[0].x = motes[0].x.nextUp }
+  }
+
+  static func push(at tick: Int64) -> Push {
+    Push(dx: Int8(truncatingIfNeeded: (tick / 37) % 3) - 1, dy: tick % 90 < 10 ? 1 : 0)
+  }
+}
+
+let worldCodec = SaveCodec<World>(game: GameIdentity(name: "motes", build: "test", schemaVersion: 1))
+let worldScope = DigestScope<World>("motes and tick, v1") { world, hasher in
+  hasher.combine(world.tick)
+  hasher.combine(world.bounces)
+  hasher.combine(contentsOf: world.motes)
+}
+
+func makeStore() -> SaveStore {
+  let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-replay-\(UUID().uuidString)").path
+  return SaveStore(directory: folder)
+}
+
+/// Records `ticks` ticks of the world from `seed`; returns the recorder (written) and the states.
+func record(
+  _ name: String, store: SaveStore, ticks: Int64, seed: UInt64 = 7, keyframeInterval: Int = 50,
+  digestInterval: Int = 1, drift: Int64? = nil, scope: DigestScope<World> = worldScope
+) throws -> (recorder: ReplayRecorder<World, Push>, states: [World]) {
+  var world = World(seed: seed)
+  let recorder = try ReplayRecorder<World, Push>(
+    name, store: store, codec: worldCodec, start: world, seed: seed, digest: scope,
+    keyframeInterval: keyframeInterval, digestInterval: digestInterval)
+  var states = [world]
+  for _ in 0..<ticks {
+    let push = World.push(at: world.tick)
+    world.step(push, drift: drift)
+    recorder.record(push, reaching: world)
+    states.append(world)
+  }
+  recorder.flush()
+  try recorder.waitUntilWritten()
+  return (recorder, states)
+}
+
+func verifier(drift: Int64? = nil) -> ReplayVerifier<World, Push> {
+  ReplayVerifier(codec: worldCodec, digest: worldScope) { world, push in world.step(push, drift: drift) }
+}
+
+@Suite("Replays: recorded, read without the game, sought, verified")
+struct ReplayTests {
+  @Test("a recorded run is one Stasis file: manifest, start, inputs, keyframes as deltas, a digest a tick")
+  func recordsOneFile() throws {
+    let store = makeStore()
+    let (recorder, _) = try record("run", store: store, ticks: 300)
+    #expect(recorder.path == "\(store.directory)/replays/run.stasis")
+    let file = try ReplayFile(contentsOf: recorder.path)
+    #expect(file.manifest.ticks == 300)
+    #expect(file.manifest.game == "motes" && file.manifest.seed == 7 && file.manifest.tickRate == 60)
+    #expect(file.manifest.digestScope == "motes and tick, v1")
+    #expect(file.manifest.inputEncoding == "bulk")
+    #expect(file.keyframes.map(\.tick) == [50, 100, 150, 200, 250, 300])
+    #expect(file.digests.count == 300 && file.digests.first?.tick == 1 && file.digests.last?.tick == 300)
+    // A Stasis file: the format's own reader opens it, as `stasis inspect` and `dump` do.
+    let document = try SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: recorder.path))))
+    #expect(document.sections.map(\.name).sorted() == ["digests", "inputs", "keyframes", "replay", "start"])
+    if case .tree(.bulk(let inputs))? = document[section: "inputs"]?.content {
+      #expect(inputs.count == 300 && inputs.layout.stride == 2, "the inputs as a raw array: 2 bytes a tick")
+    } else {
+      Issue.record("the inputs are a bulk array")
+    }
+  }
+
+  @Test("keyframes are deltas: each far smaller than the state it rebuilds")
+  func keyframesAreDeltas() throws {
+    let store = makeStore()
+    let (recorder, _) = try record("deltas", store: store, ticks: 200, keyframeInterval: 10)
+    let file = try ReplayFile(contentsOf: recorder.path)
+    let rebuilt = try file.keyframeFiles()
+    #expect(rebuilt.count == 21)
+    for (index, keyframe) in file.keyframes.enumerated() {
+      #expect(keyframe.delta.count < rebuilt[index + 1].file.count, "tick \(keyframe.tick)")
+    }
+  }
+
+  @Test("seeking to any tick starts from the keyframe at or before it and re-simulates at most an interval")
+  func seeks() throws {
+    let store = makeStore()
+    let (recorder, states) = try record("seek", store: store, ticks: 300)
+    let replay = try Replay(try ReplayFile(contentsOf: recorder.path), codec: worldCodec, input: Push.self)
+    for target: Int64 in [0, 1, 49, 50, 51, 137, 299, 300] {
+      var (state, from, inputs) = try replay.seek(to: target)
+      #expect(from <= target && target - from < 50 || target == from, "tick \(target) from \(from)")
+      #expect(inputs.count == Int(target - from))
+      for input in inputs { state.step(input) }
+      #expect(state == states[Int(target)], "tick \(target): the recorded run's state")
+    }
+  }
+
+  @Test("a replay verifies in this process: every digest compared, every keyframe matched")
+  func verifies() throws {
+    let store = makeStore()
+    let (recorder, _) = try record("verify", store: store, ticks: 300)
+    let result = try verifier().verify(try ReplayFile(contentsOf: recorder.path))
+    #expect(result.matched)
+    #expect(result.digestsCompared == 300 && result.ticks == 300)
+  }
+
+  @Test("a one-ulp drift is found at its exact tick, and the bundle names the field", arguments: [123, 150, 299])
+  func driftFoundAtItsTick(drift: Int64) throws {
+    let store = makeStore()
+    let (recorder, _) = try record("clean", store: store, ticks: 300)
+    let result = try verifier(drift: drift).verify(try ReplayFile(contentsOf: recorder.path))
+    let bundle = try #require(result.divergence)
+    #expect(bundle.report.tick == drift && bundle.report.isExact)
+    #expect(bundle.report.summary == "first divergence at tick \(drift)")
+    #expect(bundle.report.keyframeTick == (drift - 1) / 50 * 50, "the last keyframe before it")
+    let compared = (drift + 49) / 50 * 50
+    #expect(bundle.report.comparedTick == compared)
+    if drift == compared {
+      #expect(bundle.report.differences.count == 1, "\(bundle.report.differences)")
+      #expect(bundle.report.differences.first?.hasPrefix("motes: 1 of 32 elements differ") == true)
+      #expect(bundle.divergent == nil)
+    } else {
+      #expect(bundle.report.differences.contains { $0.hasPrefix("motes:") }, "\(bundle.report.differences)")
+      #expect(bundle.divergent != nil, "the replayed state at the divergence, too")
+    }
+
+    // One signed file, read back whole; the differences as `stasis diff` prints them.
+    let key = SigningKey(bytes: Array("a desync bundle's key, 32 bytes!".utf8))
+    let bytes = try bundle.encoded(signingKey: key)
+    let read = try DesyncBundle(bytes: bytes, signing: .signed(with: key))
+    #expect(read.report == bundle.report)
+    #expect(try read.differences().map(\.text) == bundle.report.differences)
+    #expect(throws: SaveFileError.self, "another key refuses it") {
+      try DesyncBundle(bytes: bytes, signing: .signed(with: SigningKey(bytes: Array(repeating: 1, count: 32))))
+    }
+    let inputs = try SaveValueDecoder().decode([Push].self, from: read.inputs)
+    #expect(inputs.count == Int(compared - bundle.report.keyframeTick), "from the keyframe to the compared tick")
+  }
+
+  @Test("digests every 10 ticks: the divergence is bounded to the ten steps before the first that differs")
+  func sparseDigests() throws {
+    let store = makeStore()
+    let (recorder, _) = try record("sparse", store: store, ticks: 300, digestInterval: 10)
+    let file = try ReplayFile(contentsOf: recorder.path)
+    #expect(file.digests.count == 30)
+    let bundle = try #require(try verifier(drift: 123).verify(file).divergence)
+    #expect(bundle.report.tick == 130 && bundle.report.lastMatchingTick == 120 && !bundle.report.isExact)
+    #expect(bundle.report.summary.hasPrefix("first divergence at tick 130 (the step to a tick from 121 to 130"))
+  }
+
+  @Test("a difference outside the digest's scope still shows at the next keyframe")
+  func keyframeCatchesWhatTheScopeLeavesOut() throws {
+    let store = makeStore()
+    let narrow = DigestScope<World>("the tick alone") { world, hasher in hasher.combine(world.tick) }
+    let (recorder, _) = try record("scope", store: store, ticks: 100, scope: narrow)
+    let result = try ReplayVerifier(codec: worldCodec, digest: narrow) { (world: inout World, push: Push) in
+      world.step(push, drift: 30)
+    }.verify(try ReplayFile(contentsOf: recorder.path))
+    let bundle = try #require(result.divergence, "the digests all match (the tick); the keyframe at 50 does not")
+    #expect(bundle.report.tick == 50 && bundle.report.comparedTick == 50)
+    #expect(bundle.report.recordedDigest == bundle.report.replayedDigest)
+    #expect(bundle.report.differences.contains { $0.hasPrefix("motes:") })
+  }
+
+  @Test("a replay goes on across a kill: the new process continues the same file from the restored tick")
+  func continuesAcrossAKill() throws {
+    let store = makeStore()
+    let (first, states) = try record("kill", store: store, ticks: 120)
+    #expect(first.tick == 120)
+    // The new process restored the state at 120 (its background save) and goes on.
+    var world = states[120]
+    #expect(
+      try ReplayRecorder<World, Push>(
+        continuing: "kill", store: store, codec: worldCodec, digest: worldScope, state: states[119], tick: 119) == nil,
+      "a replay that does not end where the game restored is not continued")
+    let recorder = try #require(
+      try ReplayRecorder<World, Push>(
+        continuing: "kill", store: store, codec: worldCodec, digest: worldScope, state: world, tick: 120))
+    for _ in 0..<80 {
+      let push = World.push(at: world.tick)
+      world.step(push)
+      recorder.record(push, reaching: world)
+    }
+    recorder.flush()
+    try recorder.waitUntilWritten()
+    let file = try ReplayFile(contentsOf: recorder.path)
+    #expect(file.manifest.ticks == 200 && file.manifest.resumedAt == [120])
+    #expect(file.keyframes.map(\.tick) == [50, 100, 150, 200])
+    let result = try verifier().verify(file)
+    #expect(result.matched && result.digestsCompared == 200)
+  }
+
+  @Test("a replay's digests are refused under another scope; a damaged replay names its part")
+  func refusals() throws {
+    let store = makeStore()
+    let (recorder, _) = try record("bad", store: store, ticks: 60)
+    let other = DigestScope<World>("something else") { world, hasher in hasher.combine(world.tick) }
+    let refused = #expect(throws: SaveFileError.self) {
+      try ReplayVerifier(codec: worldCodec, digest: other) { (world: inout World, push: Push) in world.step(push) }
+        .verify(try ReplayFile(contentsOf: recorder.path))
+    }
+    #expect(refused?.kind == .anotherDigestScope)
+
+    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: recorder.path)))
+    bytes.removeLast(bytes.count / 3)
+    let truncated = #expect(throws: SaveFileError.self) { try ReplayFile(bytes: bytes, path: "cut.stasis") }
+    #expect(truncated?.kind == .truncated && truncated?.context.file == "cut.stasis")
+
+    let save = SaveFileFormat.encode(
+      try worldCodec.document(
+        for: World(seed: 1), summary: SaveSummary(frame: 0, playTime: 0, slot: "a"),
+        createdAt: 0))
+    let notReplay = #expect(throws: SaveFileError.self) { try ReplayFile(bytes: save, path: "save.stasis") }
+    #expect(notReplay?.context.part == "replay", "\(String(describing: notReplay))")
+  }
+}
+
+@Suite("The replay digest")
+struct StateHasherTests {
+  @Test("is XXH3-64: the same bytes give the published value, in every process")
+  func publishedValue() {
+    #expect(StateHasher().finalize() == 0x2D06_8005_38D3_94C2, "XXH3-64 of nothing")
+    let hasher = StateHasher()
+    hasher.combine(UInt32(1))
+    let one = hasher.finalize()
+    #expect([UInt8]([1, 0, 0, 0]).withUnsafeBytes { StateHasher.digest(of: $0) } == one, "scalars go little-endian")
+    #expect(StateHasher().finalize() == 0x2D06_8005_38D3_94C2, "finalize starts again")
+  }
+
+  @Test("tells states apart by their bits: a one-ulp change, an order, a sign of zero")
+  func bits() {
+    let hasher = StateHasher()
+    let world = World(seed: 3)
+    var nudged = world
+    nudged.motes[5].y = nudged.motes[5].y.nextUp
+    #expect(worldScope.digest(of: world, using: hasher) == worldScope.digest(of: world, using: hasher))
+    #expect(worldScope.digest(of: world, using: hasher) != worldScope.digest(of: nudged, using: hasher))
+    hasher.combine(Float(0))
+    let zero = hasher.finalize()
+    hasher.combine(-Float(0))
+    #expect(hasher.finalize() != zero)
+    let sections = DigestScope<World>.sections()
+    #expect(sections.name == "sections")
+    #expect(sections.digest(of: world, using: hasher) != sections.digest(of: nudged, using: hasher))
+    #expect(DigestScope<World>.sections(["tick"]).digest(of: world, using: hasher)
+      == DigestScope<World>.sections(["tick"]).digest(of: nudged, using: hasher), "only the named sections")
+  }
+}
+
+/// A hidden input the step reads: what the sync test exists to find.
+enum Gust {
+  nonisolated(unsafe) static var strength: Float = 0
+}
+
+@Suite("The sync test (StasisTesting)")
+struct SyncTestTests {
+  @Test("a deterministic step passes: every frame rolled back 8 and stepped again")
+  func passes() throws {
+    var world = World(seed: 11)
+    var sync = SyncTest(depth: 8, step: { (world: inout World, push: Push) in world.step(push) }, digest: { $0 })
+    for _ in 0..<200 { try sync.advance(&world, with: World.push(at: world.tick)) }
+    #expect(sync.frame == 200)
+  }
+
+  @Test("finds a static var the step reads, at the first frame")
+  func findsHiddenState() throws {
+    var world = World(seed: 11)
+    var sync = SyncTest(
+      depth: 4,
+      step: { (world: inout World, push: Push) in
+        world.step(push)
+        Gust.strength += 0.001
+        world.motes[0].vx += Gust.strength
+      }, digest: { worldScope.digest(of: $0, using: StateHasher()) })
+    let failure = #expect(throws: SyncTestFailure.self) {
+      for _ in 0..<20 { try sync.advance(&world, with: World.push(at: world.tick)) }
+    }
+    #expect(failure?.frame == 1 && failure?.rolledBack == 1)
+    #expect(failure?.description.contains("reads something the state does not hold") == true)
+  }
+}
