@@ -136,7 +136,7 @@ let package = Package(
     // The tiny deterministic game.
     .target(
       name: "DemoGame",
-      dependencies: ["Stasis", "StasisMerge", .product(name: "Logging", package: "swift-log")]
+      dependencies: ["Stasis", "StasisMerge", "StasisReplay", .product(name: "Logging", package: "swift-log")]
     ),
     // The demo's high-score table and slot index, on StasisRecords (apart from DemoGame, which
     // the server's package builds too, without GRDB). Empty without the `Records` trait.
@@ -164,7 +164,7 @@ let package = Package(
     .executableTarget(
       name: "stasis-bench",
       dependencies: [
-        "Stasis", "DemoGame", "StasisSDL", "StasisTesting",
+        "Stasis", "DemoGame", "StasisSDL", "StasisTesting", "StasisReplay",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -177,7 +177,7 @@ let package = Package(
     .target(
       name: "ReadmeSnippets",
       dependencies: [
-        "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", "StasisRecords",
+        "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", "StasisRecords", "StasisReplay",
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Examples/Snippets"),
@@ -220,7 +220,8 @@ let package = Package(
       dependencies: ["DemoGame", "DemoRecords", "Stasis", "StasisMerge", "StasisTesting", "TestSupport"]),
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
     // The goldens: what each command prints, as files (Golden.swift).
-    .testTarget(name: "CLITests", dependencies: ["Stasis", "StasisRecords", "TestSupport"], exclude: ["Goldens"]),
+    .testTarget(
+      name: "CLITests", dependencies: ["Stasis", "StasisRecords", "StasisReplay", "TestSupport"], exclude: ["Goldens"]),
     // StasisInspect's strings against what the built `stasis` prints for the same saves.
     .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "TestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.

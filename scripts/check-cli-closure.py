@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Fails when the `stasis` CLI's dependency closure reaches SDL or the demo game.
 
-StasisCloud and StasisRecords are in it on purpose (`stasis cloud`, `stasis records`): neither
-knows SDL or the demo, and their HTTP client and GRDB are product dependencies under the `Cloud`
+StasisCloud, StasisRecords and StasisReplay are in it on purpose (`stasis cloud`, `stasis records`,
+`stasis replay`): none knows SDL or the demo, and their HTTP client and GRDB are product
+dependencies under the `Cloud`
 and `Records` traits, which this walk of target dependencies does not follow.
 
 Reads `swift package describe --type json` on standard input."""

@@ -26,7 +26,7 @@ CATALOGS = sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join
 GUIDES = ["docs/CLI.md", "docs/SAVE-SERVER.md", "docs/CONSOLE.md", "docs/DEMO.md"]
 # The library products a game adopts; DemoGame's names resolve too (its article documents the
 # demo), but it is not counted.
-LIBRARY = ["Stasis", "StasisCloud", "StasisMerge", "StasisTesting", "StasisDelta", "StasisInspect", "StasisSDL", "StasisNotify", "StasisRecords"]
+LIBRARY = ["Stasis", "StasisCloud", "StasisMerge", "StasisTesting", "StasisDelta", "StasisInspect", "StasisSDL", "StasisNotify", "StasisRecords", "StasisReplay"]
 DEMO = ["DemoGame"]
 
 failures = []

@@ -13,8 +13,8 @@ cd "$(dirname "$0")/.."
 # The library modules' symbol graphs from the debug build's modules (swift package
 # dump-symbol-graph would rebuild the whole package in a configuration of its own, and read
 # every module). DemoGame's names resolve too (its article documents the demo); it is not counted.
-libraries=(Stasis StasisCloud StasisMerge StasisTesting StasisDelta StasisInspect StasisSDL StasisNotify StasisRecords)
-for target in DemoGame StasisCloud StasisInspect StasisTesting StasisSDL StasisNotify StasisRecords; do # and what they depend on
+libraries=(Stasis StasisCloud StasisMerge StasisTesting StasisDelta StasisInspect StasisSDL StasisNotify StasisRecords StasisReplay)
+for target in DemoGame StasisCloud StasisInspect StasisTesting StasisSDL StasisNotify StasisRecords StasisReplay; do # and what they depend on
   swift build --target "$target" >/dev/null
 done
 triple=$(swift -print-target-info | python3 -c "import json, sys; print(json.load(sys.stdin)['target']['unversionedTriple'])")

@@ -23,6 +23,9 @@ public struct Engine: Sendable {
   public private(set) var level: LevelDefinition
   /// True while the engine refuses to step (background, pause overlay).
   public var isPaused = false
+  /// A planted desync (`--desync-at`): after the step to this run frame, the player's x moves by
+  /// one ulp. Nil in every ordinary run.
+  public var desyncAt: Int64?
   /// Where the levels come from.
   public let library: LevelLibrary
   private var scratch = PhysicsScratch()
@@ -86,6 +89,9 @@ public struct Engine: Sendable {
     state.level.levelFrame &+= 1
     paint()
     if !progress() { Self.updateCamera(&state.camera, state: state, level: level, dt: dt) }
+    if let desyncAt, state.level.runFrame == desyncAt, !state.physics.bodies.isEmpty {
+      state.physics.bodies[0].x = state.physics.bodies[0].x.nextUp
+    }
     return true
   }
 

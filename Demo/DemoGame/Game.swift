@@ -1,5 +1,6 @@
 import Logging
 import Stasis
+import StasisReplay
 
 /// The engine as the save coordinator sees it: a state to snapshot and restore, and a pause.
 @MainActor
@@ -38,10 +39,18 @@ public final class Game {
   public var autopilot = true
   /// The last states before each step, for rolling back (the rollback netcode's window).
   public private(set) var rollback = RollbackRing()
+  /// The run's replay while one is recorded (``recordReplay(named:seed:continuing:application:)``): each
+  /// step's input goes to it.
+  public private(set) var replay: ReplayRecorder<GameState, ReplayInput>?
+  private var replayName = ""
+  private var replaySeed: UInt64 = 0
+  private let logger: Logger
+  private var replayObservers: [ObserverToken] = []
 
   /// Creates the game around an engine and a store. The codec checks every loaded state
   /// against its level.
   public init(engine: Engine, store: SaveStore, slot: SaveSlot, logger: Logger = Logger(label: "stasis.demo")) {
+    self.logger = logger
     host = EngineHost(engine: engine, slot: slot)
     coordinator = SaveCoordinator(
       game: host, store: store, codec: DemoSaveFormat.codec(levels: engine.library), slot: slot, logger: logger)
@@ -58,9 +67,58 @@ public final class Game {
       return
     }
     rollback.record(host.engine.snapshot())
+    if let replay, replay.tick != host.engine.state.level.runFrame {
+      // A restore moved the game (a load, another device's save): one replay is one line of
+      // ticks, so the run goes on in a replay of its own from here.
+      replay.flush()
+      startReplay(named: "\(replayName)-from-\(host.engine.state.level.runFrame)")
+    }
     let step = autopilot ? host.engine.autopilotInput() : input
     host.engine.step(step)
+    replay?.record(ReplayInput(step, autopilot: autopilot), reaching: host.engine.state)
     coordinator.didStep(frame: host.engine.state.level.runFrame)
+  }
+
+  /// Records the run from here into `SAVES/replays/NAME.stasis` (keyframes every 10 s of game
+  /// time, a digest every step), or, with `continuing`, goes on with that replay when it ends
+  /// at this state's tick (a `--resume` after a kill) and starts it again when it does not.
+  /// Its batches are written on the way to the background and at quit, inside background tasks
+  /// of `application`. A replay that cannot be written is logged, and the game plays on.
+  public func recordReplay(named name: String, seed: UInt64, continuing: Bool, application: Application) {
+    if replayObservers.isEmpty {
+      replayObservers = ReplayRecorder<GameState, ReplayInput>.flushWhenLeaving(application) { [weak self] in
+        guard let self, let replay else { return nil }
+        return (replay, host.engine.state)
+      }
+    }
+    replayName = name
+    replaySeed = seed
+    if continuing {
+      do {
+        if let existing = try ReplayRecorder<GameState, ReplayInput>(
+          continuing: name, store: coordinator.store, codec: coordinator.codec, digest: GameState.replayScope,
+          state: host.engine.state, tick: host.engine.state.level.runFrame)
+        {
+          replay = existing
+          return
+        }
+      } catch {
+        logger.warning("the replay '\(name)' cannot go on (\(error)); a new one starts")
+      }
+    }
+    startReplay(named: name)
+  }
+
+  private func startReplay(named name: String) {
+    let state = host.engine.state
+    do {
+      replay = try ReplayRecorder(
+        name, store: coordinator.store, codec: coordinator.codec, start: state, startTick: state.level.runFrame,
+        seed: replaySeed, digest: GameState.replayScope, keyframeInterval: 600, digestInterval: 1)
+    } catch {
+      replay = nil
+      logger.warning("no replay of this run: \(error)")
+    }
   }
 
   /// Goes back `steps` steps (1...8) using the rollback ring; false when the ring is shorter.

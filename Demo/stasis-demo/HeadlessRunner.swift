@@ -21,12 +21,13 @@ struct HeadlessRunner {
     let fileSystem: any FileSystem =
       options.ioThrottle.map { ThrottledFileSystem(bytesPerSecond: $0) } ?? PosixFileSystem()
     let store = SaveStore(directory: options.saves, fileSystem: fileSystem, device: options.device)
-    let engine: Engine
+    var engine: Engine
     do {
       engine = try Engine(library: library, level: options.level, seed: options.seed)
     } catch {
       return fail("\(error)")
     }
+    engine.desyncAt = options.desyncAt
     // Headless, the run's own lines are its output: a hold is one of --trace's events, and a
     // failed --resume is the one line below, so the coordinator logs only warnings here.
     var logger = Logger(label: "stasis.demo")
@@ -47,6 +48,10 @@ struct HeadlessRunner {
       let error = game.coordinator.events.lazy.compactMap(\.loadError).last
     {
       return fail("cannot resume slot '\(options.slot)': \(error)")
+    }
+    // Every run is recorded, one replay per slot; a --resume goes on with it where it ends.
+    if !options.noReplay {
+      game.recordReplay(named: options.slot, seed: options.seed, continuing: options.resume, application: app)
     }
 
     var wentAway = false
@@ -95,6 +100,14 @@ struct HeadlessRunner {
       while app.hasBackgroundEpisode { app.waitForBackgroundWork() }
     }
     game.coordinator.waitForSaves()
+    if let replay = game.replay {
+      replay.flush(keyframing: game.engine.state)
+      do {
+        try replay.waitUntilWritten()
+      } catch {
+        FileHandle.standardError.write(Data("stasis-demo: the replay was not written: \(error)\n".utf8))
+      }
+    }
     return finish(app: app, game: game, cloud: cloud)
   }
 

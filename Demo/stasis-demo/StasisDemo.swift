@@ -122,8 +122,28 @@ struct StasisDemo: ParsableCommand {
     help: "With --cloud: send and fetch whole files, never deltas (to compare what a sync sends).")
   var wholeUploads = false
 
+  @Option(
+    name: .customLong("verify-replay"),
+    help: ArgumentHelp(
+      "Play a replay through the game's step and compare every digest: exit 0 when all match; else exit 1, `first divergence at tick N` and the desync bundle's path.",
+      valueName: "file"))
+  var verifyReplay: String?
+
+  @Option(
+    name: .customLong("desync-at"),
+    help: ArgumentHelp(
+      "Plant a one-ulp drift in the player's x at this tick: in a run (its replay records it) or with --verify-replay (the verifier's steps drift).",
+      valueName: "tick"))
+  var desyncAt: Int64?
+
+  @Flag(
+    name: .customLong("no-replay"),
+    help: "Record no replay of this run (by default every run is recorded into SAVES/replays/SLOT.stasis).")
+  var noReplay = false
+
   func validate() throws {
     if renderThumbnail != nil, output == nil { throw ValidationError("--render-thumbnail needs --output FILE.png") }
+    if let desyncAt, desyncAt < 1 { throw ValidationError("--desync-at must be a tick of 1 or more") }
     guard frames >= 0 else { throw ValidationError("--frames must be 0 or more") }
     guard (1...99).contains(level) else { throw ValidationError("--level must be between 1 and 99") }
     if let foregroundAt {
@@ -169,6 +189,11 @@ struct StasisDemo: ParsableCommand {
   func run() throws {
     if let renderThumbnail, let output {
       let status = ThumbnailRenderer(file: renderThumbnail, output: output, levels: levels).run()
+      if status != 0 { throw ExitCode(status) }
+      return
+    }
+    if let verifyReplay {
+      let status = ReplayCheck(file: verifyReplay, levels: levels, desyncAt: desyncAt).run()
       if status != 0 { throw ExitCode(status) }
       return
     }

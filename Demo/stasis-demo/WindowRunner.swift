@@ -77,7 +77,8 @@ final class WindowRunner {
     SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
     do {
       font = try BitmapFont(path: library.folder + "/../font.bmp", renderer: renderer)
-      let engine = try Engine(library: library, level: options.level, seed: options.seed)
+      var engine = try Engine(library: library, level: options.level, seed: options.seed)
+      engine.desyncAt = options.desyncAt
       let store = SaveStore(directory: options.saves, device: options.device)
       game = Game(engine: engine, store: store, slot: options.saveSlot)
     } catch {
@@ -128,6 +129,10 @@ final class WindowRunner {
     cloud?.syncSettings(settings, application: app)
     openRecords()
     app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
+    // Every run is recorded, one replay per slot: SAVES/replays/SLOT.stasis.
+    if !options.noReplay {
+      game.recordReplay(named: options.slot, seed: options.seed, continuing: options.resume, application: app)
+    }
 
     // ---- The loop: events, fixed steps, a frame ----
     let frequency = Double(SDL_GetPerformanceFrequency())

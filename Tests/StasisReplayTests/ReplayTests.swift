@@ -137,6 +137,28 @@ struct ReplayTests {
     }
   }
 
+  @Test("a flush with the state at its tick ends the batch with a keyframe there, once")
+  func flushKeyframes() throws {
+    let store = makeStore()
+    var world = World(seed: 3)
+    let recorder = try ReplayRecorder<World, Push>(
+      "flush", store: store, codec: worldCodec, start: world, seed: 3, digest: worldScope, keyframeInterval: 50)
+    for _ in 0..<70 {
+      let push = World.push(at: world.tick)
+      world.step(push)
+      recorder.record(push, reaching: world)
+    }
+    recorder.flush(keyframing: world)
+    recorder.flush(keyframing: world)
+    try recorder.waitUntilWritten()
+    let file = try ReplayFile(contentsOf: recorder.path)
+    #expect(file.keyframes.map(\.tick) == [50, 70], "the regular one, then the end's, once")
+    let replay = try Replay(file, codec: worldCodec, input: Push.self)
+    let end = try replay.seek(to: 70)
+    #expect(end.tick == 70 && end.inputs.isEmpty && end.state == world, "a seek to the end steps nothing")
+    #expect(try verifier().verify(file).matched)
+  }
+
   @Test("seeking to any tick starts from the keyframe at or before it and re-simulates at most an interval")
   func seeks() throws {
     let store = makeStore()
@@ -298,8 +320,9 @@ struct StateHasherTests {
     let sections = DigestScope<World>.sections()
     #expect(sections.name == "sections")
     #expect(sections.digest(of: world, using: hasher) != sections.digest(of: nudged, using: hasher))
-    #expect(DigestScope<World>.sections(["tick"]).digest(of: world, using: hasher)
-      == DigestScope<World>.sections(["tick"]).digest(of: nudged, using: hasher), "only the named sections")
+    #expect(
+      DigestScope<World>.sections(["tick"]).digest(of: world, using: hasher)
+        == DigestScope<World>.sections(["tick"]).digest(of: nudged, using: hasher), "only the named sections")
   }
 }
 

@@ -54,10 +54,11 @@ public func launch(_ process: Process) throws {
 /// Runs a built product with arguments and waits for it to exit; `environment`, when given,
 /// replaces this process's environment.
 public func run(
-  _ product: String, _ arguments: [String], in directory: URL? = nil, environment: [String: String]? = nil
+  _ product: String, _ arguments: [String], in directory: URL? = nil, environment: [String: String]? = nil,
+  withDefaultTraits: Bool = false
 ) throws -> ProcessResult {
   let process = Process()
-  process.executableURL = try builtProduct(product)
+  process.executableURL = try builtProduct(product, withDefaultTraits: withDefaultTraits)
   process.arguments = arguments
   if let directory { process.currentDirectoryURL = directory }
   if let environment { process.environment = environment }

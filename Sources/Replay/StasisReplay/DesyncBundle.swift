@@ -136,7 +136,20 @@ public struct DesyncBundle: Sendable {
   @discardableResult
   public func write(named name: String, to store: SaveStore) throws(SaveFileError) -> String {
     let file = "\(name).desync.stasis"
-    try store.writeFile(try encoded(signingKey: store.signing.current), named: file, inFolder: "replays")
-    return "\(store.directory)/replays/\(file)"
+    try store.writeFile(try encoded(signingKey: store.signing.current), named: file, inFolder: ReplayFile.folder)
+    return "\(store.directory)/\(ReplayFile.folder)/\(file)"
+  }
+
+  /// Writes the bundle beside the replay at `replay` (`NAME.stasis` → `NAME.desync.stasis`),
+  /// durably, signed with `signingKey` when given; returns its path.
+  @discardableResult
+  public func write(besides replay: String, signingKey: SigningKey? = nil) throws(SaveFileError) -> String {
+    var parts = replay.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    let name = parts.removeLast()
+    let folder = parts.popLast() ?? "."
+    let root = parts.isEmpty ? "." : (parts == [""] ? "/" : parts.joined(separator: "/"))
+    let file = (name.hasSuffix(".stasis") ? String(name.dropLast(7)) : name) + ".desync.stasis"
+    try SaveStore(directory: root).writeFile(try encoded(signingKey: signingKey), named: file, inFolder: folder)
+    return "\(root == "/" ? "" : root)/\(folder)/\(file)"
   }
 }

@@ -29,7 +29,7 @@ public struct ReplayManifest: Codable, Sendable, Equatable {
   public var startTick: Int64
   /// How many ticks' inputs the replay holds: it ends at `startTick + ticks`.
   public var ticks: Int64
-  /// `bulk` when the inputs are a ``BulkStorable`` type's raw array, `tree` otherwise.
+  /// `bulk` when the inputs are a `BulkStorable` type's raw array, `tree` otherwise.
   public var inputEncoding: String
   /// The ticks at which the run went on in a new process (a cold start after a kill): one
   /// replay across them.
@@ -39,24 +39,19 @@ public struct ReplayManifest: Codable, Sendable, Equatable {
   public var endTick: Int64 { startTick + ticks }
 }
 
-/// One digest of the timeline: the state's digest after `tick`'s step.
-public struct ReplayDigest: BulkStorable, Equatable {
+/// One digest of the timeline: the state's digest after `tick`'s step. (The file stores the
+/// digests alone, 8 bytes each; their ticks follow from the manifest.)
+public struct ReplayDigest: Sendable, Equatable {
   /// The tick the digest is of.
-  public var tick: Int64 = 0
+  public var tick: Int64
   /// The digest (``StateHasher``).
-  public var digest: UInt64 = 0
+  public var digest: UInt64
 
   /// An entry.
   public init(tick: Int64, digest: UInt64) {
     self.tick = tick
     self.digest = digest
   }
-
-  /// Zero, for the bulk layout.
-  public init() {}
-
-  /// The layout in the file: `tick` (int64), `digest` (uint64).
-  public static let bulkLayout = BulkLayout(of: ReplayDigest.self, [.field("tick", \.tick), .field("digest", \.digest)])
 }
 
 /// A replay file as written, read without the game's types: its manifest, its start (a save
@@ -67,6 +62,9 @@ public struct ReplayDigest: BulkStorable, Equatable {
 /// sections `replay` (the manifest), `start` (the starting snapshot: a whole save file, raw),
 /// `inputs`, `keyframes` (`tick` and `delta` each) and `digests`.
 public struct ReplayFile: Sendable {
+  /// The folder of the save folder where replays and desync bundles live: `replays`.
+  public static let folder = "replays"
+
   /// The section names.
   static let manifestSection = "replay"
   static let startSection = "start"
@@ -93,7 +91,7 @@ public struct ReplayFile: Sendable {
   public let length: Int
 
   /// Reads a replay from its bytes; `path` names it in errors. A file that is not a replay, or
-  /// whose parts do not fit together, is a ``SaveFileError`` naming the part.
+  /// whose parts do not fit together, is a `SaveFileError` naming the part.
   public init(bytes: [UInt8], path: String? = nil) throws(SaveFileError) {
     let document = try SaveFileFormat.decode(bytes, path: path)
     let header = try bytes.withUnsafeBytes { raw in
@@ -164,15 +162,16 @@ public struct ReplayFile: Sendable {
     guard case .tree(let digestTree) = try part(Self.digestsSection).content else {
       throw Self.error("the digests are not a value tree", part: Self.digestsSection, path: path)
     }
-    let digests = try Self.decode([ReplayDigest].self, digestTree, part: Self.digestsSection, path: path)
-    var last = manifest.startTick
-    for entry in digests {
-      guard entry.tick > last, entry.tick <= manifest.endTick else {
-        throw Self.error(
-          "digest at tick \(entry.tick) is out of order or past the end (\(manifest.endTick))",
-          part: Self.digestsSection, path: path)
-      }
-      last = entry.tick
+    // Only the digests are stored, 8 bytes each: the n-th is of tick startTick + n × K.
+    let values = try Self.decode([StoredDigest].self, digestTree, part: Self.digestsSection, path: path)
+    let interval = Int64(manifest.digestInterval)
+    guard Int64(values.count) == manifest.ticks / interval else {
+      throw Self.error(
+        "\(values.count) digests for \(manifest.ticks) ticks at one every \(interval)", part: Self.digestsSection,
+        path: path)
+    }
+    let digests = values.enumerated().map { index, value in
+      ReplayDigest(tick: manifest.startTick + Int64(index + 1) * interval, digest: value.digest)
     }
     self.path = path
     self.manifest = manifest
@@ -227,9 +226,16 @@ public struct ReplayFile: Sendable {
         SaveSection(
           name: keyframesSection,
           content: .tree(try encoder.encode(keyframes.map { Keyframe(tick: $0.tick, delta: $0.delta) }))),
-        SaveSection(name: digestsSection, content: .tree(try encoder.encode(digests))),
+        SaveSection(
+          name: digestsSection, content: .tree(try encoder.encode(digests.map { StoredDigest(digest: $0.digest) }))),
       ])
     return SaveFileFormat.encode(document, signingKey: signingKey)
+  }
+
+  /// A digest as the file stores it: its tick is its place in the timeline.
+  private struct StoredDigest: BulkStorable {
+    var digest: UInt64 = 0
+    static let bulkLayout = BulkLayout(of: StoredDigest.self, [.field("digest", \.digest)])
   }
 
   private struct Keyframe: Codable {

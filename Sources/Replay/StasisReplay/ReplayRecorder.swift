@@ -10,7 +10,7 @@ import Synchronization
 /// tick, hashes the state (``DigestScope``). Everything else runs on the recorder's worker: a
 /// keyframe's encoding and its delta on the one before, and the file's durable rewrite (a
 /// temporary file flushed and renamed over the old one), in batches: at each keyframe, and when
-/// the game calls ``flush()`` (on the way to the background and at quit). A kill loses at most
+/// the game calls ``flush(keyframing:then:)`` (on the way to the background and at quit). A kill loses at most
 /// the inputs since the last batch.
 ///
 /// After a cold start that restored the state the last batch ended on, ``init(continuing:store:codec:digest:state:tick:)``
@@ -30,15 +30,23 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
   private var inputs: [Input] = []
   private var digests: [ReplayDigest] = []
   private let writer: Writer
+  /// The tick of the last keyframe handed to the worker (the start's, at first).
+  private var lastKeyframe: Int64
 
   /// Starts a replay of a run from `start`, the state at `startTick`.
   ///
   /// - Parameters:
   ///   - name: the file's name in `SAVES/replays/` (`.stasis` is added); letters, digits, `-`,
   ///     `_` and `.`, as a slot's name.
+  ///   - store: the save folder's store: the file goes in its `replays/` folder, through its
+  ///     file system.
+  ///   - codec: the game's codec: the start and the keyframes are its saves.
+  ///   - start: the state the run starts from.
+  ///   - startTick: its tick.
   ///   - seed: the run's seed, for the manifest (the game's own).
   ///   - tickRate: ticks per second.
   ///   - keyframeInterval: a keyframe every this many ticks: a seek re-simulates at most this many.
+  ///   - scope: what the digests cover.
   ///   - digestInterval: a digest every this many ticks; 1 finds a divergence at its exact tick.
   public init(
     _ name: String, store: SaveStore, codec: SaveCodec<State>, start: State, startTick: Int64 = 0, seed: UInt64,
@@ -50,6 +58,7 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
     }
     path = "\(store.directory)/\(Self.folder)/\(name).stasis"
     tick = startTick
+    lastKeyframe = startTick
     self.scope = scope
     manifest = ReplayManifest(
       format: ReplayManifest.currentFormat, game: codec.game.name, build: codec.game.build,
@@ -86,6 +95,7 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
     manifest.resumedAt.append(tick)
     inputs = replay.inputs
     digests = file.digests
+    lastKeyframe = file.keyframes.last?.tick ?? file.manifest.startTick
     let files = try file.keyframeFiles()
     writer = Writer(store: store, name: "\(name).stasis", codec: codec)
     writer.resume(start: file.start, last: files.last?.file ?? file.start, keyframes: file.keyframes)
@@ -103,15 +113,56 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
       digests.append(ReplayDigest(tick: tick, digest: scope.digest(of: state, using: hasher)))
     }
     if offset % Int64(manifest.keyframeInterval) == 0 {
-      writer.keyframe(state, tick: tick)
-      flush()
+      flush(keyframing: state)
     }
   }
 
   /// Writes what was recorded so far, on the worker (durably: a temporary file flushed and
-  /// renamed). Call it on the way to the background (inside a background task) and at quit.
-  public func flush() {
-    writer.write(manifest: manifest, inputs: inputs, digests: digests)
+  /// renamed). Call it on the way to the background (inside a background task) and at quit, or
+  /// let ``flushWhenLeaving(_:state:)`` do it.
+  ///
+  /// - Parameters:
+  ///   - state: the state at ``tick``, when the caller has it: unless a keyframe is already
+  ///     there, the batch ends with a keyframe of it, so the recorded state at the end is known
+  ///     (a verifier compares fields there when a divergence comes after the last regular
+  ///     keyframe, and a seek to the end steps nothing).
+  ///   - written: runs on the worker once the batch is written or has failed
+  ///     (``waitUntilWritten()`` reports the failure).
+  public func flush(keyframing state: State? = nil, then written: (@Sendable () -> Void)? = nil) {
+    if let state, lastKeyframe != tick {
+      writer.keyframe(state, tick: tick)
+      lastKeyframe = tick
+    }
+    writer.write(manifest: manifest, inputs: inputs, digests: digests, then: written)
+  }
+
+  /// Flushes when `application` goes to the background and when it begins to quit, each batch
+  /// inside a background task that ends once it is written, with a keyframe of `state()` (the
+  /// state at ``tick``, or nil): a kill while suspended then loses nothing of the run. Returns
+  /// the observers' tokens.
+  @MainActor
+  @discardableResult
+  public func flushWhenLeaving(_ application: Application, state: @escaping @MainActor () -> State?)
+    -> [ObserverToken]
+  {
+    Self.flushWhenLeaving(application) { [self] in (self, state()) }
+  }
+
+  /// ``flushWhenLeaving(_:state:)`` for whichever recorder `current` returns then, with the
+  /// state at its tick (a game that starts a new replay after a jump keeps one pair of
+  /// observers); nil flushes nothing.
+  @MainActor
+  @discardableResult
+  public static func flushWhenLeaving(
+    _ application: Application, _ current: @escaping @MainActor () -> (recorder: ReplayRecorder, state: State?)?
+  ) -> [ObserverToken] {
+    [LifecycleEvent.didEnterBackground, .willTerminate].map { event in
+      application.addObserver(for: event) { application in
+        guard let (recorder, state) = current() else { return }
+        let task = application.beginBackgroundTask(named: "replay")
+        recorder.flush(keyframing: state) { application.endBackgroundTask(task) }
+      }
+    }
   }
 
   /// Waits until every batch handed to the worker is written; throws the first failure since
@@ -120,8 +171,8 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
     try writer.drain()
   }
 
-  /// The folder of the save folder where replays live.
-  public static var folder: String { "replays" }
+  /// The folder of the save folder where replays live (``ReplayFile/folder``).
+  public static var folder: String { ReplayFile.folder }
 
   private static func validate(_ name: String) throws(SaveFileError) {
     do {
@@ -188,8 +239,11 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
       }
     }
 
-    func write(manifest: ReplayManifest, inputs: [Input], digests: [ReplayDigest]) {
+    func write(
+      manifest: ReplayManifest, inputs: [Input], digests: [ReplayDigest], then written: (@Sendable () -> Void)?
+    ) {
       queue.async { [self] in
+        defer { written?() }
         do throws(SaveFileError) {
           let (start, keyframes) = state.withLock { ($0.start, $0.keyframes) }
           let bytes = try ReplayFile.encode(

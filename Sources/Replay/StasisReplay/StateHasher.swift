@@ -4,7 +4,7 @@ import Stasis
 /// A state's digest for replays: XXH3-64 over bytes the game feeds it, incremental, fast enough
 /// to run every frame. The same bytes give the same digest in every process, build and
 /// platform (XXH3's output is specified byte for byte); scalars are fed little-endian, so a
-/// big-endian machine agrees too. SHA-256 (``StateDigest``) stays for files, where a digest
+/// big-endian machine agrees too. SHA-256 (`StateDigest`) stays for files, where a digest
 /// must resist someone choosing the bytes; this one only has to notice a difference.
 ///
 /// ```swift
@@ -56,7 +56,7 @@ public final class StateHasher {
 
   /// Feeds a plain array's element count, then its elements' bytes as they lie in memory (on
   /// a little-endian machine, which every platform Swift ships on is). For arrays of
-  /// ``BulkStorable`` structs, numbers and other types without references or padding that
+  /// `BulkStorable` structs, numbers and other types without references or padding that
   /// could hold garbage: padding bytes are hashed as they are.
   public func combine<T: BitwiseCopyable>(contentsOf array: [T]) {
     combine(count: array.count)

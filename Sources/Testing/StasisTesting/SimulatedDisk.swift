@@ -12,7 +12,7 @@ import Synchronization
 /// - Folders themselves are durable when made (a simplification: Stasis flushes the parent).
 ///
 /// Faults are armed explicitly (``fail(_:times:with:)``), and a write can be held mid-way
-/// (``holdNextWrite(notify:)``) so the game goes on while a save is stuck in the disk.
+/// (``holdNextWrite(where:notify:)``) so the game goes on while a save is stuck in the disk.
 ///
 /// ```swift
 /// let disk = SimulatedDisk()

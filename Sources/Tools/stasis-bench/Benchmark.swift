@@ -110,12 +110,16 @@ struct StasisBench: ParsableCommand {
   @Option(help: "Write the CLI benchmark's three 16 MB city saves (base, ours, theirs) to this folder, and stop.")
   var writeCitySaves: String?
 
+  @Flag(help: "Measure only what replays cost: a tick's recording, and digests against memcpy.")
+  var replays = false
+
   func run() throws {
     if let writeCitySaves { return try writeCitySaveFiles(to: writeCitySaves) }
     let folder = directory ?? NSTemporaryDirectory() + "stasis-bench-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { if directory == nil { try? FileManager.default.removeItem(atPath: folder) } }
     if let cityRun { return try runCity(mode: cityRun, folder: folder) }
+    if replays { return try measureReplays(folder: folder) }
     if autosaveMemory {
       let (skip, wait, plain) = try measureAutosaveMemory(folder: folder)
       func ratio(_ kib: Int) -> String { String(format: "%.2f", Double(kib) / Double(plain)) + "×" }

@@ -39,7 +39,9 @@ struct ReplayCommand: ParsableCommand {
       let manifest = replay.manifest
       let out = Terminal.standardOutput
       out.line("replay: \(file)")
-      out.line("game: \(manifest.game) (build \(manifest.build.isEmpty ? "-" : manifest.build), schema \(manifest.schemaVersion))")
+      out.line(
+        "game: \(manifest.game) (build \(manifest.build.isEmpty ? "-" : manifest.build), schema \(manifest.schemaVersion))"
+      )
       out.line("seed: \(manifest.seed)")
       out.line("tick rate: \(manifest.tickRate) a second")
       out.line(
@@ -50,12 +52,24 @@ struct ReplayCommand: ParsableCommand {
       }
       out.line("inputs: \(manifest.inputEncoding)")
       out.line(
-        "keyframes: \(replay.keyframes.count + 1), every \(manifest.keyframeInterval) ticks (the start and "
-          + (replay.keyframes.isEmpty ? "none after it)" : "\(replay.keyframes.map { String($0.tick) }.joined(separator: ", ")))"))
-      out.line("digests: \(replay.digests.count), every \(manifest.digestInterval) ticks, over '\(manifest.digestScope)'")
+        "keyframes: \(replay.keyframes.count + 1), \(Self.every(manifest.keyframeInterval)) "
+          + "(the start and \(Self.ticks(replay.keyframes.map(\.tick))))")
+      out.line(
+        "digests: \(replay.digests.count), \(Self.every(manifest.digestInterval)), over '\(manifest.digestScope)'")
       out.line("size: \(replay.length) bytes")
       for part in replay.sizes { out.line("  \(part.part): \(part.bytes) bytes") }
     }
+
+    /// `600, 1200, 1800`; past eight, the first six, `…` and the last.
+    static func ticks(_ ticks: [Int64]) -> String {
+      guard !ticks.isEmpty else { return "none after it" }
+      let shown =
+        ticks.count > 8
+        ? ticks.prefix(6).map(String.init) + ["…", String(ticks[ticks.count - 1])] : ticks.map(String.init)
+      return shown.joined(separator: ", ")
+    }
+
+    static func every(_ ticks: Int) -> String { ticks == 1 ? "every tick" : "every \(ticks) ticks" }
 
     static func duration(_ seconds: Double) -> String {
       let whole = Int(seconds.rounded())
@@ -91,12 +105,16 @@ struct ReplayCommand: ParsableCommand {
       let report = bundle.report
       let out = Terminal.standardOutput
       out.line(report.summary)
-      out.line("game: \(report.manifest.game) (build \(report.manifest.build.isEmpty ? "-" : report.manifest.build)), seed \(report.manifest.seed)")
       out.line(
-        "digest at tick \(report.tick): recorded \(Self.hex(report.recordedDigest)), replayed \(Self.hex(report.replayedDigest))")
+        "game: \(report.manifest.game) (build \(report.manifest.build.isEmpty ? "-" : report.manifest.build)), seed \(report.manifest.seed)"
+      )
+      out.line(
+        "digest at tick \(report.tick): recorded \(Self.hex(report.recordedDigest)), replayed \(Self.hex(report.replayedDigest))"
+      )
       out.line("inputs from the keyframe at tick \(report.keyframeTick)")
       if let compared = report.comparedTick {
-        out.line("recorded → replayed at tick \(compared)\(compared == report.tick ? "" : " (the first keyframe after it)"):")
+        out.line(
+          "recorded → replayed at tick \(compared)\(compared == report.tick ? "" : " (the first keyframe after it)"):")
         out.write(SaveInspection.diff(differences))
       } else {
         out.line("no keyframe at or after tick \(report.tick): the recorded state there is not known")

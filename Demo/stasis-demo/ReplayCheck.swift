@@ -1,0 +1,42 @@
+import DemoGame
+import Foundation
+import Stasis
+import StasisReplay
+
+/// `--verify-replay FILE`: the replay played through the demo's own step (``ReplayStepper``),
+/// every digest compared. At the first divergence it writes the desync bundle beside the replay
+/// (`NAME.desync.stasis`), prints `first divergence at tick N` and the bundle's path, and exits 1.
+struct ReplayCheck {
+  let file: String
+  let levels: String?
+  let desyncAt: Int64?
+
+  func run() -> Int32 {
+    func fail(_ message: String) -> Int32 {
+      FileHandle.standardError.write(Data("stasis-demo: \(message)\n".utf8))
+      return 1
+    }
+    guard let library = levels.map(LevelLibrary.init(folder:)) ?? LevelLibrary.locate() else {
+      return fail("cannot find Assets/levels (set --levels or STASIS_ASSETS)")
+    }
+    do {
+      let replay = try ReplayFile(contentsOf: file)
+      let stepper = try ReplayStepper(library: library, desyncAt: desyncAt)
+      let verifier = ReplayVerifier(
+        codec: DemoSaveFormat.codec(levels: library), digest: GameState.replayScope, step: stepper.step)
+      let result = try verifier.verify(replay)
+      guard let bundle = result.divergence else {
+        print(
+          "replay verified: \(result.ticks) ticks from \(replay.manifest.startTick), \(result.digestsCompared) digests "
+            + "and \(replay.keyframes.count) keyframes, every one equal")
+        return 0
+      }
+      print(bundle.report.summary)
+      for line in bundle.report.differences { print(line) }
+      print("desync bundle: \(try bundle.write(besides: file))")
+      return 1
+    } catch {
+      return fail("\(error)")
+    }
+  }
+}
