@@ -40,3 +40,37 @@ struct ReplayCheck {
     }
   }
 }
+
+/// `--replay FILE`: a replay played back headless through the demo's own step, to its end or
+/// to `--seek TICK`, from the keyframe at or before it; prints where it ended, and with
+/// `--print-digest` the state's digest: the recorded run's at that frame.
+struct ReplayPlayback {
+  let file: String
+  let levels: String?
+  let seek: Int64?
+  let printDigest: Bool
+
+  func run() -> Int32 {
+    func fail(_ message: String) -> Int32 {
+      FileHandle.standardError.write(Data("stasis-demo: \(message)\n".utf8))
+      return 1
+    }
+    guard let library = levels.map(LevelLibrary.init(folder:)) ?? LevelLibrary.locate() else {
+      return fail("cannot find Assets/levels (set --levels or STASIS_ASSETS)")
+    }
+    do {
+      let replay = try Replay(
+        try ReplayFile(contentsOf: file), codec: DemoSaveFormat.codec(levels: library), input: ReplayInput.self)
+      let stepper = try ReplayStepper(library: library)
+      var (state, from, inputs) = try replay.seek(to: seek ?? replay.manifest.endTick)
+      for input in inputs { stepper.step(&state, input) }
+      print(
+        "replayed from the keyframe at tick \(from), \(inputs.count) steps: frame \(state.level.runFrame), "
+          + "level \(state.level.index), score \(state.score.points)")
+      if printDigest { print("digest: \(state.digest)") }
+      return 0
+    } catch {
+      return fail("\(error)")
+    }
+  }
+}

@@ -136,6 +136,18 @@ struct StasisDemo: ParsableCommand {
       valueName: "tick"))
   var desyncAt: Int64?
 
+  @Option(
+    help: ArgumentHelp(
+      "Play a replay back headless to its end, or to --seek TICK, and print where it ended (with --print-digest, the digest).",
+      valueName: "file"))
+  var replay: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "With --replay: go to this tick, from the keyframe at or before it (at most a keyframe interval of steps).",
+      valueName: "tick"))
+  var seek: Int64?
+
   @Flag(
     name: .customLong("no-replay"),
     help: "Record no replay of this run (by default every run is recorded into SAVES/replays/SLOT.stasis).")
@@ -144,6 +156,8 @@ struct StasisDemo: ParsableCommand {
   func validate() throws {
     if renderThumbnail != nil, output == nil { throw ValidationError("--render-thumbnail needs --output FILE.png") }
     if let desyncAt, desyncAt < 1 { throw ValidationError("--desync-at must be a tick of 1 or more") }
+    if seek != nil, replay == nil { throw ValidationError("--seek goes with --replay FILE") }
+    if replay != nil, verifyReplay != nil { throw ValidationError("--replay and --verify-replay exclude each other") }
     guard frames >= 0 else { throw ValidationError("--frames must be 0 or more") }
     guard (1...99).contains(level) else { throw ValidationError("--level must be between 1 and 99") }
     if let foregroundAt {
@@ -189,6 +203,11 @@ struct StasisDemo: ParsableCommand {
   func run() throws {
     if let renderThumbnail, let output {
       let status = ThumbnailRenderer(file: renderThumbnail, output: output, levels: levels).run()
+      if status != 0 { throw ExitCode(status) }
+      return
+    }
+    if let replay {
+      let status = ReplayPlayback(file: replay, levels: levels, seek: seek, printDigest: printDigest).run()
       if status != 0 { throw ExitCode(status) }
       return
     }

@@ -82,6 +82,26 @@ struct ReplayRunTests {
     #expect(result.lines.first == "first divergence at tick 123", "\(result.stdout)")
   }
 
+  @Test("--replay FILE --seek TICK reaches the recorded run's state at that tick from the keyframe before it")
+  func seeks() throws {
+    let saves = try temporaryFolder().path
+    let recorded = try run(
+      "stasis-demo", ["--headless", "--level", "2", "--frames", "1500", "--autosave", "0", "--saves", saves])
+    #expect(recorded.status == 0, "\(recorded.stderr)")
+    let direct = try run(
+      "stasis-demo",
+      [
+        "--headless", "--level", "2", "--frames", "1234", "--autosave", "0", "--print-digest", "--no-replay", "--saves",
+        try temporaryFolder().path,
+      ])
+    let sought = try run(
+      "stasis-demo", ["--replay", saves + "/replays/autosave.stasis", "--seek", "1234", "--print-digest"])
+    #expect(sought.status == 0, "\(sought.stderr)")
+    #expect(
+      sought.lines.first?.hasPrefix("replayed from the keyframe at tick 1200, 34 steps: frame 1234, level 2") == true)
+    #expect(sought.lines.last == direct.lines.last, "the state at 1234, bit for bit (SHA-256 of its encoding)")
+  }
+
   @Test("--no-replay records nothing")
   func noReplay() throws {
     let saves = try temporaryFolder().path
