@@ -74,21 +74,25 @@ public final class Game {
       startReplay(named: "\(replayName)-from-\(host.engine.state.level.runFrame)")
     }
     let step = autopilot ? host.engine.autopilotInput() : input
-    host.engine.step(step)
-    replay?.record(ReplayInput(step, autopilot: autopilot), reaching: host.engine.state)
+    if host.engine.step(step) {
+      replay?.record(ReplayInput(step, autopilot: autopilot), reaching: host.engine.state)
+    }
     coordinator.didStep(frame: host.engine.state.level.runFrame)
   }
 
   /// Records the run from here into `SAVES/replays/NAME.stasis` (keyframes every 10 s of game
   /// time, a digest every step), or, with `continuing`, goes on with that replay when it ends
-  /// at this state's tick (a `--resume` after a kill) and starts it again when it does not.
+  /// at this state's tick (a `--resume` after a kill), and when it does not, leaves it as it is
+  /// and records into `NAME-from-TICK.stasis`.
   /// Its batches are written on the way to the background and at quit, inside background tasks
   /// of `application`. A replay that cannot be written is logged, and the game plays on.
   public func recordReplay(named name: String, seed: UInt64, continuing: Bool, application: Application) {
     if replayObservers.isEmpty {
       replayObservers = ReplayRecorder<GameState, ReplayInput>.flushWhenLeaving(application) { [weak self] in
         guard let self, let replay else { return nil }
-        return (replay, host.engine.state)
+        // The state is the replay's end only while no restore or rollback moved the game.
+        let state = host.engine.state
+        return (replay, state.level.runFrame == replay.tick ? state : nil)
       }
     }
     replayName = name
@@ -105,6 +109,8 @@ public final class Game {
       } catch {
         logger.warning("the replay '\(name)' cannot go on (\(error)); a new one starts")
       }
+      // The recorded run stays as it is: the game goes on in a replay of its own from here.
+      return startReplay(named: "\(name)-from-\(host.engine.state.level.runFrame)")
     }
     startReplay(named: name)
   }

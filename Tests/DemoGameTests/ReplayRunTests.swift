@@ -102,6 +102,21 @@ struct ReplayRunTests {
     #expect(sought.lines.last == direct.lines.last, "the state at 1234, bit for bit (SHA-256 of its encoding)")
   }
 
+  @Test("a --resume that restores a tick before the replay's end keeps the replay and records a new one")
+  func resumeBehindTheReplay() throws {
+    let saves = try temporaryFolder().path
+    // Autosaves every second (60 steps): the newest save is of step 300, the replay ends at 330.
+    let first = try run("stasis-demo", ["--headless", "--frames", "330", "--autosave", "1", "--saves", saves])
+    #expect(first.status == 0, "\(first.stderr)")
+    let resumed = try run(
+      "stasis-demo", ["--headless", "--resume", "--frames", "400", "--autosave", "0", "--saves", saves])
+    #expect(resumed.status == 0, "\(resumed.stderr)")
+    let kept = try run("stasis-demo", ["--verify-replay", saves + "/replays/autosave.stasis"])
+    #expect(kept.lines.last == "replay verified: 330 ticks from 0, 330 digests and 1 keyframes, every one equal")
+    let next = try run("stasis-demo", ["--verify-replay", saves + "/replays/autosave-from-300.stasis"])
+    #expect(next.lines.last == "replay verified: 100 ticks from 300, 100 digests and 1 keyframes, every one equal")
+  }
+
   @Test("--no-replay records nothing")
   func noReplay() throws {
     let saves = try temporaryFolder().path

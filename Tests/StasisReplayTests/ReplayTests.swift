@@ -236,6 +236,8 @@ struct ReplayTests {
     }.verify(try ReplayFile(contentsOf: recorder.path))
     let bundle = try #require(result.divergence, "the digests all match (the tick); the keyframe at 50 does not")
     #expect(bundle.report.tick == 50 && bundle.report.comparedTick == 50)
+    #expect(
+      !bundle.report.isExact && bundle.report.lastMatchingTick == 0, "anywhere since the last keyframe that matched")
     #expect(bundle.report.recordedDigest == bundle.report.replayedDigest)
     #expect(bundle.report.differences.contains { $0.hasPrefix("motes:") })
   }
@@ -290,6 +292,58 @@ struct ReplayTests {
         createdAt: 0))
     let notReplay = #expect(throws: SaveFileError.self) { try ReplayFile(bytes: save, path: "save.stasis") }
     #expect(notReplay?.context.part == "replay", "\(String(describing: notReplay))")
+  }
+}
+
+@Suite("Hostile replays and bundles: a typed error, never a crash")
+struct HostileReplayTests {
+  /// A real replay whose manifest field `name` is set to `value`.
+  func replay(with name: String, _ value: SaveValue) throws -> [UInt8] {
+    let (recorder, _) = try record("hostile", store: makeStore(), ticks: 60)
+    var document = try SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: recorder.path))))
+    let index = try #require(document.sections.firstIndex { $0.name == "replay" })
+    guard case .tree(.object(var manifest)) = document.sections[index].content else {
+      Issue.record("the manifest is an object")
+      return []
+    }
+    manifest[name] = value
+    document.sections[index].content = .tree(.object(manifest))
+    return SaveFileFormat.encode(document)
+  }
+
+  @Test(
+    "a start tick that would overflow, or before zero, is refused naming the manifest", arguments: [Int64.max - 10, -5])
+  func startTick(_ value: Int64) throws {
+    let refused = #expect(throws: SaveFileError.self) {
+      try ReplayFile(bytes: try replay(with: "startTick", .int64(value)), path: "hostile.stasis")
+    }
+    #expect(refused?.context.part == "replay" && refused?.context.file == "hostile.stasis")
+  }
+
+  @Test("digests that do not fill the timeline are refused naming the digests")
+  func digestCount() throws {
+    let refused = #expect(throws: SaveFileError.self) {
+      try ReplayFile(bytes: try replay(with: "digestInterval", .int64(7)), path: "hostile.stasis")
+    }
+    #expect(refused?.context.part == "digests", "\(String(describing: refused))")
+  }
+
+  @Test("a bundle whose ticks are out of order is refused naming its report")
+  func bundleTicks() throws {
+    let (recorder, _) = try record("bundle", store: makeStore(), ticks: 100)
+    let bundle = try #require(try verifier(drift: 70).verify(ReplayFile(contentsOf: recorder.path)).divergence)
+    var document = try SaveFileFormat.decode(try bundle.encoded())
+    let index = try #require(document.sections.firstIndex { $0.name == "desync" })
+    guard case .tree(.object(var report)) = document.sections[index].content else {
+      Issue.record("the report is an object")
+      return
+    }
+    report["lastMatchingTick"] = .int64(Int64.min)
+    document.sections[index].content = .tree(.object(report))
+    let refused = #expect(throws: SaveFileError.self) {
+      try DesyncBundle(bytes: SaveFileFormat.encode(document), path: "bad.desync.stasis")
+    }
+    #expect(refused?.context.part == "desync")
   }
 }
 

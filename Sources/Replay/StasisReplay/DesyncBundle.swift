@@ -25,13 +25,13 @@ public struct DesyncReport: Codable, Sendable, Equatable {
 
   /// Whether ``tick`` is the exact tick of the divergence: its step is the first that went
   /// another way (the tick before it matched).
-  public var isExact: Bool { tick - lastMatchingTick == 1 }
+  public var isExact: Bool { tick &- lastMatchingTick == 1 }
 
   /// One line for people: `first divergence at tick 2000` (or `…between ticks 1941 and 2000`).
   public var summary: String {
     isExact
       ? "first divergence at tick \(tick)"
-      : "first divergence at tick \(tick) (the step to a tick from \(lastMatchingTick + 1) to \(tick): digests every \(manifest.digestInterval) ticks)"
+      : "first divergence at tick \(tick) (the step to a tick from \(lastMatchingTick &+ 1) to \(tick): digests every \(manifest.digestInterval) ticks)"
   }
 }
 
@@ -102,7 +102,15 @@ public struct DesyncBundle: Sendable {
       throw ReplayFile.error(
         "a desync bundle needs its keyframe, inputs and replayed state", part: Self.keyframeSection, path: path)
     }
-    report = try ReplayFile.decode(DesyncReport.self, reportTree, part: Self.reportSection, path: path)
+    let report = try ReplayFile.decode(DesyncReport.self, reportTree, part: Self.reportSection, path: path)
+    guard report.keyframeTick <= report.lastMatchingTick, report.lastMatchingTick < report.tick,
+      report.comparedTick.map({ $0 >= report.tick }) ?? true
+    else {
+      throw ReplayFile.error(
+        "the divergence's ticks are out of order (keyframe \(report.keyframeTick), last match "
+          + "\(report.lastMatchingTick), divergence \(report.tick))", part: Self.reportSection, path: path)
+    }
+    self.report = report
     game = document.game
     self.keyframe = keyframe
     self.inputs = inputs
@@ -144,12 +152,11 @@ public struct DesyncBundle: Sendable {
   /// durably, signed with `signingKey` when given; returns its path.
   @discardableResult
   public func write(besides replay: String, signingKey: SigningKey? = nil) throws(SaveFileError) -> String {
-    var parts = replay.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-    let name = parts.removeLast()
-    let folder = parts.popLast() ?? "."
-    let root = parts.isEmpty ? "." : (parts == [""] ? "/" : parts.joined(separator: "/"))
+    let slash = replay.lastIndex(of: "/")
+    let folder = slash.map { replay[..<$0].isEmpty ? "/" : String(replay[..<$0]) } ?? "."
+    let name = slash.map { String(replay[replay.index(after: $0)...]) } ?? replay
     let file = (name.hasSuffix(".stasis") ? String(name.dropLast(7)) : name) + ".desync.stasis"
-    try SaveStore(directory: root).writeFile(try encoded(signingKey: signingKey), named: file, inFolder: folder)
-    return "\(root == "/" ? "" : root)/\(folder)/\(file)"
+    try SaveStore(directory: folder).writeFile(try encoded(signingKey: signingKey), named: file, inFolder: ".")
+    return folder == "/" ? "/\(file)" : "\(folder)/\(file)"
   }
 }

@@ -43,8 +43,9 @@ public struct Replay<State: Codable & Sendable, Input: Codable & Sendable>: Send
   public func seek(to tick: Int64) throws(SaveFileError) -> (state: State, tick: Int64, inputs: ArraySlice<Input>) {
     let target = min(max(tick, manifest.startTick), manifest.endTick)
     let keyframe = file.keyframe(atOrBefore: target)
-    let files = try file.keyframeFiles(upTo: keyframe.index)
-    let state = try state(inFile: files[keyframe.index].file, tick: keyframe.tick)
+    var chain = file.start  // each keyframe built on the one before, one at a time
+    for index in 0..<keyframe.index { chain = try file.rebuild(keyframe: index, on: chain) }
+    let state = try state(inFile: chain, tick: keyframe.tick)
     let from = Int(keyframe.tick - manifest.startTick)
     let to = Int(target - manifest.startTick)
     return (state, keyframe.tick, inputs[from..<to])

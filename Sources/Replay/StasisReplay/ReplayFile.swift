@@ -127,7 +127,8 @@ public struct ReplayFile: Sendable {
         .newerFormat, "replay format \(manifest.format); this build reads up to \(ReplayManifest.currentFormat)",
         context: .init(file: path, part: Self.manifestSection), suggestion: "update the game or the tool")
     }
-    guard manifest.keyframeInterval > 0, manifest.digestInterval > 0, manifest.tickRate > 0, manifest.ticks >= 0
+    guard manifest.keyframeInterval > 0, manifest.digestInterval > 0, manifest.tickRate > 0, manifest.ticks >= 0,
+      manifest.startTick >= 0, !manifest.startTick.addingReportingOverflow(manifest.ticks).overflow
     else {
       throw Self.error("the manifest's intervals, rate or length are out of range", part: "replay", path: path)
     }
@@ -184,21 +185,28 @@ public struct ReplayFile: Sendable {
   }
 
   /// The keyframe files: the start's, then each keyframe's, rebuilt from its delta. `upTo`
-  /// stops after the keyframe at that index (0: the start alone).
+  /// stops after the keyframe at that index (0: the start alone). Each is a whole save: for a
+  /// long replay of a large state, walk them with ``rebuild(keyframe:on:)`` instead.
   public func keyframeFiles(upTo last: Int? = nil) throws(SaveFileError) -> [(tick: Int64, file: [UInt8])] {
     var files = [(manifest.startTick, start)]
     var file = start
-    for (index, keyframe) in keyframes.enumerated() where index < (last ?? keyframes.count) {
-      do {
-        file = try SaveDelta.apply(keyframe.delta, to: file, path: path)
-      } catch {
-        throw SaveFileError(
-          .malformed, "keyframe at tick \(keyframe.tick) does not build on the one before: \(error.message)",
-          context: .init(file: path, part: Self.keyframesSection), offset: error.offset)
-      }
-      files.append((keyframe.tick, file))
+    for index in keyframes.indices where index < (last ?? keyframes.count) {
+      file = try rebuild(keyframe: index, on: file)
+      files.append((keyframes[index].tick, file))
     }
     return files
+  }
+
+  /// The file of keyframe `index`, from the one before it (`base`: the start's for the first).
+  public func rebuild(keyframe index: Int, on base: [UInt8]) throws(SaveFileError) -> [UInt8] {
+    let keyframe = keyframes[index]
+    do {
+      return try SaveDelta.apply(keyframe.delta, to: base, path: path)
+    } catch {
+      throw SaveFileError(
+        .malformed, "keyframe at tick \(keyframe.tick) does not build on the one before: \(error.message)",
+        context: .init(file: path, part: Self.keyframesSection), offset: error.offset)
+    }
   }
 
   /// The keyframe at or before `tick` (the start when none is later): its index (0: the start)

@@ -96,9 +96,16 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
     inputs = replay.inputs
     digests = file.digests
     lastKeyframe = file.keyframes.last?.tick ?? file.manifest.startTick
-    let files = try file.keyframeFiles()
+    var last = file.start  // the last keyframe's file, built one at a time
+    for index in file.keyframes.indices { last = try file.rebuild(keyframe: index, on: last) }
+    // The restored state must be the one the replay ended on: its last keyframe, when there.
+    if let final = file.keyframes.last, final.tick == tick {
+      let summary = SaveSummary(frame: tick, playTime: 0, slot: "replay")
+      let restored = try codec.document(for: state, summary: summary, createdAt: 0)
+      guard try SaveFileFormat.decode(last, path: path).sections == restored.sections else { return nil }
+    }
     writer = Writer(store: store, name: "\(name).stasis", codec: codec)
-    writer.resume(start: file.start, last: files.last?.file ?? file.start, keyframes: file.keyframes)
+    writer.resume(start: file.start, last: last, keyframes: file.keyframes)
   }
 
   /// Records `input`, the one the step from ``tick`` used, and `state`, the state it reached.
@@ -166,7 +173,8 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
   }
 
   /// Waits until every batch handed to the worker is written; throws the first failure since
-  /// the last call. For a quit, and for tests: the game's loop never needs it.
+  /// the last call. For a quit, and for tests: the game's loop never needs it. Never call it
+  /// from a `flush` completion, which runs on the worker it waits for.
   public func waitUntilWritten() throws(SaveFileError) {
     try writer.drain()
   }
@@ -246,6 +254,9 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
         defer { written?() }
         do throws(SaveFileError) {
           let (start, keyframes) = state.withLock { ($0.start, $0.keyframes) }
+          // A start that could not be encoded failed the recorder (reported by `drain`);
+          // nothing is written over a replay that would not read.
+          guard !start.isEmpty else { return }
           let bytes = try ReplayFile.encode(
             game: codec.game, manifest: manifest, start: start, inputs: try SaveValueEncoder().encode(inputs),
             keyframes: keyframes, digests: digests)

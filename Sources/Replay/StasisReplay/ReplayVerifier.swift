@@ -44,18 +44,26 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
         context: .init(file: file.path, part: ReplayFile.manifestSection))
     }
     let replay = try Replay(file, codec: codec, input: Input.self)
-    let recordedFiles = try file.keyframeFiles()
     let hasher = StateHasher()
     var recordedAt: [Int64: UInt64] = [:]
     for entry in file.digests { recordedAt[entry.tick] = entry.digest }
-    var keyframeAt: [Int64: [UInt8]] = [:]
-    for keyframe in recordedFiles.dropFirst() { keyframeAt[keyframe.tick] = keyframe.file }
+    // The keyframes are rebuilt one at a time, each on the one before: never all in memory.
+    var chain = file.start
+    var rebuilt = 0
+    func nextKeyframe() throws(SaveFileError) -> (tick: Int64, file: [UInt8]) {
+      chain = try file.rebuild(keyframe: rebuilt, on: chain)
+      rebuilt += 1
+      return (file.keyframes[rebuilt - 1].tick, chain)
+    }
+    // The last keyframe at or before the last tick that matched: the bundle's inputs start there.
+    var before = (tick: file.manifest.startTick, file: file.start)
 
     var state = try replay.startState()
     var tick = file.manifest.startTick
     var lastMatch = tick
     var compared = 0
     var found: (tick: Int64, recorded: UInt64, replayed: UInt64, state: State)?
+    var later: (tick: Int64, file: [UInt8])?
     for input in replay.inputs {
       step(&state, input)
       tick += 1
@@ -69,15 +77,20 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
       }
       // A keyframe is the recorded state itself: a difference the digest's scope leaves out
       // still shows here, section by section.
-      if let keyframe = keyframeAt[tick] {
-        let recorded = try SaveFileFormat.decode(keyframe, path: file.path)
+      if rebuilt < file.keyframes.count, file.keyframes[rebuilt].tick == tick {
+        let keyframe = try nextKeyframe()
+        let recorded = try SaveFileFormat.decode(keyframe.file, path: file.path)
         if try document(of: state, tick: tick).sections != recorded.sections {
           let digest = scope.digest(of: state, using: hasher)
           found = (tick, recordedAt[tick] ?? digest, digest, state)
+          later = keyframe
+          // The digests did not see it: it happened after the last keyframe that matched.
+          lastMatch = before.tick
           break
         }
+        before = keyframe
       }
-      if recordedAt[tick] != nil || keyframeAt[tick] != nil { lastMatch = tick }
+      if recordedAt[tick] != nil || before.tick == tick { lastMatch = tick }
     }
     guard let found else {
       return ReplayVerification(ticks: file.manifest.ticks, digestsCompared: compared, divergence: nil)
@@ -85,9 +98,12 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
 
     // The recorded state is known only at keyframes: compare at the divergence when one is
     // there, else at the first one after it, playing on to it.
+    while later == nil, rebuilt < file.keyframes.count {
+      let keyframe = try nextKeyframe()
+      if keyframe.tick >= found.tick { later = keyframe }
+    }
     var comparedTick = found.tick
     var replayedThere = found.state
-    let later = recordedFiles.first { $0.tick >= found.tick }
     if let later, later.tick > found.tick {
       var at = found.tick
       while at < later.tick {
@@ -96,7 +112,6 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
       }
       comparedTick = later.tick
     }
-    let before = recordedFiles.last { $0.tick <= lastMatch } ?? recordedFiles[0]
     let beforeFile = before.file
     let recordedFile = later.map(\.file)
     let replayedFile = try encode(replayedThere, tick: comparedTick)
