@@ -42,22 +42,13 @@ struct ThumbnailRenderer {
   let levels: String?
 
   func run() -> Int32 {
-    func fail(_ message: String) -> Int32 {
-      FileHandle.standardError.write(Data("stasis-demo: \(message)\n".utf8))
-      return 1
-    }
-    guard let library = levels.map(LevelLibrary.init(folder:)) ?? LevelLibrary.locate() else {
-      return fail("cannot find Assets/levels (set --levels or STASIS_ASSETS)")
-    }
-    do {
+    withLevels(levels) { library in
       let document = try SaveStore(directory: ".").readDocument(at: file)
       let state = try DemoSaveFormat.codec(levels: library).state(from: document, path: file)
       let png = try DemoThumbnail.png(of: state, library: library)
       try Data(png).write(to: URL(fileURLWithPath: output), options: .atomic)
       print("wrote \(png.count) bytes to \(output) (drawn from the saved state)")
       return 0
-    } catch {
-      return fail("\(error)")
     }
   }
 }

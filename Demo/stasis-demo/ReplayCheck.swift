@@ -12,14 +12,7 @@ struct ReplayCheck {
   let desyncAt: Int64?
 
   func run() -> Int32 {
-    func fail(_ message: String) -> Int32 {
-      FileHandle.standardError.write(Data("stasis-demo: \(message)\n".utf8))
-      return 1
-    }
-    guard let library = levels.map(LevelLibrary.init(folder:)) ?? LevelLibrary.locate() else {
-      return fail("cannot find Assets/levels (set --levels or STASIS_ASSETS)")
-    }
-    do {
+    withLevels(levels) { library in
       let replay = try ReplayFile(contentsOf: file)
       let stepper = try ReplayStepper(library: library, desyncAt: desyncAt)
       let verifier = ReplayVerifier(
@@ -35,8 +28,6 @@ struct ReplayCheck {
       for line in bundle.report.differences { print(line) }
       print("desync bundle: \(try bundle.write(besides: file))")
       return 1
-    } catch {
-      return fail("\(error)")
     }
   }
 }
@@ -51,14 +42,7 @@ struct ReplayPlayback {
   let printDigest: Bool
 
   func run() -> Int32 {
-    func fail(_ message: String) -> Int32 {
-      FileHandle.standardError.write(Data("stasis-demo: \(message)\n".utf8))
-      return 1
-    }
-    guard let library = levels.map(LevelLibrary.init(folder:)) ?? LevelLibrary.locate() else {
-      return fail("cannot find Assets/levels (set --levels or STASIS_ASSETS)")
-    }
-    do {
+    withLevels(levels) { library in
       let replay = try Replay(
         try ReplayFile(contentsOf: file), codec: DemoSaveFormat.codec(levels: library), input: ReplayInput.self)
       let stepper = try ReplayStepper(library: library)
@@ -69,8 +53,6 @@ struct ReplayPlayback {
           + "level \(state.level.index), score \(state.score.points)")
       if printDigest { print("digest: \(state.digest)") }
       return 0
-    } catch {
-      return fail("\(error)")
     }
   }
 }
