@@ -66,7 +66,9 @@ struct StasisSim: AsyncParsableCommand {
         "--loop is one of \(GameLoop.allCases.map(\.rawValue).joined(separator: ", ")); got '\(loop)'")
     }
     if operations < 1 { throw ValidationError("--operations must be at least 1") }
-    if !(seedTimeout > 0) { throw ValidationError("--seed-timeout must be more than 0 seconds") }
+    if !(seedTimeout > 0 && seedTimeout <= 86_400) {
+      throw ValidationError("--seed-timeout must be more than 0 seconds and at most a day (86400)")
+    }
   }
 
   func run() async throws {

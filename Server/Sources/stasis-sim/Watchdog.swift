@@ -13,7 +13,9 @@ final class Watchdog: @unchecked Sendable {
   private let limit: TimeInterval
   private var seed: UInt64?
   private var replay = ""
-  private var deadline = Date.distantFuture
+  /// Nil until `watch` names a seed. (Never `Date.distantFuture`: Foundation on Linux traps
+  /// when it turns a date that far into a `timespec` for the wait.)
+  private var deadline: Date?
 
   /// Starts the watchdog's thread; it waits until `watch` names a seed.
   init(limit: TimeInterval) {
@@ -34,6 +36,10 @@ final class Watchdog: @unchecked Sendable {
   private func guardSeeds() {
     condition.lock()
     while true {
+      guard let deadline else {
+        condition.wait()  // until the first seed is named
+        continue
+      }
       if Date() >= deadline, let seed {
         print(
           "FAILED seed \(seed): still running after \(String(format: "%g", limit)) s (a hang: a wait nothing answers, or a loop that never ends)"
