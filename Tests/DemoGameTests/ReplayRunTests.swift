@@ -68,7 +68,12 @@ struct ReplayRunTests {
           ? "recorded → replayed at tick \(tick):"
           : "recorded → replayed at tick \(compared) (the first keyframe after it):"),
       "\(diff.stdout)")
-    #expect(diff.lines.contains { $0.hasPrefix("physics.bodies: ") }, "the player's body differs: \(diff.stdout)")
+    // The player's body differs there, unless one ulp healed before the keyframe (seen in CI: a
+    // drift at tick 18 gone by the keyframe at 400), which the diff then says.
+    #expect(
+      diff.lines.contains { $0.hasPrefix("physics.bodies: ") }
+        || diff.lines.contains("the states agree again at tick \(compared): the divergence healed before it"),
+      "\(diff.stdout)")
   }
 
   @Test("a drift in the recorded run is found by a clean verifier, at its tick")

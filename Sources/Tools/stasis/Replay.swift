@@ -115,7 +115,13 @@ struct ReplayCommand: ParsableCommand {
       if let compared = report.comparedTick {
         out.line(
           "recorded → replayed at tick \(compared)\(compared == report.tick ? "" : " (the first keyframe after it)"):")
-        out.write(SaveInspection.diff(differences))
+        if differences.isEmpty {
+          // The digests differed at the divergence, yet the states agree at the keyframe after
+          // it: the difference healed on the way (a clamp, a collision that settles).
+          out.line("the states agree again at tick \(compared): the divergence healed before it")
+        } else {
+          out.write(SaveInspection.diff(differences))
+        }
       } else {
         out.line("no keyframe at or after tick \(report.tick): the recorded state there is not known")
       }
