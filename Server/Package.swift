@@ -57,6 +57,8 @@ let package = Package(
         .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         .product(name: "Mustache", package: "swift-mustache"),
         .product(name: "StasisInspect", package: "Stasis"),
+        // Desync bundles are read with the library's own reader.
+        .product(name: "StasisReplay", package: "Stasis"),
         // The connection cap and the request deadline live in the HTTP/1 channel's pipeline.
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -119,6 +121,7 @@ let package = Package(
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisMerge", package: "Stasis"),
+        .product(name: "StasisReplay", package: "Stasis"),
         "StasisServer", "StasisServerTesting",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -156,6 +159,7 @@ let package = Package(
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "DemoGame", package: "Stasis"),
         .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
+        .product(name: "StasisReplay", package: "Stasis"),
         "StasisServer",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -177,6 +181,7 @@ let package = Package(
         "ServerTestSupport", "StasisServer", .product(name: "Stasis", package: "Stasis"),
         .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisDelta", package: "Stasis"),
         .product(name: "StasisTesting", package: "Stasis"),
+        .product(name: "StasisReplay", package: "Stasis"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -191,7 +196,7 @@ let package = Package(
         "ServerTestSupport", "StasisServerTesting", .product(name: "Stasis", package: "Stasis"),
         .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
         .product(name: "StasisTesting", package: "Stasis"), .product(name: "StasisRecords", package: "Stasis"),
-        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "StasisReplay", package: "Stasis"), .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Crypto", package: "swift-crypto"),
       ]
     ),

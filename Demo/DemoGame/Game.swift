@@ -20,7 +20,12 @@ public final class EngineHost: SaveableGame {
     set { engine.isPaused = newValue }
   }
   public func snapshot() -> GameState { engine.snapshot() }
-  public func restore(_ state: GameState) throws { try engine.restore(state) }
+  public func restore(_ state: GameState) throws {
+    try engine.restore(state)
+    restores += 1
+  }
+  /// How many times the coordinator restored a state (a load, a return, another device's save).
+  public private(set) var restores = 0
   public func summary(of state: GameState) throws -> SaveSummary { try state.summary() }
 }
 
@@ -44,6 +49,8 @@ public final class Game {
   public private(set) var replay: ReplayRecorder<GameState, ReplayInput>?
   private var replayName = ""
   private var replaySeed: UInt64 = 0
+  /// The host's restores the replay has been checked against.
+  private var restoresSeen = 0
   private let logger: Logger
   private var replayObservers: [ObserverToken] = []
 
@@ -67,9 +74,9 @@ public final class Game {
       return
     }
     rollback.record(host.engine.snapshot())
-    if let replay, replay.tick != host.engine.state.level.runFrame {
-      // A restore moved the game (a load, another device's save): one replay is one line of
-      // ticks, so the run goes on in a replay of its own from here.
+    if let replay, replay.tick != host.engine.state.level.runFrame || restoredSinceStep(replay) {
+      // A restore moved the game (a load, another device's save, even one at the same tick):
+      // one replay is one line of steps, so the run goes on in a replay of its own from here.
       replay.flush()
       startReplay(named: "\(replayName)-from-\(host.engine.state.level.runFrame)")
     }
@@ -78,6 +85,15 @@ public final class Game {
       replay?.record(ReplayInput(step, autopilot: autopilot), reaching: host.engine.state)
     }
     coordinator.didStep(frame: host.engine.state.level.runFrame)
+  }
+
+  /// Whether the coordinator restored a state other than the one the replay's last step
+  /// reached (a return that restores the state it left keeps the replay going): checked by
+  /// digest only after a restore, so a step costs no second digest.
+  private func restoredSinceStep(_ replay: ReplayRecorder<GameState, ReplayInput>) -> Bool {
+    guard host.restores != restoresSeen else { return false }
+    restoresSeen = host.restores
+    return !replay.continues(from: host.engine.state)
   }
 
   /// Records the run from here into `SAVES/replays/NAME.stasis` (keyframes every 10 s of game
@@ -117,6 +133,7 @@ public final class Game {
 
   private func startReplay(named name: String) {
     let state = host.engine.state
+    restoresSeen = host.restores
     do {
       replay = try ReplayRecorder(
         name, store: coordinator.store, codec: coordinator.codec, start: state, startTick: state.level.runFrame,

@@ -87,14 +87,20 @@ public final class ReplayStepper {
     engine.desyncAt = desyncAt
   }
 
+  /// Steps `engine` with `input` as the game did (the autopilot's generator advanced when it
+  /// chose the keys): a replay's step on an engine the caller keeps, as a window's playback does.
+  public static func apply(_ input: ReplayInput, to engine: inout Engine) {
+    engine.isPaused = false
+    if input.autopilot { _ = engine.autopilotInput() }
+    engine.step(input.input)
+  }
+
   /// Steps `state` with `input` as the game did.
   public func step(_ state: inout GameState, _ input: ReplayInput) {
     if reached != state.level.runFrame || engine.state.level.runFrame != state.level.runFrame {
       guard (try? engine.restore(state)) != nil else { return }  // the verifier reports the state as it is
     }
-    engine.isPaused = false
-    if input.autopilot { _ = engine.autopilotInput() }
-    engine.step(input.input)
+    Self.apply(input, to: &engine)
     state = engine.state
     reached = state.level.runFrame
   }

@@ -138,7 +138,7 @@ struct StasisDemo: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "Play a replay back headless to its end, or to --seek TICK, and print where it ended (with --print-digest, the digest).",
+      "Play a replay back: in the window where there is a display (left and right arrows seek 5 s, P pauses), else headless to its end or to --seek TICK, printing where it ended (with --print-digest, the digest).",
       valueName: "file"))
   var replay: String?
 
@@ -206,7 +206,9 @@ struct StasisDemo: ParsableCommand {
       if status != 0 { throw ExitCode(status) }
       return
     }
-    if let replay {
+    // A replay plays back in the window where there is a display (`--headless` or
+    // `--print-digest`: headless, printing where it ended).
+    if let replay, headless || printDigest || !MainActor.assumeIsolated({ WindowRunner.displayAvailable() }) {
       let status = ReplayPlayback(file: replay, levels: levels, seek: seek, printDigest: printDigest).run()
       if status != 0 { throw ExitCode(status) }
       return

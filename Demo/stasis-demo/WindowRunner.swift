@@ -2,6 +2,7 @@ import CSDL2
 import DemoGame
 import Foundation
 import Stasis
+import StasisReplay
 import StasisSDL
 
 #if Records
@@ -51,6 +52,8 @@ final class WindowRunner {
   /// Levels finished and the run's frame as of the last step: one more level in one more frame
   /// is a level's end, whose score is recorded (a restore changes both otherwise).
   private var lastStep = (levelsFinished: 0, runFrame: Int64(0), index: 1)
+  /// `--replay FILE`: the replay the window plays back instead of the game's own steps.
+  private var playback: WindowPlayback?
 
   init(options: StasisDemo) { self.options = options }
 
@@ -79,8 +82,15 @@ final class WindowRunner {
       font = try BitmapFont(path: library.folder + "/../font.bmp", renderer: renderer)
       var engine = try Engine(library: library, level: options.level, seed: options.seed)
       engine.desyncAt = options.desyncAt
-      let store = SaveStore(directory: options.saves, device: options.device)
+      // A playback saves nothing of the player's: its coordinator's store is a scratch folder.
+      let folder = options.replay == nil ? options.saves : NSTemporaryDirectory() + "stasis-playback-\(getpid())"
+      let store = SaveStore(directory: folder, device: options.device)
       game = Game(engine: engine, store: store, slot: options.saveSlot)
+      if let file = options.replay {
+        playback = try WindowPlayback(file: file, library: library, seek: options.seek)
+        try game.host.restore(playback!.state)
+        if options.trace { traceLine(playback!.started) }
+      }
     } catch {
       FileHandle.standardError.write(Data("stasis-demo: \(error)\n".utf8))
       return 1
@@ -128,9 +138,9 @@ final class WindowRunner {
     }
     cloud?.syncSettings(settings, application: app)
     openRecords()
-    app.launch(options: options.resume ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
-    // Every run is recorded, one replay per slot: SAVES/replays/SLOT.stasis.
-    if !options.noReplay {
+    app.launch(options: options.resume && playback == nil ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
+    // Every run is recorded, one replay per slot: SAVES/replays/SLOT.stasis (not a playback).
+    if !options.noReplay, playback == nil {
       game.recordReplay(named: options.slot, seed: options.seed, continuing: options.resume, application: app)
     }
 
@@ -182,7 +192,15 @@ final class WindowRunner {
         SDL_WaitEventTimeout(nil, 20)
         continue
       }
-      if !paused && picker == nil && settingsScreen == nil && !highScoresOpen {
+      if let playback {
+        accumulator += elapsed
+        while accumulator >= step {
+          if playback.isPlaying { previous = game.engine.snapshot() }
+          if let line = playback.step(&game.host.engine), options.trace { traceLine(line) }
+          accumulator -= step
+        }
+        status = playback.status
+      } else if !paused && picker == nil && settingsScreen == nil && !highScoresOpen {
         accumulator += elapsed
         let input = currentInput()
         while accumulator >= step {
@@ -243,6 +261,21 @@ final class WindowRunner {
         return true
       }
     #endif
+    if let playback, key != SDLK_ESCAPE {
+      let line: String?
+      switch key {
+      case SDLK_LEFT: line = playback.seek(by: -WindowPlayback.seekTicks, on: &game.host.engine)
+      case SDLK_RIGHT: line = playback.seek(by: WindowPlayback.seekTicks, on: &game.host.engine)
+      case SDLK_HOME: line = playback.seek(to: playback.startTick, on: &game.host.engine)
+      case SDLK_p, SDLK_SPACE:
+        playback.isPaused.toggle()
+        line = "replay: \(playback.isPaused ? "paused" : "playing") at tick \(playback.tick)"
+      default: return false
+      }
+      previous = nil
+      if let line, options.trace { traceLine(line) }
+      return true
+    }
     if let picker {
       switch key {
       case SDLK_UP: picker.move(-1)
@@ -533,5 +566,82 @@ final class WindowRunner {
     var all = SDL_FRect(x: 0, y: 0, w: width, h: height)
     SDL_RenderFillRectF(renderer, &all)
     font.draw(text, x: (width - font.width(of: text, scale: 3)) / 2, y: height / 2 - 30, on: renderer, scale: 3)
+  }
+}
+
+/// `--replay FILE` in the window: the replay's steps at 60 a second, from its start (or from
+/// `--seek TICK`). ← and → scrub 5 s back or on (from the keyframe at or before the tick: at most
+/// a keyframe interval of steps, taken at once), Home goes back to the start, P or Space pauses.
+/// What it does goes to the trace (`--trace`), one line each.
+@MainActor
+final class WindowPlayback {
+  /// How far ← and → go: 5 s of game time.
+  static let seekTicks: Int64 = 300
+
+  let replay: Replay<GameState, ReplayInput>
+  /// The state the playback starts from (the start, or the tick `--seek` named).
+  private(set) var state: GameState
+  /// The tick the engine is at.
+  private(set) var tick: Int64
+  var isPaused = false
+  private var ended = false
+
+  init(file: String, library: LevelLibrary, seek: Int64?) throws {
+    replay = try Replay(
+      try ReplayFile(contentsOf: file), codec: DemoSaveFormat.codec(levels: library), input: ReplayInput.self)
+    let target = min(max(seek ?? replay.manifest.startTick, replay.manifest.startTick), replay.manifest.endTick)
+    var engine = try Engine(library: library, level: 1, seed: 1)
+    let (start, from, inputs) = try replay.seek(to: target)
+    try engine.restore(start)
+    for input in inputs { ReplayStepper.apply(input, to: &engine) }
+    state = engine.state
+    tick = from + Int64(inputs.count)
+  }
+
+  var startTick: Int64 { replay.manifest.startTick }
+  var endTick: Int64 { replay.manifest.endTick }
+  var isPlaying: Bool { !isPaused && tick < endTick }
+
+  /// The trace's first line.
+  var started: String {
+    "replay: playing ticks \(tick) to \(endTick) (keyframes every \(replay.manifest.keyframeInterval))"
+  }
+
+  /// The HUD's line.
+  var status: String {
+    let state = tick >= endTick ? "ended" : isPaused ? "paused" : "playing"
+    return "REPLAY \(state) \(tick)/\(endTick)  <- -> SEEK 5 S  P PAUSE"
+  }
+
+  /// The next step of the replay on `engine`; the trace's line when the replay ends.
+  func step(_ engine: inout Engine) -> String? {
+    guard isPlaying else { return nil }
+    ReplayStepper.apply(replay.inputs[Int(tick - startTick)], to: &engine)
+    tick += 1
+    guard tick == endTick, !ended else { return nil }
+    ended = true
+    return "replay: ended at tick \(tick), frame \(engine.state.level.runFrame)"
+  }
+
+  /// Scrubs `ticks` back or on.
+  func seek(by ticks: Int64, on engine: inout Engine) -> String {
+    seek(to: tick + ticks, on: &engine)
+  }
+
+  /// Goes to `target` (within the replay), from the keyframe at or before it.
+  func seek(to target: Int64, on engine: inout Engine) -> String {
+    let target = min(max(target, startTick), endTick)
+    do {
+      let (start, from, inputs) = try replay.seek(to: target)
+      try engine.restore(start)
+      for input in inputs { ReplayStepper.apply(input, to: &engine) }
+      engine.isPaused = false
+      tick = target
+      ended = tick == endTick
+      return "replay: seek to tick \(target) (from the keyframe at \(from), \(inputs.count) steps): frame "
+        + "\(engine.state.level.runFrame)"
+    } catch {
+      return "replay: cannot seek to tick \(target): \(error)"
+    }
   }
 }

@@ -2,6 +2,7 @@
 // compiled.
 import Foundation
 import Stasis
+import StasisCloud
 import StasisReplay
 import StasisTesting
 
@@ -97,6 +98,14 @@ func verify(_ path: String, store: SaveStore) throws -> Bool {
     return false
   }
   return true
+}
+
+// MARK: - Sending a bundle to the studio
+
+func send(_ bundle: DesyncBundle, credentials: CloudCredentials, store: SaveStore) async throws {
+  let client = CloudClient(credentials: credentials)
+  let sent = try await client.sendDesyncBundle(try bundle.encoded(signingKey: store.signing.current))
+  print("sent as #\(sent.id): \(sent.summary)")  // the console lists it beside the player's slots
 }
 
 // MARK: - The sync test, in the game's own tests

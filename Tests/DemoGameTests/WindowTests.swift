@@ -26,7 +26,7 @@ private func shell(_ arguments: [String], environment: [String: String] = [:]) t
 
 @Suite("The demo in a real window, under Xvfb", .serialized)
 struct WindowTests {
-  @Test("play, minimise (unmap), a valid save appears within the budget, the engine stops, restore, resume, screenshot")
+  @Test("play, minimise, a save within the budget, the engine stops, restore, resume, screenshot; its replay seeks")
   func minimiseAndRestore() throws {
     // Xvfb tells its display number on stdout once it accepts connections: no guessing, no waiting.
     let xvfb = try LineProcess(
@@ -105,5 +105,30 @@ struct WindowTests {
       let newest = try SaveStore(directory: saves).listGenerations(of: "autosave").first?.generation
       #expect(slots.first?.generation == newest, "the index has the quit's save")
     #endif
+
+    // The run's replay, played back in the window: it plays, → scrubs 5 s on from the keyframe
+    // at or before the tick, and Esc quits. Nothing of the player's saves is touched.
+    let generations = try SaveStore(directory: saves).listGenerations(of: "autosave").map(\.generation)
+    let player = try LineProcess(
+      try builtProduct("stasis-demo", withDefaultTraits: true),
+      ["--replay", saves + "/replays/autosave.stasis", "--saves", saves, "--trace"], environment: display)
+    defer { if player.process.isRunning { player.process.terminate() } }
+    let playing = try #require(player.waitForLine { $0.hasPrefix("replay: playing ticks ") })
+    let end = try #require(playing.firstMatch(of: /to (\d+) \(keyframes/).flatMap { Int64($0.1) }, "\(playing)")
+    let playerWindow = try shell(["xdotool", "search", "--sync", "--name", "Stasis demo"], environment: display)
+    try shell(["xdotool", "key", "--window", playerWindow, "Right"], environment: display)
+    let sought = try #require(player.waitForLine { $0.hasPrefix("replay: seek to tick ") })
+    let match = try #require(
+      sought.firstMatch(of: /seek to tick (\d+) \(from the keyframe at (\d+), (\d+) steps\): frame (\d+)/), "\(sought)")
+    let (tick, keyframe, steps, reached) = (Int64(match.1)!, Int64(match.2)!, Int64(match.3)!, Int64(match.4)!)
+    #expect(tick <= end && keyframe <= tick && tick - keyframe == steps, "\(sought)")
+    #expect(steps <= 600, "at most a keyframe interval of steps: \(sought)")
+    #expect(reached == tick, "the engine is at the tick sought: \(sought)")
+    try shell(["xdotool", "key", "--window", playerWindow, "Escape"], environment: display)
+    player.process.waitUntilExit()
+    #expect(player.process.terminationStatus == 0)
+    #expect(
+      try SaveStore(directory: saves).listGenerations(of: "autosave").map(\.generation) == generations,
+      "a playback writes no save of the player's")
   }
 }

@@ -242,6 +242,24 @@ struct ReplayTests {
     #expect(bundle.report.differences.contains { $0.hasPrefix("motes:") })
   }
 
+  @Test("continues(from:): the state the last step reached, not another of the same tick; sparse digests too")
+  func continuesFrom() throws {
+    for interval in [1, 7] {
+      let (recorder, states) = try record(
+        "continues-\(interval)", store: makeStore(), ticks: 30, digestInterval: interval)
+      #expect(recorder.continues(from: states[30]), "the state it reached")
+      var other = states[30]
+      other.motes[3].y = other.motes[3].y.nextUp
+      #expect(other.tick == recorder.tick)
+      #expect(!recorder.continues(from: other), "another state at the same tick: a restore of another device's save")
+      #expect(!recorder.continues(from: states[29]), "an earlier state: a rollback")
+    }
+    let fresh = try ReplayRecorder<World, Push>(
+      "fresh", store: makeStore(), codec: worldCodec, start: World(seed: 3), seed: 3, digest: worldScope)
+    #expect(
+      fresh.continues(from: World(seed: 3)) && !fresh.continues(from: World(seed: 4)), "before any step: the start")
+  }
+
   @Test("a replay goes on across a kill: the new process continues the same file from the restored tick")
   func continuesAcrossAKill() throws {
     let store = makeStore()

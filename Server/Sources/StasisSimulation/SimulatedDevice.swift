@@ -53,6 +53,12 @@ final class SimulatedDevice {
   var timerClock: (any Stasis.WallClock)?
   /// Why the settings or timers could not be opened at the last start, if they could not.
   var recipesFailure: String?
+  /// The replay the running process records (``SimulatedReplays``); nil before its first play.
+  var replay: SimulatedReplays.Recorder?
+  /// The latest replay's name: a cold start goes on in it when it ends on the restored state.
+  var replayName: String?
+  /// Replays started on this device: the next is named `device-N`.
+  var replaysStarted = 0
 
   init(name: String, server: InProcessServer, wallClock: @escaping @Sendable () -> Int64, plantedBug: PlantedBug?) {
     self.plantedBug = plantedBug
@@ -121,15 +127,21 @@ final class SimulatedDevice {
     line = nil
     recipes.close()
     process = nil
+    replay = nil
     return crashed.lost
   }
 
-  /// The process has quit (its saves have all finished).
-  func quit() {
+  /// The process has quit (its saves have all finished), its replay flushed first; the
+  /// replay's write failure, if it failed.
+  @discardableResult
+  func quit() -> String? {
+    let failure = flushReplay()
+    replay = nil
+    defer { process = nil }
     line?.cut()
     line = nil
     recipes.close()
-    process = nil
+    return failure
   }
 
   /// The generations on the disk now, newest first.

@@ -3,6 +3,7 @@ import Foundation
 @_spi(Simulation) import Stasis
 @_spi(Simulation) import StasisCloud
 @_spi(Simulation) import StasisMerge
+import StasisReplay
 import StasisServer
 import StasisTesting
 import Synchronization
@@ -33,6 +34,9 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   case unflushedSettingsAndTimers = "unflushed-settings-and-timers"
   /// Issue 31: the server's settings merge takes every key sent, whatever its stamp.
   case settingsOverwriteNewer = "settings-overwrite-newer"
+  /// Issue 45: the game's step reads state no save holds (a count of the run's steps, as a
+  /// `static var` would be), so a replay cannot take its steps again.
+  case stepReadsHiddenState = "step-reads-hidden-state"
 
   /// The bugs planted in the server's storage: on SQLite or on PostgreSQL, whichever the run's
   /// server uses (`--postgres`).
@@ -131,9 +135,12 @@ public struct SimulationResult: Sendable {
   public var parts = 0
   /// Cut uploads asked about and resumed.
   public var resumptions = 0
+  /// Replays verified at the end of the run, and the frames they played back.
+  public var replaysVerified = 0
+  public var replayedTicks = 0
 }
 
-/// Each invariant the checker holds every run to (25, as `docs/SIMULATION.md` describes them),
+/// Each invariant the checker holds every run to (26, as `docs/SIMULATION.md` describes them),
 /// and ``harness`` for a run that could not go on. A failure names the one it broke
 /// (``SimulationResult/broken``), with a message for people.
 public enum Invariant: String, Sendable, CaseIterable {
@@ -187,6 +194,8 @@ public enum Invariant: String, Sendable, CaseIterable {
   case settingsAndTimersOpen = "settings-and-timers-open"
   /// Nothing the game waits for needs its thread while its loop holds it.
   case loopHoldsItsThread = "loop-holds-its-thread"
+  /// Every replay a device recorded plays back through the game's step to every digest.
+  case replaysVerify = "replays-verify"
   /// The run itself could not go on (a fault could not be armed, the server not restarted).
   case harness
 }
@@ -239,6 +248,9 @@ public struct SimulationEvent: Sendable, Hashable, CustomStringConvertible {
     case quitWithUploadLetGo = "quit-with-upload-let-go"
     /// The server was armed to die inside an upload's transaction, before its commit.
     case deathInsideCommitArmed = "death-inside-commit-armed"
+    /// A new process went on recording the replay of the process before it (killed or quit),
+    /// which ended on the state it restored.
+    case replayWentOn = "replay-went-on"
   }
 
   /// What was met.
@@ -302,6 +314,8 @@ public final class Simulation {
   private let plantedBug: PlantedBug?
   /// Ledger entries played so far in the run: each play adds the next, unique in the run.
   private var ledgerEntries: Int64 = 0
+  /// The hidden state ``PlantedBug/stepReadsHiddenState`` plants (nil in every other run).
+  private let hidden: SimulatedReplays.HiddenState?
   /// In part of the runs, an upload stays in flight while the game saves, another device
   /// uploads and a catch-up begins; the seed decides the order (``interleave(_:)``).
   private var interleaves = false
@@ -326,6 +340,7 @@ public final class Simulation {
     self.loop = loop
     self.wallClock = wallClock
     self.plantedBug = plantedBug
+    hidden = plantedBug == .stepReadsHiddenState ? SimulatedReplays.HiddenState() : nil
     random = SeededGenerator(seed: seed)
     recipeRandom = SeededGenerator(seed: seed ^ 0x7E_C1_9E)
     buildsRandom = SeededGenerator(seed: seed ^ 0xB0_11_D5)
@@ -468,6 +483,7 @@ public final class Simulation {
       result.operations += 1
       if result.failure == nil { await checkAll() }
       if result.failure == nil { fireEveryTimer() }
+      if result.failure == nil { checkReplays() }
     }
     for device in devices where device.isRunning {
       guard let cloud = device.sync else { continue }
@@ -703,19 +719,23 @@ public final class Simulation {
       return note("\(device.name): held (\(process.isCatchingUp ? "catching up" : "paused")); no frames played")
     }
     var model = process.model
-    for _ in 0..<frames {
-      model.frame += 1
-      model.score = model.score &* 31 &+ Int64(random.below(1000))
-    }
+    // The frames' draws, in the order they were always drawn: the steps are the replay's inputs.
+    var steps = (0..<frames).map { _ in SimulatedReplays.Step(draw: Int64(random.below(1000))) }
     ledgerEntries += 1
-    model.ledger.append(ledgerEntries)
+    steps[frames - 1].ledgerEntry = ledgerEntries
     // The creatures move on their level; now and then the player goes down to a new one.
     let descends = random.chance(15)
     if descends {
-      model.depth += 1
-      model.creatures = (0..<Int64(2 + random.below(4))).map { model.depth * 1000 + $0 }
+      steps[frames - 1].descends = true
+      steps[frames - 1].creatures = Int64(2 + random.below(4))
     } else if !model.creatures.isEmpty {
-      model.creatures[random.below(model.creatures.count)] = model.depth * 1000 + Int64(random.below(1000))
+      steps[frames - 1].moved = Int64(random.below(model.creatures.count))
+      steps[frames - 1].position = Int64(random.below(1000))
+    }
+    let replay = device.recorder(continuingFrom: model, note: note) { met(.replayWentOn, by: device) }
+    for step in steps {
+      SimulatedReplays.step(&model, step, hidden: hidden?.next() ?? 0)
+      replay?.record(step, reaching: model)
     }
     process.model = model
     process.didStep()
@@ -845,7 +865,7 @@ public final class Simulation {
     process.application.terminate()
     for save in started(device) { finish(device, save) }
     await settle(device)
-    device.quit()
+    if let failure = device.quit() { note("\(device.name): the replay's last batch could not be written: \(failure)") }
   }
 
   /// Saves, uploads and catch-ups interleaving, under the seed's order: an autosave's upload is
@@ -1019,7 +1039,7 @@ public final class Simulation {
           "quit upload: \(device.name)'s quit save did not go up although the line let it go and nothing conflicted")
       }
     }
-    device.quit()
+    if let failure = device.quit() { note("\(device.name): the replay's last batch could not be written: \(failure)") }
   }
 
   /// An autosave held mid-write by the disk while the game goes on and saves again, and
@@ -1095,6 +1115,10 @@ public final class Simulation {
     }
     for save in saves { finish(device, save) }
     await settle(device)
+    // The replay's batch, on the way to the background: a kill while suspended loses none of it.
+    if let failure = device.flushReplay() {
+      note("\(device.name): the replay's batch could not be written: \(failure)")
+    }
     if random.chance(25) {
       let lost = device.kill(&random)
       result.kills += 1
@@ -1405,6 +1429,40 @@ public final class Simulation {
   }
 
   /// Everyone online, the server up, no new play: the devices reach the same head.
+  /// Every replay of every device plays back through the game's step to every recorded
+  /// digest and keyframe (``Invariant/replaysVerify``): after kills, suspends, cold starts,
+  /// restores and merges, each replay is one line of steps the game can take again.
+  private func checkReplays() {
+    for device in devices {
+      if let failure = device.flushReplay() {
+        note("\(device.name): the replay's batch could not be written: \(failure)")
+      }
+      for (name, bytes) in device.replaysOnDisk() {
+        checker.checks += 1
+        let hidden = self.hidden
+        let verifier = ReplayVerifier(codec: SimulatedReplays.codec, digest: SimulatedReplays.scope) {
+          (model: inout GameModel, step: SimulatedReplays.Step) in
+          SimulatedReplays.step(&model, step, hidden: hidden?.next() ?? 0)
+        }
+        do {
+          let file = try ReplayFile(bytes: bytes, path: "\(device.name):\(name)")
+          let verification = try verifier.verify(file)
+          if let divergence = verification.divergence {
+            return fail(
+              .replaysVerify,
+              "\(device.name)'s replay \(name) (frames \(file.manifest.startTick) to \(file.manifest.endTick)) does not "
+                + "play back: \(divergence.report.summary)")
+          }
+          result.replaysVerified += 1
+          result.replayedTicks += Int(verification.ticks)
+        } catch {
+          return fail(.replaysVerify, "\(device.name)'s replay \(name) does not read: \(error.description)")
+        }
+      }
+    }
+    note("replays: \(result.replaysVerified) verified, \(result.replayedTicks) frames played back")
+  }
+
   private func converge() async {
     note("converge: all online, no new play")
     do { try await server.dieInsideNextUpload(false) } catch {

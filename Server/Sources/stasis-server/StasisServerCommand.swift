@@ -93,6 +93,12 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "The largest settings file a device may send, and the most a player's settings may take, in bytes.")
   var maxSettingsBytes = PlayerLimits().settingsBytes
 
+  @Option(help: "The largest desync bundle a device may send, in bytes.")
+  var maxBundleBytes = PlayerLimits().bundleBytes
+
+  @Option(help: "Desync bundles kept per player (the oldest go first).")
+  var keepBundles = PlayerLimits().bundlesKept
+
   @Option(
     help: """
       Connections served at once (default: what the descriptor limit leaves after the database \
@@ -116,7 +122,9 @@ struct Serve: AsyncParsableCommand {
 
   func validate() throws {
     guard keepRevisions >= 1 else { throw ValidationError("--keep-revisions is at least 1") }
-    guard maxBodyBytes >= 1, maxPlayerBytes >= 1, maxSlots >= 1, maxSettingsBytes >= 1 else {
+    guard maxBodyBytes >= 1, maxPlayerBytes >= 1, maxSlots >= 1, maxSettingsBytes >= 1, maxBundleBytes >= 1,
+      keepBundles >= 1
+    else {
       throw ValidationError("limits are at least 1")
     }
     guard requestTimeout > 0, requestTimeout <= 86_400, (bodyTimeout ?? 1) > 0 else {
@@ -161,7 +169,8 @@ struct Serve: AsyncParsableCommand {
     let options = ServerOptions(
       host: host, port: port, keepRevisions: keepRevisions,
       limits: PlayerLimits(
-        totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes, settingsBytes: maxSettingsBytes),
+        totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes, settingsBytes: maxSettingsBytes,
+        bundleBytes: maxBundleBytes, bundlesKept: keepBundles),
       requestTimeout: .milliseconds(Int64(timeout * 1000)), secureCookies: secureCookies)
     let storageName = storage.postgres == nil ? "sqlite \(storage.database)" : "postgresql"
     // A statement outlives no request: PostgreSQL cancels it a second after the request's deadline.

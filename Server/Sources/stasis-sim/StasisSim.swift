@@ -150,7 +150,8 @@ struct StasisSim: AsyncParsableCommand {
     return "stasis-sim: \(results.count) seeds, \(sum(\.operations)) operations, \(sum(\.kills)) kills, "
       + "\(sum(\.faults)) faults, \(sum(\.conflicts)) conflicts (\(sum(\.merges)) merged, "
       + "\(sum(\.unrelated)) across unrelated histories), \(sum(\.deltaUploads)) delta uploads, "
-      + "\(sum(\.parts)) parts (\(sum(\.resumptions)) resumed), \(sum(\.checks)) invariant checks, "
+      + "\(sum(\.parts)) parts (\(sum(\.resumptions)) resumed), \(sum(\.replaysVerified)) replays played back "
+      + "(\(sum(\.replayedTicks)) frames), \(sum(\.checks)) invariant checks, "
       + "\(sum(\.skippedChecks)) skipped, \(failed) broken" + (seconds.map { String(format: " in %.0f s", $0) } ?? "")
   }
 }

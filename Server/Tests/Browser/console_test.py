@@ -9,7 +9,8 @@ everything in the environment. A lost-progress ticket, as support works it:
   the comparison -> the head's bytes, through the player's own API, are N's -> undo -> both in
   the audit log.
 
-Then: a save without a thumbnail shows none (and no broken image); a viewer has no restore button and a forged POST is refused (403); a POST without the
+Then: a save without a thumbnail shows none (and no broken image); a viewer has no restore button and a forged POST is refused (403);
+a viewer reads the player's desync bundle (its manifest, the field that differs) and downloads it (audited); a POST without the
 CSRF token is refused (403); an admin discards the kept loser after naming it; a signed-out
 session gets the sign-in page; a sign-in flood is throttled (429).
 Exits non-zero, with the reason, on the first check that fails.
@@ -34,6 +35,7 @@ STAFF = {role: os.environ[f"CONSOLE_{role.upper()}"].split(":", 1) for role in (
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS", "")
 CHROMIUM = os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
 BARE_SAVE = os.environ["CONSOLE_BARE_SAVE"]
+BUNDLE = {key: os.environ[f"CONSOLE_BUNDLE_{key.upper()}"] for key in ("id", "summary", "field", "sha256", "game")}
 
 
 def check(condition, message):
@@ -224,6 +226,34 @@ def main():
             f"{BASE}/console/players/{player_id_of(page)}/slots/{SLOT}/restore",
             form={"revision": str(RESTORE), "reason": "no token"}, max_redirects=0)
         check(no_token.status == 403, f"a POST without the CSRF token gets 403 (got {no_token.status})")
+
+        # The player's desync bundle, sent by their device: listed beside their slots, its
+        # manifest and the field that differs on its page, its download the bundle's bytes and
+        # in the audit log.
+        page.goto(f"{BASE}/console/players/{player_id_of_url(history_url)}")
+        bundles = page.locator("table.bundles tbody tr")
+        check(bundles.count() == 1 and BUNDLE["summary"] in bundles.first.inner_text()
+              and BUNDLE["game"] in bundles.first.inner_text(),
+              f"the player's desync bundle is listed beside their slots: {bundles.first.inner_text()!r}")
+        bundles.first.get_by_role("link", name=f"#{BUNDLE['id']}", exact=True).click()
+        expect(page.locator("h1")).to_contain_text(f"Desync bundle #{BUNDLE['id']}")
+        check(page.locator("p.summary").inner_text() == BUNDLE["summary"], "its page says where it diverged")
+        manifest = page.locator("dl.manifest").inner_text()
+        check(BUNDLE["game"] in manifest and "every 60 ticks" in manifest and "every tick, over" in manifest
+              and "demo state, v1" in manifest,
+              f"and shows the replay's manifest: {manifest!r}")
+        differences = page.locator("pre.differences").inner_text()
+        check(BUNDLE["field"] in differences and "→" in differences,
+              f"and the field that differs, recorded → replayed: {differences[:200]!r}")
+        shot(page, "bundle")
+        with page.expect_download() as download:
+            page.get_by_role("link", name="Download").click()
+        with open(download.value.path(), "rb") as downloaded:
+            check(hashlib.sha256(downloaded.read()).hexdigest() == BUNDLE["sha256"],
+                  "the download is the bundle's bytes, byte for byte")
+        page.goto(f"{BASE}/console/audit")
+        check(f"download-bundle {BUNDLE['id']}" in page.locator("table tbody").inner_text(),
+              "the bundle's download is in the audit log")
         page.get_by_role("button", name="Sign out").click()
 
         # An admin discards the kept loser, after a confirmation that names it.

@@ -1,6 +1,7 @@
 import Foundation
 import Stasis
 import StasisCloud
+import StasisReplay
 import StasisServerTesting
 import Testing
 
@@ -66,5 +67,18 @@ struct InMemoryServerTests {
       _ = try await stranger.head(slot: "autosave", ifNoneMatch: nil)
     }
     #expect(refused?.kind == .unauthorized)
+  }
+
+  @Test("a device sends a desync bundle: stored once, a retry answers the same; a save is refused")
+  func sendsADesyncBundle() async throws {
+    let server = try InMemoryCloudServer()
+    let client = CloudClient(credentials: try await server.addPlayer("cy", device: "test"), transport: server)
+    let (bytes, bundle) = try DemoBundles.make(desyncAt: 90)
+    let sent = try await client.sendDesyncBundle(bytes)
+    #expect(sent.isNew && sent.tick == 90 && sent.bytes == bytes.count && sent.summary == bundle.report.summary)
+    let again = try await client.sendDesyncBundle(bytes)
+    #expect(!again.isNew && again.id == sent.id, "one copy")
+    let refused = await #expect(throws: CloudError.self) { _ = try await client.sendDesyncBundle(DemoSaves.small[0]) }
+    #expect(refused?.kind == .refused)
   }
 }

@@ -17,7 +17,7 @@ struct ConsoleTests {
 
   // Live: Chromium needs a socket, and the sign-in throttle goes by the peer's address.
   @Test(
-    "support works a lost-progress ticket in Chromium; viewer, CSRF, discard, sign-out, throttle",
+    "support works a lost-progress ticket in Chromium; viewer, a desync bundle, CSRF, discard, sign-out, throttle",
     arguments: Backend.allCases)
   func browser(backend: Backend) async throws {
     let python = try #require(Self.python, "no .venv-schemathesis: scripts/test.sh makes it, with Playwright")
@@ -29,7 +29,16 @@ struct ConsoleTests {
     let bare = FileManager.default.temporaryDirectory.appendingPathComponent("bare-\(UUID().uuidString).stasis")
     try Data(try DemoSaves.save(level: 1, steps: 400, seed: 3)).write(to: bare)
     defer { try? FileManager.default.removeItem(at: bare) }
+    // A desync bundle the player's device sent (issue 45): the console lists it beside the slots.
+    let (bundleBytes, bundle) = try DemoBundles.make(desyncAt: 100)
+    let sent = try await Client(base: server.base, token: studio.player.token).send(
+      .POST, "/v1/bundles", body: bundleBytes)
+    #expect(sent.status == 201, "\(sent.text)")
+    let field = try #require(bundle.report.differences.first?.prefix { $0 != ":" }, "the bundle names a field")
     var environment = [
+      "CONSOLE_BUNDLE_ID": "\(sent.json["id"] as? Int ?? 0)", "CONSOLE_BUNDLE_SUMMARY": bundle.report.summary,
+      "CONSOLE_BUNDLE_FIELD": String(field), "CONSOLE_BUNDLE_SHA256": sha256(bundleBytes),
+      "CONSOLE_BUNDLE_GAME": bundle.game.name,
       "CONSOLE_BASE": server.base, "CONSOLE_SLOT": studio.slot, "CONSOLE_PLAYER": studio.player.name,
       "CONSOLE_PLAYER_TOKEN": studio.player.token, "CONSOLE_PLAYER_ID": "\(studio.playerId)", "CONSOLE_RESTORE": "2",
       "CONSOLE_KEPT": "3", "CONSOLE_BARE_SAVE": bare.path,

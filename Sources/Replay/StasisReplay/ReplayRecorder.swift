@@ -32,6 +32,10 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
   private let writer: Writer
   /// The tick of the last keyframe handed to the worker (the start's, at first).
   private var lastKeyframe: Int64
+  /// The state the last step reached (the start, at first), and its digest when it was taken:
+  /// what ``continues(from:)`` compares with.
+  private var reached: State?
+  private var reachedDigest: UInt64?
 
   /// Starts a replay of a run from `start`, the state at `startTick`.
   ///
@@ -67,6 +71,7 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
       inputEncoding: Input.self is any BulkStorable.Type ? "bulk" : "tree", resumedAt: [])
     writer = Writer(store: store, name: "\(name).stasis", codec: codec)
     writer.begin(start, tick: startTick)
+    reached = start
   }
 
   /// Goes on with the replay `name` after a cold start: `state` is the state the game restored,
@@ -106,6 +111,7 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
     }
     writer = Writer(store: store, name: "\(name).stasis", codec: codec)
     writer.resume(start: file.start, last: last, keyframes: file.keyframes)
+    reached = state
   }
 
   /// Records `input`, the one the step from ``tick`` used, and `state`, the state it reached.
@@ -116,12 +122,29 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
     tick += 1
     manifest.ticks += 1
     let offset = tick - manifest.startTick
+    reached = state
+    reachedDigest = nil
     if offset % Int64(manifest.digestInterval) == 0 {
-      digests.append(ReplayDigest(tick: tick, digest: scope.digest(of: state, using: hasher)))
+      let digest = scope.digest(of: state, using: hasher)
+      digests.append(ReplayDigest(tick: tick, digest: digest))
+      reachedDigest = digest
     }
     if offset % Int64(manifest.keyframeInterval) == 0 {
       flush(keyframing: state)
     }
+  }
+
+  /// Whether `state` is the state the last recorded step reached (the start, before any): the
+  /// game's next step from it goes on in this replay. False when something else moved the
+  /// game since (a restore, another device's save taken on a return, a rollback), even to a
+  /// state of the same tick: one replay is one line of steps, so the game records the rest into
+  /// a new one. Compares digests (``DigestScope``): one digest of `state`, and one of the state
+  /// reached when that tick took none.
+  public func continues(from state: State) -> Bool {
+    guard let reached else { return false }
+    let expected = reachedDigest ?? scope.digest(of: reached, using: hasher)
+    reachedDigest = expected
+    return scope.digest(of: state, using: hasher) == expected
   }
 
   /// Writes what was recorded so far, on the worker (durably: a temporary file flushed and

@@ -6,6 +6,7 @@ import Mustache
 import NIOCore
 import Stasis
 import StasisInspect
+import StasisReplay
 
 /// The studio console at `/console`: pages rendered on the server from mustache templates,
 /// plain forms and links, no JavaScript. Staff sign in with a name and a password; a session
@@ -128,6 +129,18 @@ struct Console: Sendable {
       _ = try await studio.revokeToken(session.staff, player: player, id: id, reason: fields["reason"] ?? "")
       return redirect("/console/players/\(player.id)")
     }
+    console.get("players/:player/bundles/:bundle") { request, context in try await bundlePage(request, context) }
+    console.get("players/:player/bundles/:bundle/download") { request, context in
+      let (_, session) = try await requireSession(request, context)
+      let (bundle, bytes) = try await studio.downloadBundle(
+        session.staff, player: try await player(context), id: try bundleNumber(context))
+      return Response(
+        status: .ok,
+        headers: [
+          .contentType: "application/vnd.stasis",
+          .contentDisposition: "attachment; filename=\"desync-\(bundle.id).desync.stasis\"",
+        ], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
     console.get("audit") { request, context in try await auditPage(request, context) }
     console.post("audit/:entry/undo") { request, context in
       let (_, session) = try await requireSession(request, context)
@@ -207,7 +220,62 @@ struct Console: Sendable {
           return fields
         },
         "canSupport": support,
+        "bundles": try await studio.bundles(of: overview.player).map { bundleFields($0) },
       ], session: session)
+  }
+
+  private func bundlePage(_ request: Request, _ context: ServerContext) async throws -> Response {
+    let (_, session) = try await requireSession(request, context)
+    let player = try await player(context)
+    let (stored, bytes) = try await studio.bundle(of: player, id: try bundleNumber(context))
+    let bundle: DesyncBundle
+    do throws(SaveFileError) {
+      bundle = try DesyncBundle(bytes: bytes)
+    } catch {
+      throw StudioError(.conflict, "the stored bundle does not read: \(error.description)")
+    }
+    let report = bundle.report
+    let manifest = report.manifest
+    var reportFields: [String: Any] = [
+      "summary": report.summary, "tick": report.tick, "exact": report.isExact, "lastMatch": report.lastMatchingTick,
+      "recorded": hexDigest(report.recordedDigest), "replayed": hexDigest(report.replayedDigest),
+      "keyframe": report.keyframeTick,
+    ]
+    // An absent key is false to mustache; a nil in an `Any` is not.
+    if let compared = report.comparedTick { reportFields["compared"] = compared }
+    return try page(
+      "bundle",
+      [
+        "title": "Desync bundle #\(stored.id)", "player": playerFields(player), "bundle": bundleFields(stored),
+        "report": reportFields, "differences": report.differences,
+        "manifest": [
+          "game": manifest.game, "build": manifest.build, "schema": manifest.schemaVersion, "seed": manifest.seed,
+          "startTick": manifest.startTick, "endTick": manifest.endTick, "tickRate": manifest.tickRate,
+          "keyframes": every(manifest.keyframeInterval), "digests": every(manifest.digestInterval),
+          "scope": manifest.digestScope, "resumed": manifest.resumedAt,
+        ] as [String: Any],
+      ], session: session)
+  }
+
+  private func bundleFields(_ bundle: StoredBundle) -> [String: Any] {
+    [
+      "id": bundle.id, "summary": bundle.summary, "tick": bundle.tick, "game": bundle.game, "build": bundle.build,
+      "received": displayDate(bundle.createdAt), "size": byteCount(bundle.length), "sha256": bundle.sha256,
+    ]
+  }
+
+  private func every(_ ticks: Int) -> String { ticks == 1 ? "every tick" : "every \(ticks) ticks" }
+
+  private func hexDigest(_ digest: UInt64) -> String {
+    let hex = String(digest, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
+  }
+
+  private func bundleNumber(_ context: ServerContext) throws -> Int64 {
+    guard let id = context.parameters.get("bundle").flatMap({ Int64($0) }), id > 0 else {
+      throw StudioError(.badRequest, "a bundle's id is a positive whole number")
+    }
+    return id
   }
 
   private func historyPage(_ request: Request, _ context: ServerContext) async throws -> Response {
@@ -384,7 +452,7 @@ struct Console: Sendable {
   private func describe(_ entry: AuditEntry) -> String {
     var text = entry.action.rawValue
     switch entry.action {
-    case .issueToken, .revokeToken: if let id = entry.revision { text += " \(id)" }
+    case .issueToken, .revokeToken, .downloadBundle: if let id = entry.revision { text += " \(id)" }
     default: if let revision = entry.revision { text += " r\(revision)" }
     }
     if let player = entry.player { text += " · \(player)" }

@@ -13,7 +13,7 @@ enum ConsoleTemplates {
   static let all: [(String, String)] = [
     ("header", header), ("footer", footer), ("sign-in", signIn), ("players", players), ("player", player),
     ("history", history), ("revision", revision), ("diff", diff), ("discard", discard), ("token", token),
-    ("audit", audit), ("error", error), ("entry-row", entryRow),
+    ("bundle", bundle), ("audit", audit), ("error", error), ("entry-row", entryRow),
   ]
 
   static let header = """
@@ -138,6 +138,58 @@ enum ConsoleTemplates {
       <button type="submit">Issue a token</button>
     </form>
     {{/canSupport}}
+    <h2>Desync bundles</h2>
+    <p class="muted">What the player's game found when a replay of theirs did not play back to the bit: the first
+      divergent tick, and the fields that differ there.</p>
+    <table class="bundles">
+      <thead><tr><th>Bundle</th><th>Divergence</th><th>Game</th><th>Received</th><th>Size</th></tr></thead>
+      <tbody>
+      {{#bundles}}
+      <tr><td><a href="/console/players/{{player.id}}/bundles/{{id}}">#{{id}}</a></td><td>{{summary}}</td>
+        <td>{{game}} {{build}}</td><td>{{received}}</td><td>{{size}}</td></tr>
+      {{/bundles}}
+      {{^bundles}}<tr><td colspan="5" class="muted">No desync bundles.</td></tr>{{/bundles}}
+      </tbody>
+    </table>
+    {{> footer}}
+    """
+
+  static let bundle = """
+    {{> header}}
+    <p class="crumbs"><a href="/console">Players</a> › <a href="/console/players/{{player.id}}">{{player.name}}</a>
+      › desync bundle #{{bundle.id}}</p>
+    <h1>Desync bundle #{{bundle.id}} <span class="muted">of {{player.name}}</span></h1>
+    <p class="summary">{{report.summary}}</p>
+    <div class="columns">
+    <section>
+    <h2>The replay</h2>
+    <dl class="manifest">
+      <dt>Game</dt><dd>{{manifest.game}} {{manifest.build}} (schema {{manifest.schema}})</dd>
+      <dt>Seed</dt><dd>{{manifest.seed}}</dd>
+      <dt>Ticks</dt><dd>{{manifest.startTick}} to {{manifest.endTick}}, {{manifest.tickRate}} a second</dd>
+      <dt>Keyframes</dt><dd>{{manifest.keyframes}}</dd>
+      <dt>Digests</dt><dd>{{manifest.digests}}, over “{{manifest.scope}}”</dd>
+      {{#manifest.resumed}}<dt>Resumed</dt><dd>in a new process at tick {{.}}</dd>{{/manifest.resumed}}
+    </dl>
+    <h2>The divergence</h2>
+    <dl class="divergence">
+      <dt>First divergent tick</dt><dd>{{report.tick}}{{#report.exact}} (exact){{/report.exact}}</dd>
+      <dt>Last matching tick</dt><dd>{{report.lastMatch}}</dd>
+      <dt>Digests</dt><dd><code>{{report.recorded}}</code> recorded, <code>{{report.replayed}}</code> replayed</dd>
+      <dt>Inputs from</dt><dd>the keyframe at tick {{report.keyframe}}</dd>
+      {{#report.compared}}<dt>States compared at</dt><dd>tick {{.}}</dd>{{/report.compared}}
+      <dt>Received</dt><dd>{{bundle.received}}, {{bundle.size}}</dd>
+      <dt>SHA-256</dt><dd><code>{{bundle.sha256}}</code></dd>
+    </dl>
+    <p><a class="button" href="/console/players/{{player.id}}/bundles/{{bundle.id}}/download">Download</a></p>
+    <p class="muted"><code>stasis replay diff</code> prints the same from the downloaded file, without the game.</p>
+    </section>
+    <section>
+    <h2>Recorded → replayed{{#report.compared}} at tick {{.}}{{/report.compared}}</h2>
+    <pre class="tree differences">{{#differences}}{{.}}
+    {{/differences}}{{^differences}}No recorded state to compare with: the recorded state is known only at keyframes.{{/differences}}</pre>
+    </section>
+    </div>
     {{> footer}}
     """
 

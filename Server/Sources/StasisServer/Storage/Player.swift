@@ -39,13 +39,21 @@ package struct PlayerLimits: Sendable, Equatable {
   /// player's merged settings may take in storage (each key is kept as an entry of its own,
   /// about 100 bytes more than in the file), in bytes.
   package var settingsBytes: Int
+  /// The largest desync bundle a device may send (`POST /v1/bundles`), in bytes.
+  package var bundleBytes: Int
+  /// The desync bundles kept per player: the oldest go when a new one is stored.
+  package var bundlesKept: Int
 
   /// Creates limits; the defaults suit a game whose saves are up to a few MB.
-  package init(totalBytes: Int64 = 256 << 20, slots: Int = 100, bodyBytes: Int = 16 << 20, settingsBytes: Int = 1 << 20)
-  {
+  package init(
+    totalBytes: Int64 = 256 << 20, slots: Int = 100, bodyBytes: Int = 16 << 20, settingsBytes: Int = 1 << 20,
+    bundleBytes: Int = 4 << 20, bundlesKept: Int = 20
+  ) {
     self.totalBytes = totalBytes
     self.slots = slots
     self.bodyBytes = bodyBytes
     self.settingsBytes = settingsBytes
+    self.bundleBytes = bundleBytes
+    self.bundlesKept = bundlesKept
   }
 }

@@ -83,9 +83,11 @@ package final class PostgresBackend: SaveBackend {
       // no server of those versions calls them. stasis_put_v4, the rule in PL/pgSQL, is neither
       // made nor dropped: a server of the version before may still run beside this one, on the
       // same tables and locks (docs/SERVER.md, "Upgrading"); the next version drops it.
-      for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings + [
-        Self.dropPutFunctionV1
-      ] + Self.uploadFunctions(followsChains: followsChains) + Self.dropPutFunctionsBeforePieces {
+      for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings
+        + ServerSchema.postgresBundles + [
+          Self.dropPutFunctionV1
+        ] + Self.uploadFunctions(followsChains: followsChains) + Self.dropPutFunctionsBeforePieces
+      {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }

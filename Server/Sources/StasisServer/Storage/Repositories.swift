@@ -102,6 +102,18 @@ package protocol SettingsRepository: Sendable {
   func settings(player: Player) async throws -> SettingsFile
 }
 
+/// Desync bundles (issue 45) the player's devices sent, for the studio to read.
+package protocol BundleRepository: Sendable {
+  /// Stores a bundle, keeping the player's newest `keep` in the same transaction; a bundle the
+  /// player sent before (the same bytes: a retry whose answer was lost) is not stored twice.
+  /// Returns the stored bundle, and whether this call stored it.
+  func addBundle(player: Player, _ draft: BundleDraft, keep: Int) async throws -> (StoredBundle, created: Bool)
+  /// The player's bundles, newest first.
+  func bundles(player: Player) async throws -> [StoredBundle]
+  /// One of the player's bundles and its bytes; nil when the player has none by that id.
+  func bundle(player: Player, id: Int64) async throws -> (StoredBundle, [UInt8])?
+}
+
 /// The studio console's staff, their API keys and sessions.
 package protocol StaffRepository: Sendable {
   /// Adds a staff member with a bcrypt hash of their password; refuses a name in use.
@@ -161,12 +173,14 @@ extension RevisionRepository {
   }
 }
 
-/// What the studio (the console and the admin API) acts on: players, slots, staff and the audit log.
+/// What the studio (the console and the admin API) acts on: players, slots, staff, the audit
+/// log and the players' desync bundles.
 package typealias StudioStorage = PlayerRepository & RevisionRepository & StaffRepository & AuditRepository
+  & BundleRepository
 
 /// A whole backend: every repository, over one database.
 package protocol SaveBackend: PlayerRepository, RevisionRepository, UploadRepository, SettingsRepository,
-  StaffRepository, AuditRepository
+  StaffRepository, AuditRepository, BundleRepository
 {
   /// Checks the backend answers (for `/health`).
   func ping() async throws

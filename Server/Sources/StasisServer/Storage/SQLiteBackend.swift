@@ -61,6 +61,9 @@ package final class SQLiteBackend: SaveBackend {
     migrator.registerMigration("v6: settings") { db in
       try db.execute(sql: ServerSchema.sqliteSettings)
     }
+    migrator.registerMigration("v7: desync bundles") { db in
+      try db.execute(sql: ServerSchema.sqliteBundles)
+    }
     try migrator.migrate(pool)
   }
 

@@ -105,6 +105,8 @@ package enum AuditAction: String, Sendable, CaseIterable, Codable {
   case discard
   /// Downloaded a revision's file.
   case download
+  /// Downloaded a player's desync bundle (the entry's revision is the bundle's id).
+  case downloadBundle = "download-bundle"
   /// Issued a device token to a player.
   case issueToken = "issue-token"
   /// Revoked a player's device token.
@@ -123,7 +125,8 @@ package struct AuditDraft: Sendable, Equatable {
   package var player: Player?
   /// The slot acted on.
   package var slot: String?
-  /// The revision acted on: restored, discarded, downloaded; a token's id for token actions.
+  /// The revision acted on: restored, discarded, downloaded; a token's id for token actions; a
+  /// desync bundle's id for its download.
   package var revision: Int64?
   /// The slot's head before the action.
   package var headBefore: Int64?

@@ -139,6 +139,28 @@ package struct Studio: Sendable {
     return found
   }
 
+  /// The player's desync bundles, newest first.
+  package func bundles(of player: Player) async throws -> [StoredBundle] {
+    try await backend.bundles(player: player)
+  }
+
+  /// One of the player's desync bundles and its bytes.
+  package func bundle(of player: Player, id: Int64) async throws -> (StoredBundle, [UInt8]) {
+    guard let found = try await backend.bundle(player: player, id: id) else {
+      throw StudioError(.notFound, "\(player.name) has no desync bundle \(id)")
+    }
+    return found
+  }
+
+  /// A desync bundle's file, for download: recorded in the audit log (the entry's revision is
+  /// the bundle's id).
+  package func downloadBundle(_ staff: StaffMember, player: Player, id: Int64) async throws -> (StoredBundle, [UInt8]) {
+    let found = try await bundle(of: player, id: id)
+    _ = try await backend.appendAudit(
+      AuditDraft(at: clock(), staff: staff, action: .downloadBundle, player: player, revision: id))
+    return found
+  }
+
   /// The audit log.
   package func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
     _ = try Self.text(filter.player ?? "", "a player's name")
