@@ -69,6 +69,7 @@ struct CLIReplayTests {
     #expect(lines.contains("seed: 42"))
     #expect(lines.contains("ticks: 240, from 0 to 240 (4 s)"))
     #expect(lines.contains("inputs: tree"))
+    #expect(lines.contains { $0.hasPrefix("  zstd: ") && $0.contains(" bytes of inputs stored in ") })
     #expect(lines.contains("keyframes: 5, every 60 ticks (the start and 60, 120, 180, 240)"))
     #expect(lines.contains("digests: 240, every tick, over 'balls and score'"))
     for part in ["replay", "start", "inputs", "keyframes", "digests"] {

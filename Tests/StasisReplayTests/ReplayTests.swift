@@ -118,11 +118,19 @@ struct ReplayTests {
     // A Stasis file: the format's own reader opens it, as `stasis inspect` and `dump` do.
     let document = try SaveFileFormat.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: recorder.path))))
     #expect(document.sections.map(\.name).sorted() == ["digests", "inputs", "keyframes", "replay", "start"])
-    if case .tree(.bulk(let inputs))? = document[section: "inputs"]?.content {
-      #expect(inputs.count == 300 && inputs.layout.stride == 2, "the inputs as a raw array: 2 bytes a tick")
-    } else {
-      Issue.record("the inputs are a bulk array")
+    // The inputs: a raw array of 2 bytes a tick, its tree encoding compressed with zstd (the
+    // pushes repeat for dozens of ticks at a time).
+    #expect(file.manifest.inputCompression == "zstd" && file.manifest.format == 2)
+    guard case .raw(let frame)? = document[section: "inputs"]?.content, let length = file.manifest.inputBytes else {
+      Issue.record("the inputs are a zstd frame")
+      return
     }
+    #expect(length > 600 && frame.count < length / 4, "\(frame.count) bytes of \(length)")
+    guard case .bulk(let inputs) = file.inputs else {
+      Issue.record("the inputs are a bulk array")
+      return
+    }
+    #expect(inputs.count == 300 && inputs.layout.stride == 2, "the inputs as a raw array: 2 bytes a tick")
   }
 
   @Test("keyframes are deltas: each far smaller than the state it rebuilds")
@@ -344,6 +352,26 @@ struct HostileReplayTests {
       try ReplayFile(bytes: try replay(with: "digestInterval", .int64(7)), path: "hostile.stasis")
     }
     #expect(refused?.context.part == "digests", "\(String(describing: refused))")
+  }
+
+  @Test(
+    "compressed inputs that lie about their length, name another compression, or are not a frame are refused naming the inputs",
+    arguments: ["length", "huge", "compression", "frame"])
+  func compressedInputs(_ lie: String) throws {
+    var bytes: [UInt8]
+    switch lie {
+    case "length": bytes = try replay(with: "inputBytes", .int64(17))
+    case "huge": bytes = try replay(with: "inputBytes", .int64(Int64.max))
+    case "compression": bytes = try replay(with: "inputCompression", .string("lz4"))
+    default:
+      bytes = try replay(with: "inputBytes", .int64(120))
+      var document = try SaveFileFormat.decode(bytes)
+      let index = try #require(document.sections.firstIndex { $0.name == "inputs" })
+      document.sections[index].content = .raw(Array(repeating: 0x28, count: 40))
+      bytes = SaveFileFormat.encode(document)
+    }
+    let refused = #expect(throws: SaveFileError.self) { try ReplayFile(bytes: bytes, path: "hostile.stasis") }
+    #expect(refused?.context.part == "inputs" && refused?.kind == .malformed, "\(String(describing: refused))")
   }
 
   @Test("a bundle whose ticks are out of order is refused naming its report")

@@ -4,8 +4,9 @@ import StasisDelta
 /// What a replay says about itself: whose run, from which tick, at what rate, and how its
 /// digests and keyframes are spaced. The `replay` section of a replay file.
 public struct ReplayManifest: Codable, Sendable, Equatable {
-  /// The replay format's version this build writes.
-  public static let currentFormat = 1
+  /// The replay format's version this build writes: 2 (its inputs may be a zstd frame,
+  /// ``inputCompression``); this build reads 1 and 2.
+  public static let currentFormat = 2
 
   /// The replay format's version (``currentFormat`` when written by this build).
   public var format: Int
@@ -31,6 +32,12 @@ public struct ReplayManifest: Codable, Sendable, Equatable {
   public var ticks: Int64
   /// `bulk` when the inputs are a `BulkStorable` type's raw array, `tree` otherwise.
   public var inputEncoding: String
+  /// `zstd` when the `inputs` section is a zstd frame of the inputs' tree encoding (a game's
+  /// inputs repeat from tick to tick: the demo's ten minutes shrink from 144 KB to a few KB);
+  /// nil when it is the tree itself (format 1, or inputs that do not shrink).
+  public var inputCompression: String?
+  /// With ``inputCompression``: the length of the inputs' tree encoding the frame holds.
+  public var inputBytes: Int?
   /// The ticks at which the run went on in a new process (a cold start after a kill): one
   /// replay across them.
   public var resumedAt: [Int64]
@@ -135,9 +142,7 @@ public struct ReplayFile: Sendable {
     guard case .raw(let start) = try part(Self.startSection).content else {
       throw Self.error("the starting snapshot is not a file", part: Self.startSection, path: path)
     }
-    guard case .tree(let inputs) = try part(Self.inputsSection).content else {
-      throw Self.error("the inputs are not a value tree", part: Self.inputsSection, path: path)
-    }
+    let inputs = try Self.inputs(of: try part(Self.inputsSection), manifest: manifest, path: path)
     guard inputs.elementCount == Int(manifest.ticks) else {
       throw Self.error(
         "\(inputs.elementCount.map(String.init) ?? "no") inputs for \(manifest.ticks) ticks", part: Self.inputsSection,
@@ -184,6 +189,46 @@ public struct ReplayFile: Sendable {
     self.length = length
   }
 
+  /// The inputs' tree: the section's own, or the tree its zstd frame holds.
+  private static func inputs(of section: SaveSection, manifest: ReplayManifest, path: String?) throws(SaveFileError)
+    -> SaveValue
+  {
+    switch (section.content, manifest.inputCompression) {
+    case (.tree(let inputs), nil):
+      return inputs
+    case (.raw(let frame), "zstd"?):
+      guard let length = manifest.inputBytes, length >= 0, length <= FormatLimits.maxFileSize else {
+        throw error("the inputs' length is missing or out of range", part: inputsSection, path: path)
+      }
+      let decompressed = frame.withUnsafeBytes { raw in
+        Result { () throws(Zstd.Failure) in try Zstd.decompress(raw, size: length) }
+      }
+      guard case .success(let tree) = decompressed else {
+        throw Self.error(
+          "the inputs' zstd frame does not decompress: \(failureMessage(decompressed))", part: inputsSection, path: path
+        )
+      }
+      do {
+        return try SaveFileFormat.decodeTreeSection(tree)
+      } catch {
+        throw SaveFileError(
+          .malformed, "the inputs' tree does not decode: \(error.message)",
+          context: .init(file: path, part: inputsSection), offset: error.offset)
+      }
+    case (_, let compression?) where compression != "zstd":
+      throw Self.error(
+        "the inputs are compressed with '\(compression)', which this build cannot read", part: inputsSection, path: path
+      )
+    default:
+      throw error("the inputs are not a value tree", part: inputsSection, path: path)
+    }
+  }
+
+  private static func failureMessage(_ result: Result<[UInt8], Zstd.Failure>) -> String {
+    if case .failure(let failure) = result { return failure.message }
+    return ""
+  }
+
   /// The keyframe files: the start's, then each keyframe's, rebuilt from its delta. `upTo`
   /// stops after the keyframe at that index (0: the start alone). Each is a whole save: for a
   /// long replay of a large state, walk them with ``rebuild(keyframe:on:)`` instead.
@@ -223,6 +268,17 @@ public struct ReplayFile: Sendable {
     keyframes: [(tick: Int64, delta: [UInt8])], digests: [ReplayDigest], signingKey: SigningKey? = nil
   ) throws(SaveFileError) -> [UInt8] {
     let encoder = SaveValueEncoder()
+    var manifest = manifest
+    // The inputs as a zstd frame of their tree encoding, when that is smaller.
+    var inputsContent = SaveSection.Content.tree(inputs)
+    let tree = inputs.canonicalBytes
+    manifest.inputCompression = nil
+    manifest.inputBytes = nil
+    if let frame = tree.withUnsafeBytes({ Zstd.compress($0, level: 9) }), frame.count < tree.count {
+      inputsContent = .raw(frame)
+      manifest.inputCompression = "zstd"
+      manifest.inputBytes = tree.count
+    }
     let document = SaveDocument(
       game: game, createdAt: 0,
       summary: SaveSummary(
@@ -230,7 +286,7 @@ public struct ReplayFile: Sendable {
       sections: [
         SaveSection(name: manifestSection, content: .tree(try encoder.encode(manifest))),
         SaveSection(name: startSection, content: .raw(start)),
-        SaveSection(name: inputsSection, content: .tree(inputs)),
+        SaveSection(name: inputsSection, content: inputsContent),
         SaveSection(
           name: keyframesSection,
           content: .tree(try encoder.encode(keyframes.map { Keyframe(tick: $0.tick, delta: $0.delta) }))),

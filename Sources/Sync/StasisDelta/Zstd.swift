@@ -2,13 +2,13 @@ import CZstd
 
 /// zstd from Debian's libzstd: whole buffers in and out, optionally against a prefix (what
 /// `zstd --patch-from` does: the base is a dictionary the new bytes refer back into).
-enum Zstd {
+package enum Zstd {
   /// The largest window zstd allows on 64-bit machines (`ZSTD_WINDOWLOG_MAX_64`).
   static let largestWindowLog: Int32 = 31
 
   /// `source` compressed at `level`; against `prefix` when one is given. Nil when zstd fails
   /// (it fails only when it cannot allocate): the caller sends the bytes as they are.
-  static func compress(_ source: UnsafeRawBufferPointer, level: Int32, prefix: UnsafeRawBufferPointer? = nil)
+  package static func compress(_ source: UnsafeRawBufferPointer, level: Int32, prefix: UnsafeRawBufferPointer? = nil)
     -> [UInt8]?
   {
     guard let context = ZSTD_createCCtx() else { return nil }
@@ -38,13 +38,13 @@ enum Zstd {
   }
 
   /// Why a frame did not decompress.
-  struct Failure: Error {
-    var message: String
+  package struct Failure: Error {
+    package var message: String
   }
 
   /// The frame's content, which must be exactly `size` bytes (the frame says its size first,
   /// so nothing larger is ever allocated); against `prefix` when the frame was made with one.
-  static func decompress(_ frame: UnsafeRawBufferPointer, size: Int, prefix: UnsafeRawBufferPointer? = nil)
+  package static func decompress(_ frame: UnsafeRawBufferPointer, size: Int, prefix: UnsafeRawBufferPointer? = nil)
     throws(Failure) -> [UInt8]
   {
     try checkSize(frame, size)

@@ -51,6 +51,10 @@ struct ReplayCommand: ParsableCommand {
         out.line("resumed in a new process at: " + manifest.resumedAt.map(String.init).joined(separator: ", "))
       }
       out.line("inputs: \(manifest.inputEncoding)")
+      if let compression = manifest.inputCompression, let bytes = manifest.inputBytes {
+        let stored = replay.sizes.first { $0.part == "inputs" }?.bytes ?? 0
+        out.line("  \(compression): \(bytes) bytes of inputs stored in \(stored)")
+      }
       out.line(
         "keyframes: \(replay.keyframes.count + 1), \(Self.every(manifest.keyframeInterval)) "
           + "(the start and \(Self.ticks(replay.keyframes.map(\.tick))))")
