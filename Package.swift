@@ -204,7 +204,8 @@ let package = Package(
     .testTarget(name: "StasisDeltaTests", dependencies: ["Stasis", "StasisDelta", "StasisTesting"]),
     // Replays recorded, sought and verified; a planted drift narrowed to its tick; the sync test.
     .testTarget(
-      name: "StasisReplayTests", dependencies: ["Stasis", "StasisReplay", "StasisInspect", "StasisTesting"]),
+      name: "StasisReplayTests",
+      dependencies: ["Stasis", "StasisReplay", "StasisInspect", "StasisTesting", "StasisDelta"]),
     // StasisCloud's HTTP transport against loopback listeners (the sync against a real server
     // is tested in Server/).
     .testTarget(
@@ -217,7 +218,9 @@ let package = Package(
     .target(name: "TestSupport", path: "Tests/Support"),
     .testTarget(
       name: "DemoGameTests",
-      dependencies: ["DemoGame", "DemoRecords", "Stasis", "StasisMerge", "StasisTesting", "TestSupport"]),
+      dependencies: [
+        "DemoGame", "DemoRecords", "Stasis", "StasisMerge", "StasisReplay", "StasisTesting", "TestSupport",
+      ]),
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
     // The goldens: what each command prints, as files (Golden.swift).
     .testTarget(

@@ -81,8 +81,14 @@ public final class Game {
       startReplay(named: "\(replayName)-from-\(host.engine.state.level.runFrame)")
     }
     let step = autopilot ? host.engine.autopilotInput() : input
+    // A power-up due is part of this step's input, applied in the order a replay applies it.
+    let powerUp = powerUpDue
+    if powerUp {
+      host.engine.applyPowerUp()
+      powerUpDue = false
+    }
     if host.engine.step(step) {
-      replay?.record(ReplayInput(step, autopilot: autopilot), reaching: host.engine.state)
+      replay?.record(ReplayInput(step, autopilot: autopilot, powerUp: powerUp), reaching: host.engine.state)
     }
     coordinator.didStep(frame: host.engine.state.level.runFrame)
   }
@@ -157,8 +163,12 @@ public final class Game {
   /// Pauses or resumes the engine (the pause overlay).
   public func setPaused(_ paused: Bool) { host.engine.isPaused = paused }
 
-  /// The regenerating power-up (a wall-clock timer fired): see ``Engine/applyPowerUp()``.
-  public func applyPowerUp() { host.engine.applyPowerUp() }
+  /// The regenerating power-up (a wall-clock timer fired), applied before the next step and
+  /// recorded as part of its input (``ReplayInput/powerUp``), so the run's replay plays back: see
+  /// ``Engine/applyPowerUp()``.
+  public func applyPowerUp() { powerUpDue = true }
+  /// A power-up that fired, applied before the next step.
+  private var powerUpDue = false
 
   /// The sync test of rollback netcode: restores `snapshot`, replays `steps` steps with the
   /// autopilot, and compares the digest with the state the game reached the first time.

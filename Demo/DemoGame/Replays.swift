@@ -8,25 +8,32 @@ public struct ReplayInput: BulkStorable, Equatable {
   public var right = false
   public var jump = false
   public var autopilot = false
+  /// Whether the regenerating power-up (a wall-clock timer) was applied before this step: it
+  /// changes the score, so a replay applies it where the run did.
+  public var powerUp = false
 
   /// No keys, no autopilot.
   public init() {}
 
-  /// The step's keys, chosen by the autopilot or the player.
-  public init(_ input: Input, autopilot: Bool) {
+  /// The step's keys, chosen by the autopilot or the player, and whether a power-up came first.
+  public init(_ input: Input, autopilot: Bool, powerUp: Bool = false) {
     left = input.left
     right = input.right
     jump = input.jump
     self.autopilot = autopilot
+    self.powerUp = powerUp
   }
 
   /// The keys.
   public var input: Input { Input(left: left, right: right, jump: jump) }
 
-  /// Four bytes a step.
+  /// Five bytes a step.
   public static let bulkLayout = BulkLayout(
     of: ReplayInput.self,
-    [.field("left", \.left), .field("right", \.right), .field("jump", \.jump), .field("autopilot", \.autopilot)])
+    [
+      .field("left", \.left), .field("right", \.right), .field("jump", \.jump), .field("autopilot", \.autopilot),
+      .field("powerUp", \.powerUp),
+    ])
 }
 
 extension GameState {
@@ -92,6 +99,7 @@ public final class ReplayStepper {
   public static func apply(_ input: ReplayInput, to engine: inout Engine) {
     engine.isPaused = false
     if input.autopilot { _ = engine.autopilotInput() }
+    if input.powerUp { engine.applyPowerUp() }
     engine.step(input.input)
   }
 

@@ -118,7 +118,8 @@ final class WindowRunner {
         }
       #endif
     }
-    cloud = DemoCloud.attach(options, to: game) { line in if traceAll { traceLine(line) } }
+    // A playback reaches no server: its state is the replay's, not the player's.
+    cloud = playback == nil ? DemoCloud.attach(options, to: game) { line in if traceAll { traceLine(line) } } : nil
     let application = app!
     watch = LifecycleEventWatch { transition in
       // On desktop Linux SDL sends no SDL_APP_* events; where it does, this is the main thread.
@@ -222,6 +223,7 @@ final class WindowRunner {
     // ---- De-initialization ----
     watch = nil
     let code = report.finish(app: app, game: game)
+    if playback != nil { try? FileManager.default.removeItem(atPath: game.coordinator.store.directory) }
     font = nil
     SDL_DestroyRenderer(renderer)
     SDL_DestroyWindow(window)
@@ -263,14 +265,14 @@ final class WindowRunner {
     #endif
     if let playback, key != SDLK_ESCAPE {
       let line: String?
-      switch key {
+      switch key {  // the game's own keys do nothing in a playback
       case SDLK_LEFT: line = playback.seek(by: -WindowPlayback.seekTicks, on: &game.host.engine)
       case SDLK_RIGHT: line = playback.seek(by: WindowPlayback.seekTicks, on: &game.host.engine)
       case SDLK_HOME: line = playback.seek(to: playback.startTick, on: &game.host.engine)
       case SDLK_p, SDLK_SPACE:
         playback.isPaused.toggle()
         line = "replay: \(playback.isPaused ? "paused" : "playing") at tick \(playback.tick)"
-      default: return false
+      default: return true
       }
       previous = nil
       if let line, options.trace { traceLine(line) }
@@ -484,13 +486,13 @@ final class WindowRunner {
     }
     lookUpBoundKeys()
     timers.addObserver { [unowned self] firing in
-      guard firing.identifier == Self.powerUp else { return }
+      guard firing.identifier == Self.powerUp, playback == nil else { return }
       self.game.applyPowerUp()
       self.status =
         "POWER-UP: x\(ScoreState.maxMultiplier)" + (firing.circumstance == .onTime ? "" : " (while you were away)")
       self.statusColor = (250, 210, 60)
     }
-    schedulePowerUp(replacing: false)
+    if playback == nil { schedulePowerUp(replacing: false) }  // a playback's power-ups are in its inputs
   }
 
   private func lookUpBoundKeys() {

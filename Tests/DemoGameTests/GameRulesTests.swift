@@ -1,6 +1,7 @@
 import DemoGame
 import Foundation
 import Stasis
+import StasisReplay
 import StasisTesting
 import TestSupport
 import Testing
@@ -163,5 +164,31 @@ struct GameRulesTests {
     #expect(game.engine.state == before)
     #expect(game.engine.state.level.runFrame == 15)
     #expect(!game.rollBack(steps: 9), "only 4 states are left behind this one")
+  }
+
+  @Test("a power-up is part of the next step's input: the run's replay plays back across it")
+  func powerUpInTheReplay() throws {
+    let store = SaveStore(directory: try temporaryFolder().path)
+    let game = Game(engine: try Engine(library: Self.assets, level: 2, seed: 4), store: store, slot: "power")
+    let app = Application(delegate: game.coordinator, configuration: .init(clock: ManualClock()))
+    app.launch()
+    game.recordReplay(named: "power", seed: 4, continuing: false, application: app)
+    for tick in 1...240 {
+      if tick == 100 { game.applyPowerUp() }
+      game.tick(app)
+      if tick == 100 { #expect(game.engine.state.score.multiplier == ScoreState.maxMultiplier, "applied at the step") }
+    }
+    let replay = try #require(game.replay)
+    replay.flush(keyframing: game.engine.state)
+    try replay.waitUntilWritten()
+    let file = try ReplayFile(contentsOf: replay.path)
+    #expect(
+      try Replay(file, codec: DemoSaveFormat.codec(levels: Self.assets), input: ReplayInput.self).inputs[99].powerUp)
+    let stepper = try ReplayStepper(library: Self.assets)
+    let verifier = ReplayVerifier(
+      codec: DemoSaveFormat.codec(levels: Self.assets), digest: GameState.replayScope, step: stepper.step)
+    let result = try verifier.verify(file)
+    #expect(result.matched, "\(result.divergence?.report.summary ?? "")")
+    #expect(result.digestsCompared == 240)
   }
 }

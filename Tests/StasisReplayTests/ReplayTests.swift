@@ -1,9 +1,11 @@
 import Foundation
 import Stasis
+import StasisDelta
 import StasisInspect
-import StasisReplay
 import StasisTesting
 import Testing
+
+@testable import StasisReplay
 
 /// A small deterministic world: motes that drift, bounce off walls and are pushed by the input.
 struct Mote: BulkStorable, Equatable {
@@ -252,7 +254,7 @@ struct ReplayTests {
 
   @Test("continues(from:): the state the last step reached, not another of the same tick; sparse digests too")
   func continuesFrom() throws {
-    for interval in [1, 7] {
+    for interval in [1, 6] {
       let (recorder, states) = try record(
         "continues-\(interval)", store: makeStore(), ticks: 30, digestInterval: interval)
       #expect(recorder.continues(from: states[30]), "the state it reached")
@@ -266,6 +268,9 @@ struct ReplayTests {
       "fresh", store: makeStore(), codec: worldCodec, start: World(seed: 3), seed: 3, digest: worldScope)
     #expect(
       fresh.continues(from: World(seed: 3)) && !fresh.continues(from: World(seed: 4)), "before any step: the start")
+    // Digests every 6 ticks, 31 recorded: tick 31 took none, so it cannot tell, and says no.
+    let (sparse, sparseStates) = try record("continues-sparse", store: makeStore(), ticks: 31, digestInterval: 6)
+    #expect(!sparse.continues(from: sparseStates[31]), "no digest at its tick: a new replay, which always plays back")
   }
 
   @Test("a replay goes on across a kill: the new process continues the same file from the restored tick")
@@ -356,12 +361,13 @@ struct HostileReplayTests {
 
   @Test(
     "compressed inputs that lie about their length, name another compression, or are not a frame are refused naming the inputs",
-    arguments: ["length", "huge", "compression", "frame"])
+    arguments: ["length", "huge", "bomb", "compression", "frame"])
   func compressedInputs(_ lie: String) throws {
     var bytes: [UInt8]
     switch lie {
     case "length": bytes = try replay(with: "inputBytes", .int64(17))
     case "huge": bytes = try replay(with: "inputBytes", .int64(Int64.max))
+    case "bomb": bytes = try replay(with: "inputBytes", .int64(64 << 20))  // 64 MB from a frame of a few bytes
     case "compression": bytes = try replay(with: "inputCompression", .string("lz4"))
     default:
       bytes = try replay(with: "inputBytes", .int64(120))
@@ -372,6 +378,38 @@ struct HostileReplayTests {
     }
     let refused = #expect(throws: SaveFileError.self) { try ReplayFile(bytes: bytes, path: "hostile.stasis") }
     #expect(refused?.context.part == "inputs" && refused?.kind == .malformed, "\(String(describing: refused))")
+  }
+
+  @Test("a masked keyframe cut short, of another length, marking bytes past the end, or with too few bytes is refused")
+  func maskedKeyframes() throws {
+    let base = (0..<1001).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    var file = base
+    for index in stride(from: 3, to: 1001, by: 97) { file[index] ^= 0x5A }
+    let delta = KeyframeDelta.make(from: base, to: file)
+    #expect(delta.starts(with: KeyframeDelta.magic) && delta.count < 200, "\(delta.count) bytes")
+    #expect(try KeyframeDelta.apply(delta, to: base, path: nil) == file)
+    #expect(try KeyframeDelta.apply(KeyframeDelta.make(from: base, to: base), to: base, path: nil) == base)
+    // Every bit of the mask's last byte set: seven of them past the file's 1,001 bytes.
+    var bits = [UInt8](repeating: 0, count: 126)
+    bits[125] = 0xFF
+    let maskFrame = try #require(bits.withUnsafeBytes { Zstd.compress($0, level: 3) })
+    var pastTheEnd = KeyframeDelta.magic
+    for value in [UInt64(1001), UInt64(maskFrame.count)] {
+      for shift in 0..<8 { pastTheEnd.append(UInt8(truncatingIfNeeded: value >> UInt64(shift * 8))) }
+    }
+    pastTheEnd += maskFrame + [UInt8](repeating: 1, count: 8)
+    let cases: [([UInt8], [UInt8], String)] = [
+      (Array(delta.prefix(15)), base, "is cut short"),
+      (delta, Array(base.dropLast()), "does not fit its base (1001 bytes for a base of 1000)"),
+      (pastTheEnd, base, "marks bytes past the file's end"),
+      (Array(delta.dropLast(2)), base, "not a frame of them"),
+    ]
+    for (hostile, target, says) in cases {
+      let refused = #expect(throws: SaveDeltaError.self) {
+        try KeyframeDelta.apply(hostile, to: target, path: "k.stasis")
+      }
+      #expect(refused?.kind == .malformed && refused?.message.contains(says) == true, "\(String(describing: refused))")
+    }
   }
 
   @Test("a bundle whose ticks are out of order is refused naming its report")

@@ -78,18 +78,20 @@ struct BundleAPITests {
   func studioDownload(backend: Backend) async throws {
     let (bytes, _) = try DemoBundles.make(desyncAt: 100)
     try await RouterServer.test(try Database(backend)) { server in
-      let client = server.client(token: try await server.addPlayer("ada").token)
+      let name = "ada-\(UUID().uuidString.prefix(8))"  // the PostgreSQL database outlives a run
+      let client = server.client(token: try await server.addPlayer(name).token)
       let id = try #require(try await client.send(.POST, "/v1/bundles", body: bytes).json["id"] as? Int)
       let studio = Studio(backend: server.backend, options: ServerOptions())
-      let player = try #require(try await server.backend.findPlayers(query: "ada", limit: 1).first)
-      let staff = try await server.backend.addStaff(name: "sam", role: .viewer, passwordHash: "-", at: 1)
+      let player = try #require(try await server.backend.findPlayers(query: name, limit: 1).first)
+      let staffName = "sam-\(UUID().uuidString.prefix(8))"
+      let staff = try await server.backend.addStaff(name: staffName, role: .viewer, passwordHash: "-", at: 1)
       #expect(try await studio.bundles(of: player).map(\.id) == [Int64(id)])
       let (stored, file) = try await studio.downloadBundle(staff, player: player, id: Int64(id))
       #expect(file == bytes && stored.tick == 100)
-      let entries = try await studio.audit(AuditFilter(player: "ada", limit: 10))
+      let entries = try await studio.audit(AuditFilter(player: name, limit: 10))
       #expect(
         entries.first?.action == .downloadBundle && entries.first?.revision == Int64(id)
-          && entries.first?.staff == "sam")
+          && entries.first?.staff == staffName)
       await #expect(throws: StudioError.self) { _ = try await studio.bundle(of: player, id: Int64(id) + 1) }
     }
   }

@@ -1,4 +1,5 @@
 import Foundation
+import StasisServer
 import Testing
 
 @testable import ServerTestSupport
@@ -15,6 +16,16 @@ struct OpenAPITests {
     return (paths + [venv, "/root/.pyenv/shims", "/usr/local/bin", "\(NSHomeDirectory())/.local/bin"])
       .map { "\($0)/schemathesis" }.first { FileManager.default.isExecutableFile(atPath: $0) }
   }()
+
+  @Test("the description's audit actions are the server's, every one")
+  func auditActions() throws {
+    let text = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+    let line = try #require(text.split(separator: "\n").first { $0.contains("enum: [sign-in,") })
+    let listed = line.split(separator: "[")[1].split(separator: "]")[0].split(separator: ",").map {
+      $0.trimmingCharacters(in: .whitespaces)
+    }
+    #expect(listed.sorted() == AuditAction.allCases.map(\.rawValue).sorted())
+  }
 
   @Test("no 5xx, and every response conforms to the description", arguments: Backend.allCases)
   func conformance(backend: Backend) async throws {

@@ -189,6 +189,9 @@ public struct ReplayFile: Sendable {
     self.length = length
   }
 
+  /// The most the inputs' tree may be, as a multiple of its zstd frame.
+  static let maxInputRatio = 4096
+
   /// The inputs' tree: the section's own, or the tree its zstd frame holds.
   private static func inputs(of section: SaveSection, manifest: ReplayManifest, path: String?) throws(SaveFileError)
     -> SaveValue
@@ -200,12 +203,20 @@ public struct ReplayFile: Sendable {
       guard let length = manifest.inputBytes, length >= 0, length <= FormatLimits.maxFileSize else {
         throw error("the inputs' length is missing or out of range", part: inputsSection, path: path)
       }
+      // A small file never makes the reader allocate much: what the frame holds is at most
+      // 4,096 times its size (the demo's ten minutes are 141 times theirs).
+      guard length <= max(1 << 20, frame.count * maxInputRatio) else {
+        throw error(
+          "the inputs claim \(length) bytes, more than \(maxInputRatio) times their \(frame.count)-byte frame",
+          part: inputsSection, path: path)
+      }
       let decompressed = frame.withUnsafeBytes { raw in
         Result { () throws(Zstd.Failure) in try Zstd.decompress(raw, size: length) }
       }
       guard case .success(let tree) = decompressed else {
         throw Self.error(
-          "the inputs' zstd frame does not decompress: \(failureMessage(decompressed))", part: inputsSection, path: path
+          "the inputs' zstd frame does not decompress: \(KeyframeDelta.message(decompressed))", part: inputsSection,
+          path: path
         )
       }
       do {
@@ -222,11 +233,6 @@ public struct ReplayFile: Sendable {
     default:
       throw error("the inputs are not a value tree", part: inputsSection, path: path)
     }
-  }
-
-  private static func failureMessage(_ result: Result<[UInt8], Zstd.Failure>) -> String {
-    if case .failure(let failure) = result { return failure.message }
-    return ""
   }
 
   /// The keyframe files: the start's, then each keyframe's, rebuilt from its delta. `upTo`
@@ -246,7 +252,7 @@ public struct ReplayFile: Sendable {
   public func rebuild(keyframe index: Int, on base: [UInt8]) throws(SaveFileError) -> [UInt8] {
     let keyframe = keyframes[index]
     do {
-      return try SaveDelta.apply(keyframe.delta, to: base, path: path)
+      return try KeyframeDelta.apply(keyframe.delta, to: base, path: path)
     } catch {
       throw SaveFileError(
         .malformed, "keyframe at tick \(keyframe.tick) does not build on the one before: \(error.message)",
@@ -269,6 +275,8 @@ public struct ReplayFile: Sendable {
   ) throws(SaveFileError) -> [UInt8] {
     let encoder = SaveValueEncoder()
     var manifest = manifest
+    // Written by this build: its format (a replay continued from a format-1 file included).
+    manifest.format = ReplayManifest.currentFormat
     // The inputs as a zstd frame of their tree encoding, when that is smaller.
     var inputsContent = SaveSection.Content.tree(inputs)
     let tree = inputs.canonicalBytes

@@ -32,9 +32,9 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
   private let writer: Writer
   /// The tick of the last keyframe handed to the worker (the start's, at first).
   private var lastKeyframe: Int64
-  /// The state the last step reached (the start, at first), and its digest when it was taken:
-  /// what ``continues(from:)`` compares with.
-  private var reached: State?
+  /// The digest of the state the last step reached (the start's, at first), when that tick took
+  /// one: what ``continues(from:)`` compares with. (The state itself is not kept: holding it
+  /// would make the game's next in-place change copy its arrays.)
   private var reachedDigest: UInt64?
 
   /// Starts a replay of a run from `start`, the state at `startTick`.
@@ -71,7 +71,7 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
       inputEncoding: Input.self is any BulkStorable.Type ? "bulk" : "tree", resumedAt: [])
     writer = Writer(store: store, name: "\(name).stasis", codec: codec)
     writer.begin(start, tick: startTick)
-    reached = start
+    reachedDigest = scope.digest(of: start, using: hasher)
   }
 
   /// Goes on with the replay `name` after a cold start: `state` is the state the game restored,
@@ -111,7 +111,7 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
     }
     writer = Writer(store: store, name: "\(name).stasis", codec: codec)
     writer.resume(start: file.start, last: last, keyframes: file.keyframes)
-    reached = state
+    reachedDigest = scope.digest(of: state, using: hasher)
   }
 
   /// Records `input`, the one the step from ``tick`` used, and `state`, the state it reached.
@@ -122,7 +122,6 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
     tick += 1
     manifest.ticks += 1
     let offset = tick - manifest.startTick
-    reached = state
     reachedDigest = nil
     if offset % Int64(manifest.digestInterval) == 0 {
       let digest = scope.digest(of: state, using: hasher)
@@ -138,13 +137,12 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
   /// game's next step from it goes on in this replay. False when something else moved the
   /// game since (a restore, another device's save taken on a return, a rollback), even to a
   /// state of the same tick: one replay is one line of steps, so the game records the rest into
-  /// a new one. Compares digests (``DigestScope``): one digest of `state`, and one of the state
-  /// reached when that tick took none.
+  /// a new one. Compares one digest of `state` (``DigestScope``) with the one the last step
+  /// took; when the last tick took none (digests every K ticks), it cannot tell, and says false:
+  /// a new replay then, which always plays back.
   public func continues(from state: State) -> Bool {
-    guard let reached else { return false }
-    let expected = reachedDigest ?? scope.digest(of: reached, using: hasher)
-    reachedDigest = expected
-    return scope.digest(of: state, using: hasher) == expected
+    guard let reachedDigest else { return false }
+    return scope.digest(of: state, using: hasher) == reachedDigest
   }
 
   /// Writes what was recorded so far, on the worker (durably: a temporary file flushed and
@@ -261,7 +259,7 @@ public final class ReplayRecorder<State: Codable & Sendable, Input: Codable & Se
         do throws(SaveFileError) {
           let file = try encode(keyframe, tick: tick)
           state.withLock {
-            $0.keyframes.append((tick, SaveDelta.make(from: $0.last, to: file)))
+            $0.keyframes.append((tick, KeyframeDelta.make(from: $0.last, to: file)))
             $0.last = file
           }
         } catch {

@@ -37,6 +37,11 @@ struct BundlesController: Sendable {
       } catch {
         throw APIError(.badRequest, "not a desync bundle: \(error.description)")
       }
+      // Names a database keeps as text: no NUL (PostgreSQL refuses one), and short.
+      for (what, name) in [("game", bundle.game.name), ("build", bundle.game.build)]
+      where name.contains("\0") || name.utf8.count > Self.longestName {
+        throw APIError(.badRequest, "the bundle's \(what) name is not 0-\(Self.longestName) bytes without NUL")
+      }
       let report = bundle.report
       let draft = BundleDraft(
         createdAt: clock(), game: bundle.game.name, build: bundle.game.build, tick: report.tick,
@@ -52,6 +57,9 @@ struct BundlesController: Sendable {
       return jsonResponse(Self.fields(stored), status: created ? .created : .ok)
     }
   }
+
+  /// The longest game and build name a bundle may carry, in UTF-8 bytes.
+  static let longestName = 255
 
   /// A bundle as the API describes it.
   static func fields(_ bundle: StoredBundle) -> [String: JSON] {

@@ -8,6 +8,9 @@ extension PostgresBackend {
     let logger = self.logger
     let sha256 = Data(draft.sha256)
     return try await client.withTransaction(logger: logger) { connection in
+      // The player's row, as an upload locks it: one player's bundles are stored one at a
+      // time, so the pruning sees every bundle stored before it and never the one it stores.
+      try await connection.query("SELECT 1 FROM players WHERE id = \(player.id) FOR UPDATE", logger: logger)
       var created = false
       let inserted = try await connection.query(
         PostgresQuery(
@@ -22,8 +25,6 @@ extension PostgresBackend {
             unsafeSQL: ServerSchema.bundlePrune { "$\($0)" }, binds: try Self.binds(player.id, Int64(max(1, keep)))),
           logger: logger)
       }
-      // (Another server storing the same bundle at once: its row is visible once it committed;
-      // the unique key made this insert wait for it.)
       let rows = try await connection.query(
         PostgresQuery(
           unsafeSQL: "SELECT \(ServerSchema.bundleColumns) FROM desync_bundles WHERE player_id = $1 AND sha256 = $2",
