@@ -99,6 +99,12 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "Desync bundles kept per player (the oldest go first).")
   var keepBundles = PlayerLimits().bundlesKept
 
+  @Option(help: "The largest replay a device may send, in bytes.")
+  var maxReplayBytes = PlayerLimits().replayBytes
+
+  @Option(help: "Replays kept per player (the least recently sent go first).")
+  var keepReplays = PlayerLimits().replaysKept
+
   @Option(
     help: """
       Connections served at once (default: what the descriptor limit leaves after the database \
@@ -123,7 +129,7 @@ struct Serve: AsyncParsableCommand {
   func validate() throws {
     guard keepRevisions >= 1 else { throw ValidationError("--keep-revisions is at least 1") }
     guard maxBodyBytes >= 1, maxPlayerBytes >= 1, maxSlots >= 1, maxSettingsBytes >= 1, maxBundleBytes >= 1,
-      keepBundles >= 1
+      keepBundles >= 1, maxReplayBytes >= 1, keepReplays >= 1
     else {
       throw ValidationError("limits are at least 1")
     }
@@ -170,7 +176,8 @@ struct Serve: AsyncParsableCommand {
       host: host, port: port, keepRevisions: keepRevisions,
       limits: PlayerLimits(
         totalBytes: maxPlayerBytes, slots: maxSlots, bodyBytes: maxBodyBytes, settingsBytes: maxSettingsBytes,
-        bundleBytes: maxBundleBytes, bundlesKept: keepBundles),
+        bundleBytes: maxBundleBytes, bundlesKept: keepBundles, replayBytes: maxReplayBytes,
+        replaysKept: keepReplays),
       requestTimeout: .milliseconds(Int64(timeout * 1000)), secureCookies: secureCookies)
     let storageName = storage.postgres == nil ? "sqlite \(storage.database)" : "postgresql"
     // A statement outlives no request: PostgreSQL cancels it a second after the request's deadline.

@@ -10,7 +10,7 @@ everything in the environment. A lost-progress ticket, as support works it:
   the audit log.
 
 Then: a save without a thumbnail shows none (and no broken image); a viewer has no restore button and a forged POST is refused (403);
-a viewer reads the player's desync bundle (its manifest, the field that differs) and downloads it (audited); a POST without the
+a viewer reads the player's desync bundle (its manifest, the field that differs) and downloads it and their replay (audited); a POST without the
 CSRF token is refused (403); an admin discards the kept loser after naming it; a signed-out
 session gets the sign-in page; a sign-in flood is throttled (429).
 Exits non-zero, with the reason, on the first check that fails.
@@ -36,6 +36,8 @@ SHOTS = os.environ.get("CONSOLE_SCREENSHOTS", "")
 CHROMIUM = os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
 BARE_SAVE = os.environ["CONSOLE_BARE_SAVE"]
 BUNDLE = {key: os.environ[f"CONSOLE_BUNDLE_{key.upper()}"] for key in ("id", "summary", "field", "sha256", "game")}
+REPLAY_SHA256 = os.environ["CONSOLE_REPLAY_SHA256"]
+REPLAY_ID = os.environ["CONSOLE_REPLAY_ID"]
 
 
 def check(condition, message):
@@ -251,9 +253,21 @@ def main():
         with open(download.value.path(), "rb") as downloaded:
             check(hashlib.sha256(downloaded.read()).hexdigest() == BUNDLE["sha256"],
                   "the download is the bundle's bytes, byte for byte")
+        # The player's replay, beside the bundles: listed with its ticks, downloaded, audited.
+        page.goto(f"{BASE}/console/players/{player_id_of_url(history_url)}")
+        replays = page.locator("table.replays tbody tr")
+        check(replays.count() == 1 and "autosave" in replays.first.inner_text()
+              and "0 to 180" in replays.first.inner_text(),
+              f"the player's replay is listed with its ticks: {replays.first.inner_text()!r}")
+        with page.expect_download() as download:
+            replays.first.get_by_role("link", name="Download").click()
+        with open(download.value.path(), "rb") as downloaded:
+            check(hashlib.sha256(downloaded.read()).hexdigest() == REPLAY_SHA256,
+                  "the replay's download is its bytes, byte for byte")
         page.goto(f"{BASE}/console/audit")
-        check(f"download-bundle {BUNDLE['id']}" in page.locator("table tbody").inner_text(),
-              "the bundle's download is in the audit log")
+        log = page.locator("table tbody").inner_text()
+        check(f"download-bundle {BUNDLE['id']}" in log, "the bundle's download is in the audit log")
+        check(f"download-replay {REPLAY_ID}" in log, "and the replay's")
         page.get_by_role("button", name="Sign out").click()
 
         # An admin discards the kept loser, after a confirmation that names it.

@@ -81,4 +81,18 @@ struct InMemoryServerTests {
     let refused = await #expect(throws: CloudError.self) { _ = try await client.sendDesyncBundle(DemoSaves.small[0]) }
     #expect(refused?.kind == .refused)
   }
+
+  @Test("a device sends its replay as it grows: kept under its name, the last one sent")
+  func sendsAReplay() async throws {
+    let server = try InMemoryCloudServer()
+    let client = CloudClient(credentials: try await server.addPlayer("di", device: "test"), transport: server)
+    let first = try await client.sendReplay(try DemoBundles.replay(ticks: 60), named: "autosave")
+    #expect(first.isNew && first.ticks == 60 && first.name == "autosave")
+    let grown = try await client.sendReplay(try DemoBundles.replay(ticks: 180), named: "autosave")
+    #expect(!grown.isNew && grown.ticks == 180)
+    let refused = await #expect(throws: CloudError.self) {
+      _ = try await client.sendReplay(DemoSaves.small[0], named: "autosave")
+    }
+    #expect(refused?.kind == .refused)
+  }
 }

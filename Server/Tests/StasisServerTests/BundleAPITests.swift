@@ -95,4 +95,54 @@ struct BundleAPITests {
       await #expect(throws: StudioError.self) { _ = try await studio.bundle(of: player, id: Int64(id) + 1) }
     }
   }
+
+  @Test(
+    "a replay is kept under its name, the last one sent; listed for its player only; refused when it is not one",
+    arguments: Backend.allCases)
+  func replays(backend: Backend) async throws {
+    let short = try DemoBundles.replay(ticks: 120)
+    let long = try DemoBundles.replay(ticks: 240)
+    let bundle = try DemoBundles.make(desyncAt: 100).bytes
+    let limit = max(long.count, bundle.count, DemoSaves.small[0].count) + 100
+    let options = ServerOptions(limits: PlayerLimits(replayBytes: limit, replaysKept: 2))
+    try await RouterServer.test(try Database(backend), options: options) { server in
+      let client = server.client(token: try await server.addPlayer().token)
+      let first = try await client.send(.PUT, "/v1/replays/autosave", body: short)
+      #expect(first.status == 201, "\(first.text)")
+      #expect(first.json["name"] as? String == "autosave" && first.json["ticks"] as? Int == 120)
+      #expect(first.json["sha256"] as? String == sha256(short))
+      let grown = try await client.send(.PUT, "/v1/replays/autosave", body: long)
+      #expect(grown.status == 200, "the same name again: replaced")
+      #expect(grown.json["ticks"] as? Int == 240 && grown.json["id"] as? Int == first.json["id"] as? Int)
+      #expect(try await client.send(.PUT, "/v1/replays/race-1", body: short).status == 201)
+      #expect(try await client.send(.PUT, "/v1/replays/race-2", body: short).status == 201)
+      let listed = try await client.send(.GET, "/v1/replays").json["replays"] as? [[String: Any]] ?? []
+      #expect(listed.map { $0["name"] as? String } == ["race-2", "race-1"], "the two sent last, newest first")
+
+      let other = server.client(token: try await server.addPlayer().token)
+      #expect((try await other.send(.GET, "/v1/replays").json["replays"] as? [Any])?.isEmpty == true)
+      for (what, body) in [("a bundle", bundle), ("a save", DemoSaves.small[0]), ("cut", Array(long.prefix(300)))] {
+        let refused = try await client.send(.PUT, "/v1/replays/autosave", body: body)
+        #expect(refused.status == 400, "\(what): \(refused.status) \(refused.text)")
+        #expect((refused.json["error"] as? String ?? "").hasPrefix("not a replay"), "\(what): \(refused.text)")
+      }
+      #expect(try await client.send(.PUT, "/v1/replays/a%2Fb", body: short).status == 400, "a name is a slot's")
+      let large = long + [UInt8](repeating: 0, count: limit)
+      #expect(try await client.send(.PUT, "/v1/replays/big", body: large).status == 413)
+      #expect(try await server.client().send(.GET, "/v1/replays").status == 401, "a token is needed")
+
+      // The studio's download, audited.
+      let studio = Studio(backend: server.backend, options: options)
+      let playerName = "p-\(UUID().uuidString.prefix(8))"
+      let owner = server.client(token: try await server.addPlayer(playerName).token)
+      let id = try #require(try await owner.send(.PUT, "/v1/replays/autosave", body: long).json["id"] as? Int)
+      let player = try #require(try await server.backend.findPlayers(query: playerName, limit: 1).first)
+      let staffName = "sam-\(UUID().uuidString.prefix(8))"
+      let staff = try await server.backend.addStaff(name: staffName, role: .viewer, passwordHash: "-", at: 1)
+      let (stored, file) = try await studio.downloadReplay(staff, player: player, id: Int64(id))
+      #expect(file == long && stored.ticks == 240)
+      let entries = try await studio.audit(AuditFilter(player: playerName, limit: 10))
+      #expect(entries.first?.action == .downloadReplay && entries.first?.revision == Int64(id))
+    }
+  }
 }

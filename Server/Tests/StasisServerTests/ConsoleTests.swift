@@ -35,10 +35,16 @@ struct ConsoleTests {
       .POST, "/v1/bundles", body: bundleBytes)
     #expect(sent.status == 201, "\(sent.text)")
     let field = try #require(bundle.report.differences.first?.prefix { $0 != ":" }, "the bundle names a field")
+    // And a replay it recorded: listed beside them, to download.
+    let replay = try DemoBundles.replay(ticks: 180)
+    let putReplay = try await Client(base: server.base, token: studio.player.token).send(
+      .PUT, "/v1/replays/autosave", body: replay)
+    #expect(putReplay.status == 201, "\(putReplay.text)")
     var environment = [
       "CONSOLE_BUNDLE_ID": "\(sent.json["id"] as? Int ?? 0)", "CONSOLE_BUNDLE_SUMMARY": bundle.report.summary,
       "CONSOLE_BUNDLE_FIELD": String(field), "CONSOLE_BUNDLE_SHA256": sha256(bundleBytes),
-      "CONSOLE_BUNDLE_GAME": bundle.game.name,
+      "CONSOLE_BUNDLE_GAME": bundle.game.name, "CONSOLE_REPLAY_SHA256": sha256(replay),
+      "CONSOLE_REPLAY_ID": "\(putReplay.json["id"] as? Int ?? 0)",
       "CONSOLE_BASE": server.base, "CONSOLE_SLOT": studio.slot, "CONSOLE_PLAYER": studio.player.name,
       "CONSOLE_PLAYER_TOKEN": studio.player.token, "CONSOLE_PLAYER_ID": "\(studio.playerId)", "CONSOLE_RESTORE": "2",
       "CONSOLE_KEPT": "3", "CONSOLE_BARE_SAVE": bare.path,

@@ -11,6 +11,23 @@ enum DemoBundles {
   static func make(ticks: Int = 240, desyncAt: Int64 = 100, seed: UInt64 = 5) throws -> (
     bytes: [UInt8], bundle: DesyncBundle
   ) {
+    let (replay, library, codec) = try record(ticks: ticks, seed: seed)
+    let stepper = try ReplayStepper(library: library, desyncAt: desyncAt)
+    let verifier = ReplayVerifier(codec: codec, digest: GameState.replayScope, step: stepper.step)
+    guard let bundle = try verifier.verify(try ReplayFile(bytes: replay)).divergence else {
+      throw ServerTestError("the planted drift at tick \(desyncAt) was not found")
+    }
+    return (try bundle.encoded(), bundle)
+  }
+
+  /// A replay file of a `ticks`-tick run from `seed`, as the demo records one.
+  static func replay(ticks: Int = 240, seed: UInt64 = 5) throws -> [UInt8] {
+    try record(ticks: ticks, seed: seed).bytes
+  }
+
+  private static func record(ticks: Int, seed: UInt64) throws -> (
+    bytes: [UInt8], library: LevelLibrary, codec: SaveCodec<GameState>
+  ) {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bundle-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let library = DemoSaves.library
@@ -26,11 +43,6 @@ enum DemoBundles {
     }
     recorder.flush(keyframing: engine.state)
     try recorder.waitUntilWritten()
-    let stepper = try ReplayStepper(library: library, desyncAt: desyncAt)
-    let verifier = ReplayVerifier(codec: codec, digest: GameState.replayScope, step: stepper.step)
-    guard let bundle = try verifier.verify(try ReplayFile(contentsOf: recorder.path)).divergence else {
-      throw ServerTestError("the planted drift at tick \(desyncAt) was not found")
-    }
-    return (try bundle.encoded(), bundle)
+    return ([UInt8](try Data(contentsOf: URL(fileURLWithPath: recorder.path))), library, codec)
   }
 }

@@ -14,7 +14,7 @@ import StasisDelta
 
 /// The server's HTTP face over a backend: `/health`, `/metrics`, and the controllers, each over
 /// the repositories it uses (``SlotsController``, ``UploadsController``, ``SettingsController``,
-/// ``BundlesController``, ``AdminController``, and the console).
+/// ``BundlesController``, ``ReplaysController``, ``AdminController``, and the console).
 package struct SaveServer: Sendable {
   let backend: any SaveBackend
   let options: ServerOptions
@@ -64,6 +64,7 @@ package struct SaveServer: Sendable {
     UploadsController(storage: backend, options: options, clock: clock).addRoutes(to: v1)
     SettingsController(settings: backend, limits: options.limits).addRoutes(to: v1)
     BundlesController(bundles: backend, limits: options.limits, clock: clock).addRoutes(to: v1)
+    ReplaysController(replays: backend, limits: options.limits, clock: clock).addRoutes(to: v1)
     AdminController(studio: studio).addRoutes(to: router)
     do {
       try Console(studio: studio, secureCookies: options.secureCookies).addRoutes(to: router)

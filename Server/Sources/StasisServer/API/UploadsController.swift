@@ -305,8 +305,10 @@ func revisionNumber(_ context: ServerContext) throws -> Int64 {
   return revision
 }
 
-func slotName(_ context: ServerContext) throws -> String {
-  let raw = context.parameters.get("slot") ?? ""
+/// The route's `:slot` (or another `parameter` named as a slot is, such as a replay's), a
+/// valid slot name (`400` otherwise).
+func slotName(_ context: ServerContext, parameter: String = "slot") throws -> String {
+  let raw = context.parameters.get(parameter) ?? ""
   let name = raw.removingPercentEncoding ?? raw
   do {
     return try SaveSlot(name).name

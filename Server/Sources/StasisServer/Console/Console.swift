@@ -129,6 +129,19 @@ struct Console: Sendable {
       _ = try await studio.revokeToken(session.staff, player: player, id: id, reason: fields["reason"] ?? "")
       return redirect("/console/players/\(player.id)")
     }
+    console.get("players/:player/replays/:replay/download") { request, context in
+      let (_, session) = try await requireSession(request, context)
+      guard let id = context.parameters.get("replay").flatMap({ Int64($0) }), id > 0 else {
+        throw StudioError(.badRequest, "a replay's id is a positive whole number")
+      }
+      let (replay, bytes) = try await studio.downloadReplay(session.staff, player: try await player(context), id: id)
+      return Response(
+        status: .ok,
+        headers: [
+          .contentType: "application/vnd.stasis",
+          .contentDisposition: "attachment; filename=\"\(replay.name).stasis\"",
+        ], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
     console.get("players/:player/bundles/:bundle") { request, context in try await bundlePage(request, context) }
     console.get("players/:player/bundles/:bundle/download") { request, context in
       let (_, session) = try await requireSession(request, context)
@@ -221,6 +234,13 @@ struct Console: Sendable {
         },
         "canSupport": support,
         "bundles": try await studio.bundles(of: overview.player).map { bundleFields($0) },
+        "replays": try await studio.replays(of: overview.player).map { replay in
+          [
+            "id": replay.id, "name": replay.name, "game": replay.game, "build": replay.build,
+            "ticks": "\(replay.startTick) to \(replay.startTick + replay.ticks)", "sent": displayDate(replay.updatedAt),
+            "size": byteCount(replay.length),
+          ] as [String: Any]
+        },
       ], session: session)
   }
 
@@ -452,7 +472,7 @@ struct Console: Sendable {
   private func describe(_ entry: AuditEntry) -> String {
     var text = entry.action.rawValue
     switch entry.action {
-    case .issueToken, .revokeToken, .downloadBundle: if let id = entry.revision { text += " \(id)" }
+    case .issueToken, .revokeToken, .downloadBundle, .downloadReplay: if let id = entry.revision { text += " \(id)" }
     default: if let revision = entry.revision { text += " r\(revision)" }
     }
     if let player = entry.player { text += " · \(player)" }

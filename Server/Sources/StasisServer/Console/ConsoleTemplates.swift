@@ -151,6 +151,19 @@ enum ConsoleTemplates {
       {{^bundles}}<tr><td colspan="5" class="muted">No desync bundles.</td></tr>{{/bundles}}
       </tbody>
     </table>
+    <h2>Replays</h2>
+    <p class="muted">Runs the player's game recorded and sent: <code>stasis replay info</code> reads one, the game's own
+      verifier plays it back.</p>
+    <table class="replays">
+      <thead><tr><th>Replay</th><th>Ticks</th><th>Game</th><th>Sent</th><th>Size</th><th></th></tr></thead>
+      <tbody>
+      {{#replays}}
+      <tr><td>{{name}}</td><td>{{ticks}}</td><td>{{game}} {{build}}</td><td>{{sent}}</td><td>{{size}}</td>
+        <td><a href="/console/players/{{player.id}}/replays/{{id}}/download">Download</a></td></tr>
+      {{/replays}}
+      {{^replays}}<tr><td colspan="6" class="muted">No replays.</td></tr>{{/replays}}
+      </tbody>
+    </table>
     {{> footer}}
     """
 

@@ -43,11 +43,15 @@ package struct PlayerLimits: Sendable, Equatable {
   package var bundleBytes: Int
   /// The desync bundles kept per player: the oldest go when a new one is stored.
   package var bundlesKept: Int
+  /// The largest replay a device may send (`PUT /v1/replays/{name}`), in bytes.
+  package var replayBytes: Int
+  /// The replays kept per player: the least recently sent go when a new one is stored.
+  package var replaysKept: Int
 
   /// Creates limits; the defaults suit a game whose saves are up to a few MB.
   package init(
     totalBytes: Int64 = 256 << 20, slots: Int = 100, bodyBytes: Int = 16 << 20, settingsBytes: Int = 1 << 20,
-    bundleBytes: Int = 4 << 20, bundlesKept: Int = 20
+    bundleBytes: Int = 4 << 20, bundlesKept: Int = 20, replayBytes: Int = 16 << 20, replaysKept: Int = 10
   ) {
     self.totalBytes = totalBytes
     self.slots = slots
@@ -55,5 +59,7 @@ package struct PlayerLimits: Sendable, Equatable {
     self.settingsBytes = settingsBytes
     self.bundleBytes = bundleBytes
     self.bundlesKept = bundlesKept
+    self.replayBytes = replayBytes
+    self.replaysKept = replaysKept
   }
 }

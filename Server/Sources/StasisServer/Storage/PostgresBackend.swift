@@ -84,7 +84,8 @@ package final class PostgresBackend: SaveBackend {
       // made nor dropped: a server of the version before may still run beside this one, on the
       // same tables and locks (docs/SERVER.md, "Upgrading"); the next version drops it.
       for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings
-        + ServerSchema.postgresBundles + [
+        + ServerSchema.postgresBundles
+        + ServerSchema.postgresReplays + [
           Self.dropPutFunctionV1
         ] + Self.uploadFunctions(followsChains: followsChains) + Self.dropPutFunctionsBeforePieces
       {

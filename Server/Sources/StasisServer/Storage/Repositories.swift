@@ -114,6 +114,18 @@ package protocol BundleRepository: Sendable {
   func bundle(player: Player, id: Int64) async throws -> (StoredBundle, [UInt8])?
 }
 
+/// Replays (issue 45) the player's devices sent, for the studio to download.
+package protocol ReplayRepository: Sendable {
+  /// Stores a replay, or replaces the player's replay of that name (the last one sent is kept,
+  /// as the device's own file is rewritten as it grows), keeping the player's `keep` most
+  /// recently sent in the same transaction. Returns it, and whether its name was new.
+  func putReplay(player: Player, _ draft: ReplayDraft, keep: Int) async throws -> (StoredReplay, created: Bool)
+  /// The player's replays, most recently sent first.
+  func replays(player: Player) async throws -> [StoredReplay]
+  /// One of the player's replays and its bytes; nil when the player has none by that id.
+  func replay(player: Player, id: Int64) async throws -> (StoredReplay, [UInt8])?
+}
+
 /// The studio console's staff, their API keys and sessions.
 package protocol StaffRepository: Sendable {
   /// Adds a staff member with a bcrypt hash of their password; refuses a name in use.
@@ -174,13 +186,13 @@ extension RevisionRepository {
 }
 
 /// What the studio (the console and the admin API) acts on: players, slots, staff, the audit
-/// log and the players' desync bundles.
+/// log and the players' desync bundles and replays.
 package typealias StudioStorage = PlayerRepository & RevisionRepository & StaffRepository & AuditRepository
-  & BundleRepository
+  & BundleRepository & ReplayRepository
 
 /// A whole backend: every repository, over one database.
 package protocol SaveBackend: PlayerRepository, RevisionRepository, UploadRepository, SettingsRepository,
-  StaffRepository, AuditRepository, BundleRepository
+  StaffRepository, AuditRepository, BundleRepository, ReplayRepository
 {
   /// Checks the backend answers (for `/health`).
   func ping() async throws

@@ -64,6 +64,9 @@ package final class SQLiteBackend: SaveBackend {
     migrator.registerMigration("v7: desync bundles") { db in
       try db.execute(sql: ServerSchema.sqliteBundles)
     }
+    migrator.registerMigration("v8: replays") { db in
+      try db.execute(sql: ServerSchema.sqliteReplays)
+    }
     try migrator.migrate(pool)
   }
 

@@ -107,6 +107,8 @@ package enum AuditAction: String, Sendable, CaseIterable, Codable {
   case download
   /// Downloaded a player's desync bundle (the entry's revision is the bundle's id).
   case downloadBundle = "download-bundle"
+  /// Downloaded a player's replay (the entry's revision is the replay's id).
+  case downloadReplay = "download-replay"
   /// Issued a device token to a player.
   case issueToken = "issue-token"
   /// Revoked a player's device token.
@@ -126,7 +128,7 @@ package struct AuditDraft: Sendable, Equatable {
   /// The slot acted on.
   package var slot: String?
   /// The revision acted on: restored, discarded, downloaded; a token's id for token actions; a
-  /// desync bundle's id for its download.
+  /// desync bundle's or a replay's id for its download.
   package var revision: Int64?
   /// The slot's head before the action.
   package var headBefore: Int64?

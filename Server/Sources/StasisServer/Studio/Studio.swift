@@ -161,6 +161,22 @@ package struct Studio: Sendable {
     return found
   }
 
+  /// The player's replays, most recently sent first.
+  package func replays(of player: Player) async throws -> [StoredReplay] {
+    try await backend.replays(player: player)
+  }
+
+  /// A replay's file, for download: recorded in the audit log (the entry's revision is the
+  /// replay's id).
+  package func downloadReplay(_ staff: StaffMember, player: Player, id: Int64) async throws -> (StoredReplay, [UInt8]) {
+    guard let found = try await backend.replay(player: player, id: id) else {
+      throw StudioError(.notFound, "\(player.name) has no replay \(id)")
+    }
+    _ = try await backend.appendAudit(
+      AuditDraft(at: clock(), staff: staff, action: .downloadReplay, player: player, revision: id))
+    return found
+  }
+
   /// The audit log.
   package func audit(_ filter: AuditFilter) async throws -> [AuditEntry] {
     _ = try Self.text(filter.player ?? "", "a player's name")
