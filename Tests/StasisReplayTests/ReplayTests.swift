@@ -412,6 +412,33 @@ struct HostileReplayTests {
     }
   }
 
+  @Test("a bundle carries its states as deltas on its keyframe, and reads them whole; a bad one names its part")
+  func bundleDeltas() throws {
+    let (recorder, _) = try record("deltas", store: makeStore(), ticks: 100)
+    let bundle = try #require(try verifier(drift: 70).verify(ReplayFile(contentsOf: recorder.path)).divergence)
+    let bytes = try bundle.encoded()
+    let file = try SaveFileFormat.decode(bytes)
+    for (name, state) in [("replayed", bundle.replayed), ("recorded", try #require(bundle.recorded))] {
+      guard case .raw(let stored)? = file[section: name]?.content else {
+        Issue.record("no \(name) section")
+        continue
+      }
+      #expect(stored.starts(with: Array("SKX1".utf8)) && stored.count < state.count, "\(name): \(stored.count) bytes")
+    }
+    let read = try DesyncBundle(bytes: bytes)
+    #expect(read.report == bundle.report, "read whole, the report is the one made")
+    #expect(read.replayed == bundle.replayed && read.recorded == bundle.recorded && read.keyframe == bundle.keyframe)
+    #expect(try read.differences().map(\.text) == bundle.report.differences)
+
+    var document = try SaveFileFormat.decode(bytes)
+    let index = try #require(document.sections.firstIndex { $0.name == "replayed" })
+    document.sections[index].content = .raw(Array("SKX1".utf8) + [UInt8](repeating: 0, count: 30))
+    let refused = #expect(throws: SaveFileError.self) {
+      try DesyncBundle(bytes: SaveFileFormat.encode(document), path: "bad.desync.stasis")
+    }
+    #expect(refused?.context.part == "replayed", "\(String(describing: refused))")
+  }
+
   @Test("a bundle whose ticks are out of order is refused naming its report")
   func bundleTicks() throws {
     let (recorder, _) = try record("bundle", store: makeStore(), ticks: 100)

@@ -22,6 +22,10 @@ public struct DesyncReport: Codable, Sendable, Equatable {
   public var comparedTick: Int64?
   /// The fields that differ there, as `stasis diff` prints them (recorded → replayed).
   public var differences: [String]
+  /// In a bundle's file: the sections stored as deltas on its `keyframe` (where that made them
+  /// smaller: the states a bundle compares are mostly the keyframe's bytes). Nil in memory,
+  /// where the states are whole.
+  var deltas: [String]?
 
   /// Whether ``tick`` is the exact tick of the divergence: its step is the first that went
   /// another way (the tick before it matched).
@@ -41,7 +45,9 @@ public struct DesyncReport: Codable, Sendable, Equatable {
 ///
 /// Sections: `desync` (the ``DesyncReport``), `keyframe` (a save file), `inputs`, `recorded`
 /// and `replayed` (save files at ``DesyncReport/comparedTick``), `divergent` (the replayed state
-/// at ``DesyncReport/tick`` when that is earlier).
+/// at ``DesyncReport/tick`` when that is earlier). The three states are stored as deltas on the
+/// keyframe where that is smaller (the report in the file names them); this type reads them
+/// whole.
 public struct DesyncBundle: Sendable {
   static let reportSection = "desync"
   static let keyframeSection = "keyframe"
@@ -67,14 +73,30 @@ public struct DesyncBundle: Sendable {
 
   /// The bundle as one Stasis file, signed when `signingKey` is given.
   public func encoded(signingKey: SigningKey? = nil) throws(SaveFileError) -> [UInt8] {
+    // Each state as a delta on the keyframe where that is smaller: a bundle of a large game
+    // carries its keyframe once, and what the states changed since.
+    var report = report
+    var states: [SaveSection] = []
+    var deltas: [String] = []
+    for (name, file) in [
+      (Self.replayedSection, Optional(replayed)), (Self.recordedSection, recorded), (Self.divergentSection, divergent),
+    ] {
+      guard let file else { continue }
+      let delta = KeyframeDelta.make(from: keyframe, to: file)
+      if delta.count < file.count {
+        deltas.append(name)
+        states.append(SaveSection(name: name, content: .raw(delta)))
+      } else {
+        states.append(SaveSection(name: name, content: .raw(file)))
+      }
+    }
+    report.deltas = deltas.isEmpty ? nil : deltas.sorted()
     var sections = [
       SaveSection(name: Self.reportSection, content: .tree(try SaveValueEncoder().encode(report))),
       SaveSection(name: Self.keyframeSection, content: .raw(keyframe)),
       SaveSection(name: Self.inputsSection, content: .tree(inputs)),
-      SaveSection(name: Self.replayedSection, content: .raw(replayed)),
     ]
-    if let recorded { sections.append(SaveSection(name: Self.recordedSection, content: .raw(recorded))) }
-    if let divergent { sections.append(SaveSection(name: Self.divergentSection, content: .raw(divergent))) }
+    sections += states
     let document = SaveDocument(
       game: game, createdAt: 0,
       summary: SaveSummary(frame: report.tick, playTime: 0, slot: "desync"),
@@ -86,23 +108,42 @@ public struct DesyncBundle: Sendable {
   /// bundle is refused as a save would be.
   public init(bytes: [UInt8], path: String? = nil, signing: SigningPolicy = .none) throws(SaveFileError) {
     let document = try SaveFileFormat.decode(bytes, path: path, signing: signing)
+    var asDeltas: Set<String> = []
+    var keyframeFile: [UInt8] = []
     func raw(_ name: String) throws(SaveFileError) -> [UInt8]? {
       guard let section = document[section: name] else { return nil }
       guard case .raw(let bytes) = section.content else {
         throw ReplayFile.error("'\(name)' is not a file", part: name, path: path)
       }
-      return bytes
+      guard asDeltas.contains(name) else { return bytes }
+      do {
+        return try KeyframeDelta.apply(bytes, to: keyframeFile, path: path)
+      } catch {
+        throw ReplayFile.error("'\(name)' does not build on the keyframe: \(error.message)", part: name, path: path)
+      }
     }
     guard case .tree(let reportTree)? = document[section: Self.reportSection]?.content else {
       throw ReplayFile.error("is not a desync bundle: it has no 'desync' section", part: Self.reportSection, path: path)
     }
+    let report = try ReplayFile.decode(DesyncReport.self, reportTree, part: Self.reportSection, path: path)
+    let states: Set<String> = [Self.replayedSection, Self.recordedSection, Self.divergentSection]
+    guard Set(report.deltas ?? []).isSubset(of: states) else {
+      throw ReplayFile.error(
+        "only the states may be deltas on the keyframe, not \(report.deltas ?? [])", part: Self.reportSection,
+        path: path)
+    }
     guard case .tree(let inputs)? = document[section: Self.inputsSection]?.content,
-      let keyframe = try raw(Self.keyframeSection), let replayed = try raw(Self.replayedSection)
+      let keyframe = try raw(Self.keyframeSection)
     else {
       throw ReplayFile.error(
         "a desync bundle needs its keyframe, inputs and replayed state", part: Self.keyframeSection, path: path)
     }
-    let report = try ReplayFile.decode(DesyncReport.self, reportTree, part: Self.reportSection, path: path)
+    asDeltas = Set(report.deltas ?? [])
+    keyframeFile = keyframe
+    guard let replayed = try raw(Self.replayedSection) else {
+      throw ReplayFile.error(
+        "a desync bundle needs its keyframe, inputs and replayed state", part: Self.replayedSection, path: path)
+    }
     guard report.keyframeTick <= report.lastMatchingTick, report.lastMatchingTick < report.tick,
       report.comparedTick.map({ $0 >= report.tick }) ?? true
     else {
@@ -110,7 +151,9 @@ public struct DesyncBundle: Sendable {
         "the divergence's ticks are out of order (keyframe \(report.keyframeTick), last match "
           + "\(report.lastMatchingTick), divergence \(report.tick))", part: Self.reportSection, path: path)
     }
-    self.report = report
+    var whole = report
+    whole.deltas = nil
+    self.report = whole
     game = document.game
     self.keyframe = keyframe
     self.inputs = inputs
