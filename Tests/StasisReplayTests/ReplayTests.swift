@@ -437,6 +437,15 @@ struct HostileReplayTests {
       try DesyncBundle(bytes: SaveFileFormat.encode(document), path: "bad.desync.stasis")
     }
     #expect(refused?.context.part == "replayed", "\(String(describing: refused))")
+    // A small delta that would build megabytes from a keyframe of a few hundred bytes: refused
+    // before it allocates (a server reads players' bundles).
+    let bomb = SaveDelta.make(from: bundle.keyframe, to: bundle.keyframe + [UInt8](repeating: 0, count: 5 << 20))
+    #expect(bomb.count < 4096, "\(bomb.count) bytes")
+    document.sections[index].content = .raw(bomb)
+    let inflated = #expect(throws: SaveFileError.self) {
+      try DesyncBundle(bytes: SaveFileFormat.encode(document), path: "bomb.desync.stasis")
+    }
+    #expect(inflated?.context.part == "replayed", "\(String(describing: inflated))")
   }
 
   @Test("a bundle whose ticks are out of order is refused naming its report")

@@ -526,8 +526,13 @@ public final class Simulation {
   /// The end: every device in the foreground, the clock past every timer's date, one check
   /// each; then every acknowledged timer has fired exactly once.
   private func fireEveryTimer() {
+    // Past every date, and a second on at least: a timers write that failed in the last
+    // operation is tried again a second after it (the center's rule for a failing disk), as a
+    // game's clock would reach. (Seed 634541936: a firing's write failed with EIO in the last
+    // operation, the clock was already past its date, and the final check came in the same
+    // second: the timer was called lost.)
     let latest = devices.compactMap(\.recipes.latestDue).max() ?? 0
-    if latest >= now() { wallClock.advance(by: latest - now() + 1000) }
+    wallClock.advance(by: max(latest - now(), 0) + 1000)
     for device in devices {
       guard let process = device.process else { continue }
       if process.application.state.isInBackground { process.application.enterForeground() }

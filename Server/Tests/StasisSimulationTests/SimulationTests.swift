@@ -196,6 +196,12 @@ struct SimulationTests {
     #expect(wentOn > 0, "a new process went on in the replay of the one before, and it still plays back")
   }
 
+  @Test("a timer whose firing's write failed in the last operation fires once the clock moves on (seed 634541936)")
+  func timerWriteFailedLast() async {
+    let result = await Simulation.run(seed: 634_541_936, operations: 150)
+    #expect(result.failure == nil, "\(result.failure ?? "")")
+  }
+
   /// The seed that found each planted bug last (where it is not seed 1).
   static let lastFound: [PlantedBug: UInt64] = [
     .newestOnlyAfterLostAnswer: 3, .keepNothingBeforeWriting: 2, .sameStateTwice: 10, .mergeSectionBySection: 19,

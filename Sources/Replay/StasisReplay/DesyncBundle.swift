@@ -117,7 +117,9 @@ public struct DesyncBundle: Sendable {
       }
       guard asDeltas.contains(name) else { return bytes }
       do {
-        return try KeyframeDelta.apply(bytes, to: keyframeFile, path: path)
+        // A state is about its keyframe's size: a delta that builds far more is hostile (a
+        // server reads bundles from players), refused before it allocates.
+        return try KeyframeDelta.apply(bytes, to: keyframeFile, limit: max(1 << 20, keyframeFile.count * 4), path: path)
       } catch {
         throw ReplayFile.error("'\(name)' does not build on the keyframe: \(error.message)", part: name, path: path)
       }

@@ -28,9 +28,13 @@ enum KeyframeDelta {
     return masked
   }
 
-  /// The file `delta` builds on `base`; `SaveDelta`'s own errors for its form.
-  static func apply(_ delta: [UInt8], to base: [UInt8], path: String?) throws(SaveDeltaError) -> [UInt8] {
-    guard delta.starts(with: magic) else { return try SaveDelta.apply(delta, to: base, path: path) }
+  /// The file `delta` builds on `base`, at most `limit` bytes (a `SaveDelta` is refused before it
+  /// allocates more; the masked form builds a file of the base's length); `SaveDelta`'s own
+  /// errors for its form.
+  static func apply(
+    _ delta: [UInt8], to base: [UInt8], limit: Int = FormatLimits.maxFileSize, path: String?
+  ) throws(SaveDeltaError) -> [UInt8] {
+    guard delta.starts(with: magic) else { return try SaveDelta.apply(delta, to: base, limit: limit, path: path) }
     func refuse(_ message: String) -> SaveDeltaError {
       SaveDeltaError(.malformed, "a masked keyframe \(message)", offset: 0, path: path)
     }

@@ -191,6 +191,8 @@ public struct ReplayFile: Sendable {
 
   /// The most the inputs' tree may be, as a multiple of its zstd frame.
   static let maxInputRatio = 4096
+  /// The most the inputs' tree may be, whatever its frame.
+  static let maxInputBytes = 64 << 20
 
   /// The inputs' tree: the section's own, or the tree its zstd frame holds.
   private static func inputs(of section: SaveSection, manifest: ReplayManifest, path: String?) throws(SaveFileError)
@@ -204,11 +206,12 @@ public struct ReplayFile: Sendable {
         throw error("the inputs' length is missing or out of range", part: inputsSection, path: path)
       }
       // A small file never makes the reader allocate much: what the frame holds is at most
-      // 4,096 times its size (the demo's ten minutes are 141 times theirs).
-      guard length <= max(1 << 20, frame.count * maxInputRatio) else {
+      // 4,096 times its size (the demo's ten minutes are 141 times theirs), and 64 MiB at most
+      // (ten hours of the demo's inputs are 11 MB).
+      guard length <= max(1 << 20, frame.count * maxInputRatio), length <= maxInputBytes else {
         throw error(
-          "the inputs claim \(length) bytes, more than \(maxInputRatio) times their \(frame.count)-byte frame",
-          part: inputsSection, path: path)
+          "the inputs claim \(length) bytes, more than \(maxInputRatio) times their \(frame.count)-byte frame "
+            + "or \(maxInputBytes >> 20) MiB", part: inputsSection, path: path)
       }
       let decompressed = frame.withUnsafeBytes { raw in
         Result { () throws(Zstd.Failure) in try Zstd.decompress(raw, size: length) }

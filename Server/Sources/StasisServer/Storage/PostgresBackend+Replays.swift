@@ -22,7 +22,8 @@ extension PostgresBackend {
             Int64(draft.bytes.count), Data(draft.sha256), Data(draft.bytes))), logger: logger)
       try await connection.query(
         PostgresQuery(
-          unsafeSQL: ServerSchema.replayPrune { "$\($0)" }, binds: try Self.binds(player.id, Int64(max(1, keep)))),
+          unsafeSQL: ServerSchema.replayPrune { "$\($0)" },
+          binds: try Self.binds(player.id, Int64(max(1, keep)), draft.name)),
         logger: logger)
       let rows = try await connection.query(
         PostgresQuery(

@@ -62,10 +62,12 @@ extension ServerSchema {
     """
   }
 
-  /// Keeps the player's `p(2)` most recently sent replays (`p(1)` the player).
+  /// Keeps the player's `p(2)` most recently sent replays (`p(1)` the player), and always the
+  /// one just stored (`p(3)` its name): a server whose clock is behind another's never prunes
+  /// the replay it is answering for.
   static func replayPrune(_ p: (Int) -> String) -> String {
     """
-    DELETE FROM replays WHERE player_id = \(p(1)) AND id NOT IN (
+    DELETE FROM replays WHERE player_id = \(p(1)) AND name <> \(p(3)) AND id NOT IN (
       SELECT id FROM replays WHERE player_id = \(p(1)) ORDER BY updated_at DESC, id DESC LIMIT \(p(2)))
     """
   }

@@ -14,7 +14,7 @@ extension SQLiteBackend {
           player.id, draft.name, draft.updatedAt, draft.game, draft.build, draft.startTick, draft.ticks,
           draft.bytes.count, Data(draft.sha256), Data(draft.bytes),
         ])
-      try db.execute(sql: ServerSchema.replayPrune { "?\($0)" }, arguments: [player.id, max(1, keep)])
+      try db.execute(sql: ServerSchema.replayPrune { "?\($0)" }, arguments: [player.id, max(1, keep), draft.name])
       guard
         let row = try Row.fetchOne(
           db, sql: "SELECT \(ServerSchema.replayColumns) FROM replays WHERE player_id = ? AND name = ?",
