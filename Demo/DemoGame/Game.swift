@@ -49,6 +49,7 @@ public final class Game {
   public private(set) var replay: ReplayRecorder<GameState, ReplayInput>?
   private var replayName = ""
   private var replaySeed: UInt64 = 0
+  private var replayDigestInterval = 1
   /// The host's restores the replay has been checked against.
   private var restoresSeen = 0
   private let logger: Logger
@@ -103,12 +104,17 @@ public final class Game {
   }
 
   /// Records the run from here into `SAVES/replays/NAME.stasis` (keyframes every 10 s of game
-  /// time, a digest every step), or, with `continuing`, goes on with that replay when it ends
+  /// time, a digest every `digestInterval` steps: every step by default, so a divergence is
+  /// found at its exact step; every 60, ten minutes take 7 KB apart from keyframes, and a
+  /// divergence is bounded to 60 steps), or, with `continuing`, goes on with that replay when it ends
   /// at this state's tick (a `--resume` after a kill), and when it does not, leaves it as it is
   /// and records into `NAME-from-TICK.stasis`.
   /// Its batches are written on the way to the background and at quit, inside background tasks
   /// of `application`. A replay that cannot be written is logged, and the game plays on.
-  public func recordReplay(named name: String, seed: UInt64, continuing: Bool, application: Application) {
+  public func recordReplay(
+    named name: String, seed: UInt64, continuing: Bool, digestInterval: Int = 1, application: Application
+  ) {
+    replayDigestInterval = max(1, digestInterval)
     if replayObservers.isEmpty {
       replayObservers = ReplayRecorder<GameState, ReplayInput>.flushWhenLeaving(application) { [weak self] in
         guard let self, let replay else { return nil }
@@ -143,7 +149,8 @@ public final class Game {
     do {
       replay = try ReplayRecorder(
         name, store: coordinator.store, codec: coordinator.codec, start: state, startTick: state.level.runFrame,
-        seed: replaySeed, digest: GameState.replayScope, keyframeInterval: 600, digestInterval: 1)
+        seed: replaySeed, digest: GameState.replayScope, keyframeInterval: 600,
+        digestInterval: replayDigestInterval)
     } catch {
       replay = nil
       logger.warning("no replay of this run: \(error)")

@@ -51,7 +51,9 @@ struct HeadlessRunner {
     }
     // Every run is recorded, one replay per slot; a --resume goes on with it where it ends.
     if !options.noReplay {
-      game.recordReplay(named: options.slot, seed: options.seed, continuing: options.resume, application: app)
+      game.recordReplay(
+        named: options.slot, seed: options.seed, continuing: options.resume, digestInterval: options.replayDigestEvery,
+        application: app)
     }
 
     var wentAway = false

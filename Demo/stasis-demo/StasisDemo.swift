@@ -153,10 +153,18 @@ struct StasisDemo: ParsableCommand {
     help: "Record no replay of this run (by default every run is recorded into SAVES/replays/SLOT.stasis).")
   var noReplay = false
 
+  @Option(
+    name: .customLong("replay-digest-every"),
+    help: ArgumentHelp(
+      "The run's replay takes a digest every N steps (default 1: a divergence is found at its exact step; 60: ten minutes take 7 KB apart from keyframes).",
+      valueName: "n"))
+  var replayDigestEvery = 1
+
   func validate() throws {
     if renderThumbnail != nil, output == nil { throw ValidationError("--render-thumbnail needs --output FILE.png") }
     if let desyncAt, desyncAt < 1 { throw ValidationError("--desync-at must be a tick of 1 or more") }
     if seek != nil, replay == nil { throw ValidationError("--seek goes with --replay FILE") }
+    if replayDigestEvery < 1 { throw ValidationError("--replay-digest-every is 1 or more") }
     if replay != nil, verifyReplay != nil { throw ValidationError("--replay and --verify-replay exclude each other") }
     guard frames >= 0 else { throw ValidationError("--frames must be 0 or more") }
     guard (1...99).contains(level) else { throw ValidationError("--level must be between 1 and 99") }

@@ -142,7 +142,9 @@ final class WindowRunner {
     app.launch(options: options.resume && playback == nil ? LaunchOptions(restoreSlot: options.saveSlot) : .none)
     // Every run is recorded, one replay per slot: SAVES/replays/SLOT.stasis (not a playback).
     if !options.noReplay, playback == nil {
-      game.recordReplay(named: options.slot, seed: options.seed, continuing: options.resume, application: app)
+      game.recordReplay(
+        named: options.slot, seed: options.seed, continuing: options.resume, digestInterval: options.replayDigestEvery,
+        application: app)
     }
 
     // ---- The loop: events, fixed steps, a frame ----

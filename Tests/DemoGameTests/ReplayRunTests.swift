@@ -132,4 +132,26 @@ struct ReplayRunTests {
     #expect(recorded.status == 0)
     #expect(FileManager.default.fileExists(atPath: saves + "/replays/autosave.stasis"), "recorded by default")
   }
+
+  @Test("--replay-digest-every 60: the demo's ten minutes take at most 16 KB apart from keyframes, and verify")
+  func tenMinutesCompact() throws {
+    let saves = try temporaryFolder().path
+    let run10 = try run(
+      "stasis-demo",
+      [
+        "--headless", "--level", "2", "--frames", "36000", "--replay-digest-every", "60", "--autosave", "0", "--saves",
+        saves,
+      ])
+    #expect(run10.status == 0, "\(run10.stderr)")
+    let replay = saves + "/replays/autosave.stasis"
+    let info = try run("stasis", ["replay", "info", replay])
+    #expect(info.lines.contains("digests: 600, every 60 ticks, over 'demo state, v1'"), "\(info.stdout)")
+    func part(_ name: String) -> Int {
+      info.lines.first { $0.hasPrefix("  \(name): ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? Int.max / 4
+    }
+    let apart = part("replay") + part("inputs") + part("digests")
+    #expect(apart <= 16 * 1024, "manifest, inputs and digests: \(apart) bytes\n\(info.stdout)")
+    let verified = try run("stasis-demo", ["--verify-replay", replay])
+    #expect(verified.status == 0, "\(verified.stdout)")
+  }
 }
