@@ -186,6 +186,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
       ]
     ),
     // Cloud sync and the `stasis cloud` CLI against a real server: offline, conflicts, lost

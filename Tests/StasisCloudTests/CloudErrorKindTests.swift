@@ -32,6 +32,18 @@ private struct Answers: CloudTransport {
   }
 }
 
+/// A server whose database is failing over: `503` with `Retry-After`, to every request.
+private struct FailingOver: CloudTransport {
+  let retryAfter: Int
+  func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
+    CloudResponse(
+      status: 503, headers: [("Retry-After", "\(retryAfter)")],
+      body: Array(#"{"error": "the database is unavailable (it may be failing over); nothing was stored: try again"}"#.utf8))
+  }
+}
+
+private struct Tally: Codable, Sendable { var count = 0 }
+
 /// `CloudError`'s kinds mean one thing each (issue 44): "no such slot on the server" is not "no
 /// local save", and neither is "no conflict to resolve".
 @Suite("CloudError kinds: one meaning each")
@@ -53,10 +65,10 @@ struct CloudErrorKindTests {
   }
 
   @Test(
-    "each status the API answers is one kind: 401 unauthorized, 404 notFound, 412 conflict, 400 and 413 refused, 5xx server",
+    "each status the API answers is one kind: 401 unauthorized, 404 notFound, 412 conflict, 400 and 413 refused, 503 unavailable, other 5xx server",
     arguments: [
       (401, CloudError.Kind.unauthorized), (404, .notFound), (412, .conflict), (400, .refused), (413, .refused),
-      (500, .server), (503, .server),
+      (500, .server), (503, .unavailable),
     ])
   func statuses(status: Int, kind: CloudError.Kind) async {
     let client = CloudClient(
@@ -114,5 +126,50 @@ struct CloudErrorKindTests {
     #expect(
       CloudError(.noLocalSave, "slot 'autosave' has no local save").description
         == "noLocalSave: slot 'autosave' has no local save")
+  }
+
+  @Test("503 is unavailable, not a conflict: its Retry-After is kept, and the sync waits at least that long")
+  func unavailable() async throws {
+    let client = CloudClient(
+      credentials: CloudCredentials(url: "http://127.0.0.1:9", token: "t"), transport: FailingOver(retryAfter: 3))
+    do {
+      _ = try await client.slots()
+      Issue.record("a 503 answered as the slots")
+    } catch {
+      #expect(error.kind == .unavailable)
+      #expect(error.kind != .conflict)
+      #expect(error.retryAfter == .seconds(3))
+      #expect(error.message.contains("unavailable"))
+    }
+    let waits = Mutex<[Duration]>([])
+    let stopped = AsyncStream<Void>.makeStream()
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-503-\(UUID().uuidString)")
+    let store = SaveStore(directory: folder.path)
+    let sync = CloudSync(
+      client: client, store: store, slot: "autosave",
+      configuration: CloudSyncConfiguration(
+        firstRetry: .milliseconds(500), longestRetry: .seconds(4),
+        sleep: { duration in
+          let count = waits.withLock {
+            $0.append(duration)
+            return $0.count
+          }
+          if count == 4 {  // enough: a cancelled wait stops the retries
+            stopped.continuation.yield()
+            throw CancellationError()
+          }
+        }))
+    let handle = store.save(Tally(), codec: SaveCodec<Tally>(game: GameIdentity(name: "n")), slot: "autosave")
+    sync.upload(after: handle)
+    for await _ in stopped.stream { break }
+    await sync.settle()
+    // A 503 is the server answering: each retry waits what it asked (the backoff's 0.5 s
+    // without its Retry-After), within the longest wait.
+    #expect(waits.withLock { $0 } == [.seconds(3), .seconds(3), .seconds(3), .seconds(3)])
+    #expect(sync.status.pending == 1, "still queued: nothing dropped")
+    let said = sync.status.events.compactMap { event -> String? in
+      if case .offline(let message, _) = event { message } else { nil }
+    }
+    #expect(said.contains { $0.contains("the server is unavailable") }, "\(said)")
   }
 }

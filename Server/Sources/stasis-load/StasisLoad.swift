@@ -27,7 +27,9 @@ struct StasisLoad: AsyncParsableCommand {
         swift build -c release --product stasis-server
         swift build -c release --product stasis-load
         .build/release/stasis-load --postgres postgres://stasis:stasis@127.0.0.1:5432/stasis_test
-      """)
+      `stasis-load failover` checks a cluster (scripts/cluster.sh) through failures.
+      """,
+    subcommands: [Failover.self])
 
   @Option(help: "Concurrent players.")
   var clients = 64

@@ -15,12 +15,16 @@ import Testing
 /// database, and servers that are killed mid-upload.
 @Suite("stasis-server: concurrency and durability", .serialized)
 struct ServerConcurrencyTests {
-  /// `count` uploads on the same base at once, spread over `clients`; the statuses.
+  /// Saves that differ from one another: the same bytes sent twice on one base are one upload
+  /// and its retry, answered with the same revision (`FailoverTests`).
+  private static let distinct: [[UInt8]] = (0..<32).map { try! DemoSaves.save(level: 1, steps: 40 + $0) }
+
+  /// `count` uploads of different saves on the same base at once, spread over `clients`; the statuses.
   private func race(_ clients: [Client], slot: String, base: Int64, count: Int) async throws -> [Int] {
     try await withThrowingTaskGroup(of: Int.self) { group in
       for index in 0..<count {
         let client = clients[index % clients.count]
-        group.addTask { try await client.put(slot, DemoSaves.small[index % 4], ifMatch: base).status }
+        group.addTask { try await client.put(slot, Self.distinct[index % Self.distinct.count], ifMatch: base).status }
       }
       return try await group.reduce(into: []) { $0.append($1) }
     }
@@ -59,7 +63,7 @@ struct ServerConcurrencyTests {
       // Creations race too: one slot, one winner.
       let creations = try await withThrowingTaskGroup(of: Int.self) { group in
         for index in 0..<16 {
-          group.addTask { try await clients[index % 2].put("fresh", DemoSaves.small[1], create: true).status }
+          group.addTask { try await clients[index % 2].put("fresh", Self.distinct[index], create: true).status }
         }
         return try await group.reduce(into: []) { $0.append($1) }
       }

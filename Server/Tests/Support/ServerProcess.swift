@@ -61,6 +61,13 @@ struct Database: Sendable {
   /// What `stasis-server` is given to open it.
   var arguments: [String] { sqlitePath.map { ["--database", $0] } ?? ["--postgres", postgresURL ?? ""] }
 
+  /// A PostgreSQL database of the test's own (made by it), at `postgresURL`.
+  init(postgresURL: String) {
+    backend = .postgres
+    sqlitePath = nil
+    self.postgresURL = postgresURL
+  }
+
   init(_ backend: Backend) throws {
     self.backend = backend
     switch backend {

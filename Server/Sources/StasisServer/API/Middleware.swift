@@ -48,6 +48,13 @@ struct JSONErrorMiddleware: RouterMiddleware {
     } catch let error as any HTTPResponseError {
       // Another library's error with its own status: its status, our JSON.
       throw APIError(error.status, error.status.reasonPhrase)
+    } catch where DatabaseUnavailable.matches(error) {
+      // Nothing was acknowledged: the client tries again (a failover takes seconds).
+      context.logger.warning("\(request.method) \(request.uri.path): the database is unavailable: \(error)")
+      var unavailable = APIError(
+        .serviceUnavailable, "the database is unavailable (it may be failing over); nothing was stored: try again")
+      unavailable.headers[.retryAfter] = String(DatabaseUnavailable.retryAfter)
+      throw unavailable
     } catch {
       context.logger.error("\(request.method) \(request.uri.path): \(error)")
       throw APIError(.internalServerError, "the server failed to answer this request; it was logged")

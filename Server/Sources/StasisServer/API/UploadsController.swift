@@ -113,16 +113,13 @@ struct UploadsController: Sendable {
     switch outcome {
     case .created(let stored):
       Counter(label: "stasis_uploads_total").increment()
-      var response = jsonResponse(
-        [
-          "slot": .string(stored.slot), "revision": .int(stored.revision),
-          "baseRevision": stored.baseRevision.map(JSON.int) ?? .null, "parent": stored.parent.map(JSON.int) ?? .null,
-          "bytes": .int(stored.bytes),
-          "sha256": .string(stored.sha256),
-        ], status: .created)
-      response.headers[.eTag] = etag(stored.revision)
-      response.headers[.location] = "/v1/slots/\(stored.slot)/revisions/\(stored.revision)"
-      return response
+      return created(stored)
+    case .stale(let head?) where head.sha256 == sha256 && head.baseRevision == baseRevision:
+      // The same bytes on the same base are the head already: this is a retry of an upload
+      // that was stored though its answer was lost (the connection died during `COMMIT`, a
+      // failover, a 503 after the deadline). Answered with the revision stored, never a second.
+      Counter(label: "stasis_upload_retries_answered_total").increment()
+      return created(head)
     case .stale(let head):
       throw staleError(head: head, precondition: precondition, slot: slot)
     case .overLimit(let message):
@@ -133,6 +130,20 @@ struct UploadsController: Sendable {
       throw APIError(
         .badRequest, "X-Stasis-Conflict-Loser names revision \(revision), which slot '\(slot)' does not have")
     }
+  }
+
+  /// The `201` of a stored revision.
+  private func created(_ stored: RevisionMetadata) -> Response {
+    var response = jsonResponse(
+      [
+        "slot": .string(stored.slot), "revision": .int(stored.revision),
+        "baseRevision": stored.baseRevision.map(JSON.int) ?? .null, "parent": stored.parent.map(JSON.int) ?? .null,
+        "bytes": .int(stored.bytes),
+        "sha256": .string(stored.sha256),
+      ], status: .created)
+    response.headers[.eTag] = etag(stored.revision)
+    response.headers[.location] = "/v1/slots/\(stored.slot)/revisions/\(stored.revision)"
+    return response
   }
 
   /// The `412` (or `404`) of an upload whose precondition does not hold.

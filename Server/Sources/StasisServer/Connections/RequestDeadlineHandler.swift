@@ -157,7 +157,9 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
       answer(context, .requestTimeout, "the request's body did not arrive within \(Self.seconds(timeout))")
     } else if !responseStarted {
       Counter(label: "stasis_requests_timed_out_total").increment()
-      answer(context, .serviceUnavailable, "the server did not answer within \(Self.seconds(timeout)); try again")
+      answer(
+        context, .serviceUnavailable, "the server did not answer within \(Self.seconds(timeout)); try again",
+        extra: [("Retry-After", String(DatabaseUnavailable.retryAfter))])
     } else {
       Counter(label: "stasis_requests_timed_out_total").increment()
       finishing = true
@@ -167,10 +169,12 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
 
   /// Answers with the API's JSON error and closes: the output first, so the answer is not
   /// lost to a reset, then the whole connection once the client has had a moment to read it.
-  private func answer(_ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ message: String) {
+  private func answer(
+    _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ message: String, extra: [(String, String)] = []
+  ) {
     finishing = true
     disarm()
-    context.write(wrapOutboundOut(.head(errorHead(status, message))), promise: nil)
+    context.write(wrapOutboundOut(.head(errorHead(status, message, extra: extra))), promise: nil)
     context.write(wrapOutboundOut(.body(.byteBuffer(errorBody(message)))), promise: nil)
     let channel = context.channel
     context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in

@@ -7,7 +7,7 @@ extension PostgresBackend {
   {
     let logger = self.logger
     let sha256 = Data(draft.sha256)
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       // The player's row, as an upload locks it: one player's bundles are stored one at a
       // time, so the pruning sees every bundle stored before it and never the one it stores.
       try await connection.query("SELECT 1 FROM players WHERE id = \(player.id) FOR UPDATE", logger: logger)

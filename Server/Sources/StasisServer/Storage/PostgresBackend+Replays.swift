@@ -6,7 +6,7 @@ extension PostgresBackend {
   package func putReplay(player: Player, _ draft: ReplayDraft, keep: Int) async throws -> (StoredReplay, created: Bool)
   {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       // The player's row, as an upload locks it: one player's replays are stored one at a time,
       // so the pruning sees every replay stored before it.
       try await connection.query("SELECT 1 FROM players WHERE id = \(player.id) FOR UPDATE", logger: logger)

@@ -9,7 +9,7 @@ extension PostgresBackend {
   {
     let logger = self.logger
     do {
-      return try await client.withTransaction(logger: logger) { connection in
+      return try await writeTransaction { connection in
         // The player's row, as an upload locks it: two merges of one player's settings take
         // turns, so the limit below is exact. The upserts alone already keep every key's
         // latest stamp, whatever order merges commit in.

@@ -128,7 +128,7 @@ extension PostgresBackend {
 
   package func tokens(player: Player) async throws -> [DeviceToken] {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       try await Self.adoptToken(connection, player, logger)
       let rows = try await connection.query(
         """
@@ -152,7 +152,7 @@ extension PostgresBackend {
     DeviceToken, AuditEntry
   ) {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       let rows = try await connection.query(
         """
         INSERT INTO tokens (player_id, token_hash, label, created_at)
@@ -171,7 +171,7 @@ extension PostgresBackend {
 
   package func revokeToken(player: Player, id: Int64, audit: AuditDraft) async throws -> AuditEntry? {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       try await Self.adoptToken(connection, player, logger)
       let rows = try await connection.query(
         """
@@ -209,7 +209,7 @@ extension PostgresBackend {
     DiscardOutcome, AuditEntry?
   ) {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       let outcome = try await Self.discard(
         connection, player: player, slot: slot, revision: revision, keptOnly: true, followsChains: followsChains,
         logger: logger)

@@ -7,7 +7,7 @@ extension PostgresBackend {
     player: Player, slot: String, id: String, at time: Int64, length: Int64, headers: String, deltaRevision: Int64?
   ) async throws -> UploadCreation {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       var piece: Int64?
       if let deltaRevision {
         // The slot's row shared: a writer of its revisions (which collects its pieces) holds it
@@ -52,7 +52,7 @@ extension PostgresBackend {
 
   package func appendToUpload(player: Player, id: String, offset: Int64, bytes: [UInt8]) async throws -> UploadAppend {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       var found: (length: Int64, received: Int64)?
       let rows = try await connection.query(
         "SELECT length, received FROM uploads WHERE id = \(id) AND player_id = \(player.id) FOR UPDATE", logger: logger)
@@ -81,7 +81,7 @@ extension PostgresBackend {
 
   package func removeUpload(player: Player, id: String) async throws -> Bool {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       let rows = try await connection.query(
         "DELETE FROM uploads WHERE id = \(id) AND player_id = \(player.id) RETURNING id", logger: logger)
       var removed = false
@@ -94,7 +94,7 @@ extension PostgresBackend {
   }
 
   package func expireUploads(before time: Int64) async throws {
-    try await client.withTransaction(logger: logger) { connection in
+    try await writeTransaction { connection in
       try await connection.query(
         "DELETE FROM upload_parts WHERE upload_id IN (SELECT id FROM uploads WHERE created_at < \(time))",
         logger: self.logger)

@@ -14,6 +14,12 @@ package final class PostgresBackend: SaveBackend {
   /// Files smaller than this are stored whole (``PieceRules/smallestDelta``; the simulation's
   /// small saves chain with 0). ``UploadRule`` reads it, in each server.
   package let smallestDelta: Int
+  /// True when a `statement_timeout` is set: a write's transaction then sets it to 0 before
+  /// `COMMIT` (``writeTransaction(_:)``). A `COMMIT` cancelled while it waits for the synchronous
+  /// standby is not undone: PostgreSQL keeps the commit locally, warns "might not have been
+  /// replicated" and answers success, so a timeout there would send a `201` for a save that a
+  /// failover can lose.
+  let resetsTimeoutBeforeCommit: Bool
   #if SimulationSeams
     /// The storage rules as the simulation varies them (``StorageSeams``); the rules elsewhere.
     let seams: StorageSeams
@@ -62,11 +68,16 @@ package final class PostgresBackend: SaveBackend {
       host: parts.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1", port: parts.port ?? 5432, username: user,
       password: parts.password, database: String(parts.path.drop { $0 == "/" }), tls: .disable)
     configuration.options.maximumConnections = connections
+    // A commit is acknowledged (and a `201` sent) only once it is durable where the database
+    // says it must be: with a synchronous standby (Patroni's `synchronous_mode`), on both. A
+    // database whose default is `local` or `off` does not weaken it for this server's writes.
+    configuration.options.additionalStartupParameters = [("synchronous_commit", "on")]
     if let statementTimeout {
       let milliseconds = max(
         1, statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000)
-      configuration.options.additionalStartupParameters = [("statement_timeout", "\(milliseconds)")]
+      configuration.options.additionalStartupParameters.append(("statement_timeout", "\(milliseconds)"))
     }
+    self.resetsTimeoutBeforeCommit = statementTimeout != nil
     client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     self.logger = logger
   }
@@ -91,6 +102,20 @@ package final class PostgresBackend: SaveBackend {
       {
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
+    }
+  }
+
+  /// A transaction that writes: `body`, then (with a `statement_timeout`) the timeout set to 0
+  /// for the `COMMIT` (``resetsTimeoutBeforeCommit`` says why). An upload's store function sets
+  /// it itself, saving the round trip.
+  func writeTransaction<Result: Sendable>(
+    _ body: (PostgresConnection) async throws -> Result
+  ) async throws -> Result {
+    let (logger, resets) = (self.logger, resetsTimeoutBeforeCommit)
+    return try await client.withTransaction(logger: logger) { connection in
+      let result = try await body(connection)
+      if resets { try await connection.query("SET LOCAL statement_timeout = 0", logger: logger) }
+      return result
     }
   }
 
@@ -145,8 +170,21 @@ package final class PostgresBackend: SaveBackend {
     // constraint, the connection lost at that moment) was answered `201` while nothing was
     // stored. The simulation on PostgreSQL found it, with its crash inside a commit.
     let rule = uploadRule(precondition, loser: loser, metadata: metadata, delta: delta, keep: keep, limits: limits)
-    return try await client.withTransaction(logger: logger) { connection in
-      try await Self.put(connection, rule, player: player, metadata: metadata, file: file, delta: delta, logger: logger)
+    // The database unavailable (a connection to a primary that died or was demoted, dropped by
+    // HAProxy): the transaction again on another connection, twice at most, before the API's
+    // `503`. Safe even when the first `COMMIT` did commit: the retry finds its own revision as
+    // the head, and the upload is answered with it (``UploadsController``).
+    var attempt = 0
+    while true {
+      do {
+        return try await client.withTransaction(logger: logger) { connection in
+          try await Self.put(
+            connection, rule, player: player, metadata: metadata, file: file, delta: delta, logger: logger)
+        }
+      } catch where attempt < 2 && DatabaseUnavailable.matches(error) {
+        attempt += 1
+        try await Task.sleep(for: .milliseconds(200 * attempt))
+      }
     }
   }
 
@@ -275,6 +313,9 @@ package final class PostgresBackend: SaveBackend {
         WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = u.revision;
         DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = ANY(p_pruned);
         \(ServerSchema.collectPieces("p_player", "p_slot", followsChains: followsChains));
+        -- COMMIT runs with no statement_timeout: cancelled while it waits for the synchronous
+        -- standby, it would stay committed here only, and be answered as a success.
+        PERFORM set_config('statement_timeout', '0', true);
         RETURN v_piece;
       END
       $$
@@ -394,7 +435,7 @@ package final class PostgresBackend: SaveBackend {
 
   package func discard(player: Player, slot: String, revision: Int64) async throws -> DiscardOutcome {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       try await Self.discard(
         connection, player: player, slot: slot, revision: revision, keptOnly: false, followsChains: followsChains,
         logger: logger)
@@ -436,7 +477,7 @@ package final class PostgresBackend: SaveBackend {
 
   package func delete(player: Player, slot: String, head expected: Int64) async throws -> DeleteOutcome {
     let logger = self.logger
-    return try await client.withTransaction(logger: logger) { connection in
+    return try await writeTransaction { connection in
       var head: Int64?
       let rows = try await connection.query(
         "SELECT head_revision FROM slots WHERE player_id = \(player.id) AND name = \(slot) FOR UPDATE", logger: logger)

@@ -429,9 +429,11 @@ final class SyncEngine: Sendable {
   func failed(_ error: CloudError, generation: Int?) -> CloudError {
     let waiting = load().queued.count
     switch error.kind {
-    case .offline, .server:
+    case .offline, .server, .unavailable:
+      // (A 503's message says "the server is unavailable": the event tells it from a network
+      // that is down, and from a conflict, which is never retried this way.)
       emit(.offline(message: error.message, waiting: waiting))
-      scheduleRetry()
+      scheduleRetry(notBefore: error.retryAfter)
     case .cancelled:
       emit(.uploadCancelled(generation: generation ?? 0))
     case .unauthorized:
@@ -453,14 +455,16 @@ final class SyncEngine: Sendable {
     return error
   }
 
-  /// Retries after the backoff: 0.5 s, 1 s, 2 s, … up to the longest wait.
-  func scheduleRetry() {
+  /// Retries after the backoff: 0.5 s, 1 s, 2 s, … up to the longest wait, and never sooner
+  /// than the server's `Retry-After` (`notBefore`), within the longest wait.
+  func scheduleRetry(notBefore: Duration? = nil) {
     let count = failures.withLock {
       $0 += 1
       return $0
     }
     let first = configuration.firstRetry
-    let delay = min(configuration.longestRetry, first * Int(pow(2, Double(min(count - 1, 20)))))
+    let backoff = first * Int(pow(2, Double(min(count - 1, 20))))
+    let delay = min(configuration.longestRetry, max(backoff, notBefore ?? .zero))
     let sleep = configuration.sleep
     let commands = self.commands
     retry.withLock { retry in

@@ -183,6 +183,12 @@ public struct CloudClient: Sendable {
         return CloudError(
           .conflict, message, head: (json["head"] as? [String: Any]).flatMap(RemoteRevision.init(json:)))
       case 400, 403, 409, 413, 428, 431: return CloudError(.refused, said.map { "HTTP \(status): \($0)" } ?? message)
+      case 503:
+        var error = CloudError(.unavailable, "the server is unavailable: \(said ?? "HTTP 503")")
+        // Retry-After in seconds (a date is allowed too; then the backoff alone decides).
+        error.retryAfter = header("Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+          .map { .seconds(min(max($0, 0), 3600)) }
+        return error
       default: return CloudError(.server, said.map { "HTTP \(status): \($0)" } ?? message)
       }
     }

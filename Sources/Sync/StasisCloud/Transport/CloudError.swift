@@ -26,8 +26,13 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let notFound = Kind(rawValue: "notFound")
     /// The server refused the file (`400`, `413`) or the request: retrying will not help.
     public static let refused = Kind(rawValue: "refused")
-    /// The server failed (`5xx`) or answered what the API never does.
+    /// The server failed (`5xx` other than `503`) or answered what the API never does.
     public static let server = Kind(rawValue: "server")
+    /// The server is there but cannot store now (`503`: its database is failing over, or it is
+    /// past its connections): nothing was stored, or the retry learns what was. Retried with
+    /// backoff, never sooner than ``CloudError/retryAfter``. Not a conflict: no other device
+    /// saved first.
+    public static let unavailable = Kind(rawValue: "unavailable")
     /// The request was cancelled (the background budget ran out).
     public static let cancelled = Kind(rawValue: "cancelled")
     /// The slot has no local save to sync (a sync asked of an empty slot): save first.
@@ -45,6 +50,8 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
   /// True when the request certainly never reached the server (the connection was refused,
   /// or there is no network): nothing it asked for can have happened there.
   public var neverSent = false
+  /// How long the server asked to be left alone (`Retry-After`), for ``Kind/unavailable``.
+  public var retryAfter: Duration?
   /// The transport's own error when the network failed (a `URLError` over HTTP, whose code
   /// says what: `.cannotConnectToHost`, `.timedOut`); nil for an answer the server gave.
   public var underlyingError: (any Error)?
@@ -61,6 +68,7 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
   /// Equal when every field is, and the wrapped errors are of one type and print alike.
   public static func == (a: CloudError, b: CloudError) -> Bool {
     a.kind == b.kind && a.message == b.message && a.head == b.head && a.neverSent == b.neverSent
+      && a.retryAfter == b.retryAfter
       && a.underlyingError.map { String(reflecting: $0) } == b.underlyingError.map { String(reflecting: $0) }
   }
 }
