@@ -127,6 +127,18 @@ struct CPUSample {
     return (user + system) / ticks
   }
 
+  /// The CPU a part used between `start` and `self`, in cores (CPU seconds per second of wall
+  /// time); nil when no time passed.
+  func cores(of part: String, since start: CPUSample) -> Double? {
+    let wall = (machineTotal - start.machineTotal) / Double(ProcessInfo.processInfo.activeProcessorCount)
+    guard wall > 0 else { return nil }
+    let used =
+      part == "postgres"
+      ? postgres.reduce(0) { $0 + $1.value - (start.postgres[$1.key] ?? 0) }
+      : (processes[part] ?? 0) - (start.processes[part] ?? 0)
+    return used / wall
+  }
+
   /// What each part used between `start` and `self`, in cores (CPU seconds per second), and what
   /// the rest of the machine used; "server 0.9, postgres 0.6, client 0.4, other 0.1 of 2".
   func cores(since start: CPUSample, parts: [String]) -> String {

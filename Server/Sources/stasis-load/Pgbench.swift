@@ -82,7 +82,8 @@ struct Pgbench {
       label: "pgbench, one bytea INSERT per transaction (-M \(mode), \(storage.lowercased()) storage)", perSecond: tps,
       megabytesPerSecond: tps * meanBytes / 1e6,
       p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), stale: "-", errors: failed,
-      cores: after.cores(since: before, parts: ["pgbench", "postgres"]))
+      cores: after.cores(since: before, parts: ["pgbench", "postgres"]),
+      postgresPerWrite: after.cores(of: "postgres", since: before).map { $0 / tps * 1000 })
   }
 }
 

@@ -130,11 +130,21 @@ struct StasisLoad: AsyncParsableCommand {
     print(Row.header)
     for row in rows { print(row.markdown) }
     if postgres != nil, let server = rows.first(where: { $0.label.contains("PostgreSQL") }) {
-      print("\nPostgreSQL: p99 \(String(format: "%.1f", server.p99)) ms (target < 100 ms)")
-      for (mode, pgbench) in zip(pgbenchMode, rows.suffix(pgbenchMode.count)) {
+      print("\nPostgreSQL: p50 \(String(format: "%.1f", server.p50)) ms, p99 \(String(format: "%.1f", server.p99)) ms (target < 100 ms)")
+      if let serverCPU = server.serverPerWrite, let databaseCPU = server.postgresPerWrite {
         print(
+          "  CPU per acknowledged write: the server \(String(format: "%.2f", serverCPU)) ms, PostgreSQL "
+            + "\(String(format: "%.2f", databaseCPU)) ms: \(String(format: "%.2f", serverCPU / databaseCPU))× (target ≤ 0.5×)")
+      }
+      for (mode, pgbench) in zip(pgbenchMode, rows.suffix(pgbenchMode.count)) {
+        var line =
           "  \(String(format: "%.2f", server.perSecond / pgbench.perSecond))× pgbench -M \(mode)'s transactions/s "
-            + "(target ≥ 0.5×)")
+          + "(target ≥ 0.6× -M simple)"
+        if let upload = server.postgresPerWrite, let insert = pgbench.postgresPerWrite {
+          line +=
+            "; PostgreSQL's CPU per upload \(String(format: "%.2f", upload / insert))× per pgbench insert (target ≤ 1.5×)"
+        }
+        print(line)
       }
     }
   }
@@ -279,9 +289,20 @@ struct StasisLoad: AsyncParsableCommand {
       label: label, perSecond: Double(sorted.count) / elapsed,
       megabytesPerSecond: Double(result.bytes) / elapsed / 1e6, p50: percentile(sorted, 0.5),
       p99: percentile(sorted, 0.99), stale: "\(result.stale)/\(result.staleExpected)", errors: result.errors,
-      cores: samples.count == 2 ? samples[1].cores(since: samples[0], parts: ["server", "client", "postgres"]) : "-")
+      cores: samples.count == 2 ? samples[1].cores(since: samples[0], parts: ["server", "client", "postgres"]) : "-",
+      serverPerWrite: perWrite("server", samples, perSecond: Double(sorted.count) / elapsed),
+      postgresPerWrite: backend is PostgresBackend
+        ? perWrite("postgres", samples, perSecond: Double(sorted.count) / elapsed) : nil)
     print(row.markdown)
     return row
+  }
+
+  /// A part's CPU per acknowledged write, in milliseconds.
+  private func perWrite(_ part: String, _ samples: [CPUSample], perSecond: Double) -> Double? {
+    guard samples.count == 2, perSecond > 0, let cores = samples[1].cores(of: part, since: samples[0]) else {
+      return nil
+    }
+    return cores / perSecond * 1000
   }
 
   /// One exchange; the status and the `ETag`.
@@ -314,15 +335,21 @@ struct Row {
   var errors: Int
   /// Who used the CPU during the measurement, in cores.
   var cores: String
+  /// The server's CPU per acknowledged write, in milliseconds.
+  var serverPerWrite: Double? = nil
+  /// PostgreSQL's CPU (every `postgres` process) per acknowledged write, in milliseconds.
+  var postgresPerWrite: Double? = nil
 
   static let header =
-    "| what | writes/s | MB/s | p50 ms | p99 ms | 412 as expected | errors | CPU, in cores |\n"
-    + "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    "| what | writes/s | MB/s | p50 ms | p99 ms | 412 as expected | errors | server CPU ms/write | "
+    + "PostgreSQL CPU ms/write | CPU, in cores |\n"
+    + "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 
   var markdown: String {
     "| \(label) | \(String(format: "%.0f", perSecond)) | \(String(format: "%.1f", megabytesPerSecond)) | "
       + "\(p50.isNaN ? "-" : String(format: "%.1f", p50)) | \(p99.isNaN ? "-" : String(format: "%.1f", p99)) | "
-      + "\(stale) | \(errors) | \(cores) |"
+      + "\(stale) | \(errors) | \(serverPerWrite.map { String(format: "%.2f", $0) } ?? "-") | "
+      + "\(postgresPerWrite.map { String(format: "%.2f", $0) } ?? "-") | \(cores) |"
   }
 }
 

@@ -60,7 +60,16 @@ struct InMemoryServerTests {
       try playerCodec.document(for: PlayerState(), summary: SaveSummary(), createdAt: 1))
     let first = try await client.upload(slot: "autosave", bytes: bytes, base: nil)
     #expect(first.revision == 1)
-    await #expect(throws: CloudError.self) { _ = try await client.upload(slot: "autosave", bytes: bytes, base: nil) }
+    // The same bytes again are a retry, answered with revision 1; other bytes are stale.
+    #expect(try await client.upload(slot: "autosave", bytes: bytes, base: nil).revision == 1)
+    var other = PlayerState()
+    other.score.points = 1
+    let otherBytes = SaveFileFormat.encode(
+      try playerCodec.document(for: other, summary: SaveSummary(), createdAt: 1))
+    let stale = await #expect(throws: CloudError.self) {
+      _ = try await client.upload(slot: "autosave", bytes: otherBytes, base: nil)
+    }
+    #expect(stale?.kind == .conflict)
     let stranger = CloudClient(
       credentials: CloudCredentials(url: InMemoryCloudServer.url, token: "not-a-token"), transport: server)
     let refused = await #expect(throws: CloudError.self) {

@@ -83,13 +83,15 @@ struct UploadsController: Sendable {
     if let digest, digest != sha256 {
       throw APIError(.badRequest, "the file's SHA-256 is \(sha256); Repr-Digest says \(digest)")
     }
-    // The Stasis reader checks every checksum and decodes every section's tree before anything
-    // is stored; the metadata comes from the document it read, in the same pass.
-    let document: SaveDocument
-    do {
-      document = try SaveFileFormat.decode(bytes)
-    } catch {
-      throw APIError(.badRequest, error.description)
+    // The Stasis reader checks the header, every section's checksum and the trailer before
+    // anything is stored; the metadata is the header's. The sections' trees are not decoded:
+    // their checksums say they are the bytes the game wrote, and decoding them here only to
+    // learn the header's metadata was most of the server's CPU per write (issue 46). A game
+    // decodes what it downloads, and refuses a file it cannot read.
+    let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0) }
+    if let error = verification.error { throw APIError(.badRequest, error.description) }
+    guard let document = verification.header else {
+      throw APIError(.badRequest, "the upload is not a Stasis save file")
     }
     let summary = document.summary
     let device = summary.device.isEmpty ? (upload.device ?? "") : summary.device
@@ -104,7 +106,10 @@ struct UploadsController: Sendable {
       let (head, file) = try await storage.file(player: player, slot: slot, revision: baseRevision),
       let piece = head.piece
     {
-      // A whole file on a stored head: kept as its delta on the head, which it most resembles.
+      // A whole file of 64 KiB or more on a stored head: kept as its delta on the head, which it
+      // most resembles (storage follows change: DeltaTests). It costs a rebuild of the head and
+      // a diff, in this server's CPU; StasisCloud sends deltas, stored as they came, and files
+      // under 64 KiB are stored whole (PERFORMANCE.md, "More than one machine", measures it).
       stored = StoredDelta(basePiece: piece, bytes: SaveDelta.make(from: file, to: bytes))
     }
     let outcome = try await storage.put(
