@@ -43,7 +43,7 @@ as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else 
 say() { echo "cluster: $*" >&2; }
 
 install_missing() {
-  local packages=(postgresql-15 patroni etcd-server etcd-client haproxy socat curl) missing=()
+  local packages=(postgresql-15 patroni etcd-server etcd-client haproxy socat curl procps python3) missing=()
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done

@@ -38,7 +38,8 @@ private struct FailingOver: CloudTransport {
   func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
     CloudResponse(
       status: 503, headers: [("Retry-After", "\(retryAfter)")],
-      body: Array(#"{"error": "the database is unavailable (it may be failing over); nothing was stored: try again"}"#.utf8))
+      body: Array(
+        #"{"error": "the database is unavailable (it may be failing over); nothing was stored: try again"}"#.utf8))
   }
 }
 

@@ -104,14 +104,17 @@ struct CPUSample {
       busy = total - (fields.count > 4 ? (fields[3] + fields[4]) / ticks : 0)
     }
     var processes: [String: Double] = [:]
-    for (name, pid) in pids { processes[name] = processTime(pid, ticks) }
+    for (name, pid) in pids where pid != 0 { processes[name] = processTime(pid, ticks) }
     var postgres: [pid_t: Double] = [:]
     for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
       guard let pid = pid_t(entry),
-        let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
-        comm.hasPrefix("postgres")
+        let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
       else { continue }
-      postgres[pid] = processTime(pid, ticks)
+      if comm.hasPrefix("postgres") { postgres[pid] = processTime(pid, ticks) }
+      // A part named with pid 0: every process of that name (the servers of a cluster).
+      for (name, wanted) in pids where wanted == 0 && comm.hasPrefix("stasis-server") {
+        processes[name, default: 0] += processTime(pid, ticks)
+      }
     }
     return CPUSample(machineBusy: busy, machineTotal: total, processes: processes, postgres: postgres)
   }

@@ -218,7 +218,8 @@ struct Failover: AsyncParsableCommand {
       say(
         "failover time after \(fault) (the leader's death to the first 201 to a request sent after it), "
           + "\(times.count) of them: p50 \(String(format: "%.1f", percentile(times, 0.5))) s, "
-          + "p99 \(String(format: "%.1f", percentile(times, 0.99))) s, max \(String(format: "%.1f", times.last ?? 0)) s")
+          + "p99 \(String(format: "%.1f", percentile(times, 0.99))) s, max \(String(format: "%.1f", times.last ?? 0)) s"
+      )
     }
     if let report {
       let object: [String: Any] = [
@@ -435,12 +436,14 @@ struct Device: Sendable {
     while !history.stopped.load(ordering: .relaxed) && !Task.isCancelled {
       _ = engine.step(Input(right: true))
       let state = engine.snapshot()
-      guard let summary = try? state.summary(), let document = try? DemoSaveFormat.codec.document(
-        for: state, summary: summary, createdAt: 1_795_000_000_000)
+      guard let summary = try? state.summary(),
+        let document = try? DemoSaveFormat.codec.document(
+          for: state, summary: summary, createdAt: 1_795_000_000_000)
       else { return }
       let bytes = SaveFileFormat.encode(document)
       let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
       var unknown = false
+      var retries = 0
       while true {
         let sent = Date()
         let outcome = await upload(bytes, base: head)
@@ -460,6 +463,10 @@ struct Device: Sendable {
           if !unknown { history.unknown(.init(device: index, base: head, sha256: sha256)) }
           unknown = true
           if Task.isCancelled { return }  // the run failed: no storm of retries on its way out
+          retries += 1
+          // The run is over and the cluster has not answered for minutes: the checker's last
+          // read reports what became of this upload (stored once, or not at all).
+          if history.stopped.load(ordering: .relaxed) && retries > 300 { return }
           try? await Task.sleep(for: wait)
           continue
         }
@@ -479,7 +486,9 @@ struct Device: Sendable {
     var request = HTTPClientRequest(url: url)
     request.method = .PUT
     request.headers.add(name: "Authorization", value: "Bearer \(token)")
-    if let base { request.headers.add(name: "If-Match", value: "\"\(base)\"") } else {
+    if let base {
+      request.headers.add(name: "If-Match", value: "\"\(base)\"")
+    } else {
       request.headers.add(name: "If-None-Match", value: "*")
     }
     request.headers.add(name: "Content-Type", value: "application/vnd.stasis")

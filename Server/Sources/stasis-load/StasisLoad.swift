@@ -71,12 +71,22 @@ struct StasisLoad: AsyncParsableCommand {
   @Option(help: "The stasis-server to start (default: next to this executable).")
   var server: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Servers already running behind this URL (scripts/cluster.sh's front, with --postgres its database-url): "
+        + "none is started, and the server's CPU is every stasis-server process's.", valueName: "url"))
+  var front: String?
+
   func validate() throws {
     guard pgbenchMode.allSatisfy({ ["simple", "extended", "prepared"].contains($0) }) else {
       throw ValidationError("--pgbench-mode takes simple, extended or prepared")
     }
     guard ["EXTERNAL", "EXTENDED"].contains(pgbenchStorage) else {
       throw ValidationError("--pgbench-storage is EXTERNAL or EXTENDED")
+    }
+    if front != nil, postgres == nil || !skipSqlite {
+      throw ValidationError(
+        "--front needs --postgres (the cluster's database: scripts/cluster.sh database-url) and --skip-sqlite")
     }
     guard clients >= 1, seconds >= 3, warmup >= 0, largeEvery >= 1, staleEvery >= 2, serverConnections >= 1 else {
       throw ValidationError("--clients ≥ 1, --seconds ≥ 3, --warmup ≥ 0, --large-every ≥ 1, --stale-every ≥ 2")
@@ -113,7 +123,7 @@ struct StasisLoad: AsyncParsableCommand {
         defer { group.cancelAll() }
         try await backend.migrate()
         return try await measure(
-          label: "stasis-server, PostgreSQL",
+          label: front == nil ? "stasis-server, PostgreSQL" : "stasis-server ×3 behind HAProxy, PostgreSQL + standby",
           arguments: ["--postgres", postgres, "--connections", "\(serverConnections)"], backend: backend,
           small: small, large: large)
       }
@@ -130,16 +140,19 @@ struct StasisLoad: AsyncParsableCommand {
     print(Row.header)
     for row in rows { print(row.markdown) }
     if postgres != nil, let server = rows.first(where: { $0.label.contains("PostgreSQL") }) {
-      print("\nPostgreSQL: p50 \(String(format: "%.1f", server.p50)) ms, p99 \(String(format: "%.1f", server.p99)) ms (target < 100 ms)")
+      print(
+        "\nPostgreSQL: p50 \(String(format: "%.1f", server.p50)) ms, p99 \(String(format: "%.1f", server.p99)) ms (target < 100 ms)"
+      )
       if let serverCPU = server.serverPerWrite, let databaseCPU = server.postgresPerWrite {
         print(
           "  CPU per acknowledged write: the server \(String(format: "%.2f", serverCPU)) ms, PostgreSQL "
-            + "\(String(format: "%.2f", databaseCPU)) ms: \(String(format: "%.2f", serverCPU / databaseCPU))× (target ≤ 0.5×)")
+            + "\(String(format: "%.2f", databaseCPU)) ms: \(String(format: "%.2f", serverCPU / databaseCPU))× (target ≤ 0.5×)"
+        )
       }
       for (mode, pgbench) in zip(pgbenchMode, rows.suffix(pgbenchMode.count)) {
         var line =
           "  \(String(format: "%.2f", server.perSecond / pgbench.perSecond))× pgbench -M \(mode)'s transactions/s "
-          + "(target ≥ 0.6× -M simple)"
+          + (mode == "simple" ? "(target ≥ 0.6×)" : "(reported beside it)")
         if let upload = server.postgresPerWrite, let insert = pgbench.postgresPerWrite {
           line +=
             "; PostgreSQL's CPU per upload \(String(format: "%.2f", upload / insert))× per pgbench insert (target ≤ 1.5×)"
@@ -185,27 +198,36 @@ struct StasisLoad: AsyncParsableCommand {
       _ = try await backend.addPlayer(name: "load-\(run)-\(index)", tokenHash: BearerToken.hash(token), at: 0)
       tokens.append(token)
     }
-    let serverPath =
-      server
-      ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-        "stasis-server"
-      ).path
-    let process = try ChildProcess(serverPath, ["serve", "--port", "0"] + arguments, showErrors: false)
+    // The server: one started here, or the servers already behind `--front` (a cluster), whose
+    // CPU is every `stasis-server` process's on this machine.
+    var process: ChildProcess?
     defer {
-      process.signal(SIGTERM)
-      process.wait()
+      process?.signal(SIGTERM)
+      process?.wait()
     }
-    var line = Data()
-    while !line.contains(UInt8(ascii: "\n")) {
-      let chunk = process.output.availableData
-      if chunk.isEmpty { break }
-      line += chunk
+    let base: String
+    if let front {
+      base = "\(front)/v1/slots/slot"
+    } else {
+      let serverPath =
+        server
+        ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+          "stasis-server"
+        ).path
+      let started = try ChildProcess(serverPath, ["serve", "--port", "0"] + arguments, showErrors: false)
+      process = started
+      var line = Data()
+      while !line.contains(UInt8(ascii: "\n")) {
+        let chunk = started.output.availableData
+        if chunk.isEmpty { break }
+        line += chunk
+      }
+      let text = String(decoding: line, as: UTF8.self)
+      guard let range = text.range(of: #"listening on [^ ]+:[0-9]+"#, options: .regularExpression),
+        let port = Int(text[range].split(separator: ":").last ?? "")
+      else { throw ValidationError("stasis-server did not start: \(text)") }
+      base = "http://127.0.0.1:\(port)/v1/slots/slot"
     }
-    let text = String(decoding: line, as: UTF8.self)
-    guard let range = text.range(of: #"listening on [^ ]+:[0-9]+"#, options: .regularExpression),
-      let port = Int(text[range].split(separator: ":").last ?? "")
-    else { throw ValidationError("stasis-server did not start: \(text)") }
-    let base = "http://127.0.0.1:\(port)/v1/slots/slot"
     var configuration = HTTPClient.Configuration()
     configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clients)
     let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -215,8 +237,14 @@ struct StasisLoad: AsyncParsableCommand {
     let measured = start + .milliseconds(Int64(warmup * 1000))
     let deadline = measured + .milliseconds(Int64(seconds * 1000))
     let (largeEvery, staleEvery) = (self.largeEvery, self.staleEvery)
-    let bodies = (small: ByteBuffer(bytes: small), large: ByteBuffer(bytes: large))
-    let serverPID = process.pid
+    // Two of each, a step apart, taken in turn: a save never repeats the head's bytes, which
+    // the server would answer as a retry of the upload that stored them, not as a new write.
+    let library = LevelLibrary(folder: try assetsFolder())
+    let bodies = (
+      small: [ByteBuffer(bytes: small), ByteBuffer(bytes: try demoSave(library, level: 2, steps: 121))],
+      large: [ByteBuffer(bytes: large), ByteBuffer(bytes: try demoSave(library, level: 3, steps: 61))]
+    )
+    let serverPID = process?.pid ?? 0  // 0: every stasis-server process (CPUSample)
     await withTaskGroup(of: Void.self) { group in
       group.addTask {
         try? await Task.sleep(until: measured)
@@ -228,9 +256,11 @@ struct StasisLoad: AsyncParsableCommand {
         group.addTask {
           var random = PlayerRandom(seed: UInt64(index) + 1)
           var head: Int64?
+          var headFile: (large: Bool, variant: Int)?  // which bytes the head holds
           while ContinuousClock.now < deadline {
             let isLarge = random.next() % UInt64(largeEvery) == 0
-            let file = isLarge ? bodies.large : bodies.small
+            let variant = headFile.map { $0.large == isLarge ? 1 - $0.variant : 0 } ?? 0
+            let file = isLarge ? bodies.large[variant] : bodies.small[variant]
             var stale = random.next() % UInt64(staleEvery) == 0
             do {
               var headers: [(String, String)] = []
@@ -250,6 +280,7 @@ struct StasisLoad: AsyncParsableCommand {
               let counted = began >= measured && ended <= deadline
               if status == 201, let etag, let revision = Int64(etag.trimmingCharacters(in: ["\""])) {
                 head = revision
+                headFile = (isLarge, variant)
                 if counted {
                   results.state.withLock {
                     $0.latencies.append((ended - began) / .milliseconds(1))

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import PostgresNIO
-@testable import ServerTestSupport
 import StasisServer
 import Testing
+
+@testable import ServerTestSupport
 
 /// The server while its database moves (docs/RELIABILITY.md, "Failover"): a write that did not
 /// commit is answered `503` with `Retry-After`, never `201`; a connection that died is dropped
@@ -12,7 +13,9 @@ import Testing
 /// HAProxy, three nodes, faults under load) is `stasis-load failover`, which scripts/test.sh runs.
 @Suite("stasis-server: failover", .serialized)
 struct FailoverTests {
-  @Test("an upload sent again after its answer was lost gets the revision stored, not a second one", arguments: Backend.allCases)
+  @Test(
+    "an upload sent again after its answer was lost gets the revision stored, not a second one",
+    arguments: Backend.allCases)
   func retryOfAStoredUpload(backend: Backend) async throws {
     try await RouterServer.test(try Database(backend)) { server in
       let client = server.client(token: try await server.addPlayer().token)
@@ -73,7 +76,8 @@ struct FailoverTests {
             "SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity WHERE datname = '\(name)'",
           ], on: url)
         let stored = try await client.put("autosave", DemoSaves.small[1], ifMatch: 1)
-        #expect(stored.status == 201, "the pool's dead connections dropped and the transaction run again: \(stored.text)")
+        #expect(
+          stored.status == 201, "the pool's dead connections dropped and the transaction run again: \(stored.text)")
         #expect(stored.header("ETag") == "\"2\"")
       }
     } catch {

@@ -48,7 +48,7 @@ struct JSONErrorMiddleware: RouterMiddleware {
     } catch let error as any HTTPResponseError {
       // Another library's error with its own status: its status, our JSON.
       throw APIError(error.status, error.status.reasonPhrase)
-    } catch where DatabaseUnavailable.matches(error) {
+    } catch  where DatabaseUnavailable.matches(error) {
       // Nothing was acknowledged: the client tries again (a failover takes seconds).
       context.logger.warning("\(request.method) \(request.uri.path): the database is unavailable: \(error)")
       var unavailable = APIError(

@@ -181,7 +181,7 @@ package final class PostgresBackend: SaveBackend {
           try await Self.put(
             connection, rule, player: player, metadata: metadata, file: file, delta: delta, logger: logger)
         }
-      } catch where attempt < 2 && !Task.isCancelled && DatabaseUnavailable.isWorthAnotherConnection(error) {
+      } catch  where attempt < 2 && !Task.isCancelled && DatabaseUnavailable.isWorthAnotherConnection(error) {
         attempt += 1
         try await Task.sleep(for: .milliseconds(200 * attempt))
       }
