@@ -91,8 +91,11 @@ bootstrap:
     ttl: 30
     loop_wait: 10
     retry_timeout: 10
-    # Asynchronous (the negative control): a standby any distance behind may be promoted.
-    maximum_lag_on_failover: $([ "$synchronous" = true ] && echo 1048576 || echo 1099511627776)
+    # Any distance: in synchronous mode Patroni promotes only the synchronous standby, which has
+    # every acknowledged commit, but Patroni 3.0 would still refuse one more than this behind
+    # (the WAL of commits waiting for it); in asynchronous mode (the negative control) a standby
+    # any distance behind may be promoted.
+    maximum_lag_on_failover: 1099511627776
     synchronous_mode: $synchronous
     postgresql:
       use_pg_rewind: true
@@ -195,7 +198,7 @@ leader() {
   # The member Patroni's REST API names as the leader.
   local name
   for name in "${members[@]}"; do
-    if curl -sf "http://127.0.0.1:$(rest_port "$name")/primary" >/dev/null 2>&1; then
+    if curl -sf --max-time 2 "http://127.0.0.1:$(rest_port "$name")/primary" >/dev/null 2>&1; then
       echo "$name"
       return 0
     fi
@@ -221,7 +224,10 @@ postmaster_pid() { head -1 "$dir/$1/data/postmaster.pid" 2>/dev/null; }
 up() {
   local synchronous=true
   [ "${1:-}" = "--async" ] && synchronous=false
-  if [ -f "$dir/haproxy.pid" ]; then say "already up in $dir (scripts/cluster.sh down first)"; exit 1; fi
+  if [ -f "$dir/haproxy.pid" ] || pgrep -f -- "$dir/" >/dev/null; then
+    say "already up in $dir, or a run of it left processes behind: scripts/cluster.sh down first"
+    exit 1
+  fi
   install_missing
   if [ ! -x "$server" ]; then
     say "building stasis-server"
@@ -284,16 +290,19 @@ down() {
     local pid
     pid=$(postmaster_pid "$name" || true)
     [ -f "$dir/$name/patroni.pid" ] && kill -KILL "$(cat "$dir/$name/patroni.pid")" 2>/dev/null || true
-    [ -n "${pid:-}" ] && kill -CONT "$pid" 2>/dev/null && pkill -CONT -P "$pid" 2>/dev/null
-    [ -n "${pid:-}" ] && kill -QUIT "$pid" 2>/dev/null || true
+    if [ -n "${pid:-}" ]; then
+      pkill -CONT -P "$pid" 2>/dev/null || true  # a paused WAL receiver would hold the shutdown
+      kill -QUIT "$pid" 2>/dev/null || true
+    fi
   done
   kill_pidfile "$dir/etcd.pid"
-  # Every process of the cluster has its folder on its command line: none outlives `down`.
+  # The nodes went by their pid files; etcd, Patroni, PostgreSQL and HAProxy have the folder on
+  # their command lines: none outlives `down`.
   for _ in $(seq 1 50); do
-    pgrep -f -- "$dir" >/dev/null || break
+    pgrep -f -- "$dir/" >/dev/null || break
     sleep 0.1
   done
-  pkill -KILL -f -- "$dir" 2>/dev/null || true
+  pkill -KILL -f -- "$dir/" 2>/dev/null || true
   rm -rf "$dir"
   say "down"
 }
@@ -367,8 +376,9 @@ fault() {
       ;;
     drop-standby-stream)
       # The paused WAL receiver killed: what the primary had sent it and it had not read (the
-      # socket's buffers) is lost, as a cut link loses what is in flight. Its startup process
-      # starts another, which streams from the current leader.
+      # socket's buffers) is lost, as a cut link loses what is in flight. (A child killed makes
+      # the standby's postmaster restart its processes; it recovers to the WAL it had, then
+      # streams from the current leader.)
       [ -f "$dir/paused.pid" ] && kill -KILL "$(cat "$dir/paused.pid")" 2>/dev/null || true
       rm -f "$dir/paused.pid"
       ;;

@@ -143,6 +143,7 @@ struct Failover: AsyncParsableCommand {
       throw error
     }
     try? await http.shutdown()
+    violations += history.refusals.withLock { $0 }
     let conflicts = history.conflicts.withLock { $0 }
     if !conflicts.isEmpty {
       violations.append(
@@ -187,8 +188,9 @@ struct Failover: AsyncParsableCommand {
         violations += found.map { "after \(fault): \($0)" }
         // Writes stop at the fault (at the leader's death, for a failover) and resume at the
         // first 201 to a request sent after it.
-        let from = death ?? wall
-        let downtime = history.firstAcknowledgement(after: from).map { $0.timeIntervalSince(from) }
+        // From the kill's start to the first 201 to a request sent once the kill was done.
+        let from = death?.began ?? wall
+        let downtime = history.firstAcknowledgement(after: death?.ended ?? wall).map { $0.timeIntervalSince(from) }
         if let downtime, death != nil { measured.append((fault, downtime)) }
         say(
           "round \(round + 1): \(fault)\(detail.isEmpty ? "" : " (\(detail))"): settled in "
@@ -242,26 +244,28 @@ struct Failover: AsyncParsableCommand {
   /// (for a fault that kills it).
   private func apply(
     _ fault: String, node: Int, cluster: Cluster, history: History
-  ) async throws -> (String, Date?) {
+  ) async throws -> (String, (began: Date, ended: Date)?) {
     let hold = Duration.milliseconds(Int64(self.hold * 1000))
     switch fault {
     case "kill-leader-postgres":
-      let leader = try cluster.run("fault", "kill-leader-postgres").trimmed
       let death = Date()
+      let leader = try cluster.run("fault", "kill-leader-postgres").trimmed
+      let dead = Date()
       try await cluster.waitUntilHealthy(limit: settleLimit, history: history)
-      return ("the leader \(leader)'s PostgreSQL", death)
+      return ("the leader \(leader)'s PostgreSQL", (death, dead))
     case "lagging-failover":
       let standby = try cluster.run("fault", "pause-standby").trimmed
       try await Task.sleep(for: hold)
+      let death = Date()
       let leader = try cluster.run("fault", "kill-leader").trimmed
-      let death = Date()  // (a request sent before this may still have been answered by it)
+      let dead = Date()  // (a request sent before this may still have been answered by it)
       // The link to the standby is cut with the leader: the WAL in flight is lost, not resumed.
       _ = try cluster.run("fault", "drop-standby-stream")
       // A new leader, and a save acknowledged by it, before the old one comes back.
       try await cluster.waitForNewLeader(not: leader, limit: settleLimit, history: history)
       _ = try cluster.run("fault", "restart-member", leader)
       try await cluster.waitUntilHealthy(limit: settleLimit, history: history)
-      return ("\(standby)'s WAL receiver paused \(self.hold) s, then \(leader)'s host killed", death)
+      return ("\(standby)'s WAL receiver paused \(self.hold) s, then \(leader)'s host killed", (death, dead))
     case "kill-server":
       _ = try cluster.run("fault", "kill-server", "\(node)")
       try await Task.sleep(for: hold)
@@ -381,6 +385,11 @@ final class History: Sendable {
   /// The devices that met a `412` on their own slot, once per `412`.
   let conflicts = Mutex<[Int]>([])
 
+  /// Saves the server refused outright.
+  let refusals = Mutex<[String]>([])
+
+  func refusal(_ line: String) { refusals.withLock { $0.append(line) } }
+
   func acknowledgedCount() -> Int { state.withLock { $0.acknowledged.count } }
 
   /// When the first `201` arrived to a request sent after `date`.
@@ -459,6 +468,10 @@ struct Device: Sendable {
           // recognised. The device goes on from the server's head, as a game would after merging.
           history.conflict(device: index)
           head = serverHead
+        case .refused(let status, let message):
+          // The server refused a good save: a violation of its own, and this device stops.
+          history.refusal("device \(index): a save refused with HTTP \(status): \(message.prefix(200))")
+          return
         case .unknown(let wait):
           if !unknown { history.unknown(.init(device: index, base: head, sha256: sha256)) }
           unknown = true
@@ -477,6 +490,8 @@ struct Device: Sendable {
 
   enum Outcome {
     case acknowledged(Int64)
+    /// A definite refusal (`400`, `401`, `403`, `413`): the status and the server's message.
+    case refused(Int, String)
     /// `412`: the server's head (nil: no slot).
     case conflict(Int64?)
     case unknown(retryAfter: Duration)
@@ -507,6 +522,9 @@ struct Device: Sendable {
         return .conflict(head?.int64Value)
       }
       if response.status == .notFound { return .conflict(nil) }  // the slot itself was lost
+      if [400, 401, 403, 413].contains(response.status.code) {
+        return .refused(Int(response.status.code), String(buffer: body))
+      }
       let wait = response.headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
       return .unknown(retryAfter: min(wait ?? .milliseconds(200), .seconds(2)))
     } catch {

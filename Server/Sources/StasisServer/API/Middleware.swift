@@ -49,10 +49,13 @@ struct JSONErrorMiddleware: RouterMiddleware {
       // Another library's error with its own status: its status, our JSON.
       throw APIError(error.status, error.status.reasonPhrase)
     } catch  where DatabaseUnavailable.matches(error) {
-      // Nothing was acknowledged: the client tries again (a failover takes seconds).
+      // Nothing was acknowledged (a COMMIT whose answer was lost may have happened: an upload's
+      // retry learns it): the client tries again (a failover takes seconds).
       context.logger.warning("\(request.method) \(request.uri.path): the database is unavailable: \(error)")
       var unavailable = APIError(
-        .serviceUnavailable, "the database is unavailable (it may be failing over); nothing was stored: try again")
+        .serviceUnavailable,
+        "the database is unavailable (it may be failing over): try again; an upload sent again is answered "
+          + "with its revision if it was stored")
       unavailable.headers[.retryAfter] = String(DatabaseUnavailable.retryAfter)
       throw unavailable
     } catch {

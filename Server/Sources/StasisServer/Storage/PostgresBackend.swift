@@ -189,7 +189,7 @@ package final class PostgresBackend: SaveBackend {
   }
 
   /// An upload on `connection` (in the caller's transaction, when it has one): what it finds,
-  /// read by `stasis_upload_find_v1` under the player's and the slot's locks; ``UploadRule``'s
+  /// read by `stasis_upload_find_v2` under the player's and the slot's locks; ``UploadRule``'s
   /// decision; and the decision written by `stasis_upload_store_v1`. Two round trips.
   static func put(
     _ connection: PostgresConnection, _ rule: UploadRule, player: Player, metadata: RevisionMetadata, file: [UInt8],
@@ -200,7 +200,7 @@ package final class PostgresBackend: SaveBackend {
       deltaBase: delta?.basePiece)
     var found: UploadRule.Found?
     for try await row in try await connection.execute(find, logger: logger) { found = row }
-    guard let found else { throw PlayerError("stasis_upload_find_v1 returned no row") }
+    guard let found else { throw PlayerError("stasis_upload_find_v2 returned no row") }
     let decision = rule.decide(found)
     if let refusal = rule.refusal(decision) { return refusal }
     switch decision {
@@ -234,7 +234,7 @@ package final class PostgresBackend: SaveBackend {
   /// The two functions an upload calls (``put(_:_:player:metadata:file:delta:logger:)``),
   /// which hold no rule: ``UploadRule`` decides between them, in Swift, as it does for SQLite.
   ///
-  /// `stasis_upload_find_v1` locks the player's row (one upload per player at a time, so the
+  /// `stasis_upload_find_v2` locks the player's row (one upload per player at a time, so the
   /// limits hold exactly), makes the slot's row for a new slot, then locks it (of two uploads on
   /// the same base exactly one commits: the second waits for the lock, then reads the new head),
   /// and reads what the upload finds: the slot's next revision and head, whether the loser is
@@ -248,41 +248,8 @@ package final class PostgresBackend: SaveBackend {
   /// the simulation's build sets), and returns the new piece.
   static func uploadFunctions(followsChains: Bool = true) -> [String] {
     [
-      """
-      CREATE OR REPLACE FUNCTION stasis_upload_find_v1(
-        p_player BIGINT, p_slot TEXT, p_create BOOLEAN, p_loser BIGINT, p_delta_base BIGINT,
-        OUT o_next BIGINT, OUT o_head BIGINT, OUT o_loser_exists BOOLEAN, OUT o_slots BIGINT, OUT o_bytes BIGINT,
-        OUT o_depth BIGINT, OUT o_chain BIGINT, OUT o_revisions BIGINT[], OUT o_parents BIGINT[],
-        OUT o_lost BOOLEAN[])
-      LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
-        IF p_create THEN
-          INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
-          ON CONFLICT DO NOTHING;
-        END IF;
-        SELECT s.next_revision, s.head_revision INTO o_next, o_head FROM slots s
-        WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
-        o_next := COALESCE(o_next, 1);
-        o_loser_exists := p_loser IS NOT NULL AND EXISTS (
-          SELECT 1 FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser);
-        o_slots := 0;
-        IF o_head IS NULL THEN
-          SELECT COUNT(*) INTO o_slots FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
-        END IF;
-        SELECT COALESCE(SUM(r.size), 0) INTO o_bytes FROM revisions r WHERE r.player_id = p_player;
-        IF p_delta_base IS NOT NULL THEN
-          SELECT p.depth, p.chain INTO o_depth, o_chain FROM pieces p
-          WHERE p.id = p_delta_base AND p.player_id = p_player AND p.slot = p_slot;
-        END IF;
-        SELECT COALESCE(array_agg(r.revision ORDER BY r.revision), '{}'),
-          COALESCE(array_agg(COALESCE(r.parent, 0) ORDER BY r.revision), '{}'),
-          COALESCE(array_agg(r.lost_to IS NOT NULL ORDER BY r.revision), '{}')
-        INTO o_revisions, o_parents, o_lost
-        FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot;
-      END
-      $$
-      """,
+      findFunction(version: 1),
+      findFunction(version: 2),
       """
       CREATE OR REPLACE FUNCTION stasis_upload_store_v1(
         p_player BIGINT, p_slot TEXT, p_revision BIGINT, p_base BIGINT, p_parent BIGINT, p_size BIGINT,
@@ -313,14 +280,58 @@ package final class PostgresBackend: SaveBackend {
         WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = u.revision;
         DELETE FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = ANY(p_pruned);
         \(ServerSchema.collectPieces("p_player", "p_slot", followsChains: followsChains));
-        -- COMMIT runs with no statement_timeout: cancelled while it waits for the synchronous
-        -- standby, it would stay committed here only, and be answered as a success.
-        PERFORM set_config('statement_timeout', '0', true);
         RETURN v_piece;
       END
       $$
       """,
     ]
+  }
+
+  /// `stasis_upload_find_v1`, and `_v2`, which ends by setting `statement_timeout` to 0 for the
+  /// rest of the upload's transaction (its locks are taken: a wait for them is still cancelled at
+  /// the timeout). The rest is bounded work, and its `COMMIT` must not be cancelled while it waits
+  /// for the synchronous standby: PostgreSQL keeps such a commit locally and answers success, a
+  /// `201` (or a retry's `201`, on the stale path) that a failover could lose. `_v1` stays as it
+  /// was, for a server of the version before during a rolling upgrade; the next version drops it.
+  static func findFunction(version: Int) -> String {
+    let reset =
+      version >= 2
+      ? "\n        PERFORM set_config('statement_timeout', '0', true);" : ""
+    return """
+      CREATE OR REPLACE FUNCTION stasis_upload_find_v\(version)(
+        p_player BIGINT, p_slot TEXT, p_create BOOLEAN, p_loser BIGINT, p_delta_base BIGINT,
+        OUT o_next BIGINT, OUT o_head BIGINT, OUT o_loser_exists BOOLEAN, OUT o_slots BIGINT, OUT o_bytes BIGINT,
+        OUT o_depth BIGINT, OUT o_chain BIGINT, OUT o_revisions BIGINT[], OUT o_parents BIGINT[],
+        OUT o_lost BOOLEAN[])
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM 1 FROM players WHERE id = p_player FOR UPDATE;
+        IF p_create THEN
+          INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (p_player, p_slot, 1, NULL)
+          ON CONFLICT DO NOTHING;
+        END IF;
+        SELECT s.next_revision, s.head_revision INTO o_next, o_head FROM slots s
+        WHERE s.player_id = p_player AND s.name = p_slot FOR UPDATE;
+        o_next := COALESCE(o_next, 1);
+        o_loser_exists := p_loser IS NOT NULL AND EXISTS (
+          SELECT 1 FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot AND r.revision = p_loser);
+        o_slots := 0;
+        IF o_head IS NULL THEN
+          SELECT COUNT(*) INTO o_slots FROM slots s WHERE s.player_id = p_player AND s.head_revision IS NOT NULL;
+        END IF;
+        SELECT COALESCE(SUM(r.size), 0) INTO o_bytes FROM revisions r WHERE r.player_id = p_player;
+        IF p_delta_base IS NOT NULL THEN
+          SELECT p.depth, p.chain INTO o_depth, o_chain FROM pieces p
+          WHERE p.id = p_delta_base AND p.player_id = p_player AND p.slot = p_slot;
+        END IF;
+        SELECT COALESCE(array_agg(r.revision ORDER BY r.revision), '{}'),
+          COALESCE(array_agg(COALESCE(r.parent, 0) ORDER BY r.revision), '{}'),
+          COALESCE(array_agg(r.lost_to IS NOT NULL ORDER BY r.revision), '{}')
+        INTO o_revisions, o_parents, o_lost
+        FROM revisions r WHERE r.player_id = p_player AND r.slot = p_slot;\(reset)
+      END
+      $$
+      """
   }
 
   /// The first upload function, whose pruning deleted conflict losers: dropped at migration.

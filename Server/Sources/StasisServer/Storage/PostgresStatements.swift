@@ -49,7 +49,7 @@ struct HeadStatement: PostgresPreparedStatement {
 /// upload finds, for ``UploadRule``.
 struct UploadFindStatement: PostgresPreparedStatement {
   static let name = "stasis_upload_find_call_v1"
-  static let sql = "SELECT * FROM stasis_upload_find_v1($1, $2, $3, $4, $5)"
+  static let sql = "SELECT * FROM stasis_upload_find_v2($1, $2, $3, $4, $5)"
   static let bindingDataTypes: [PostgresDataType] = [.int8, .text, .bool, .int8, .int8]
 
   var player: Int64
@@ -73,7 +73,7 @@ struct UploadFindStatement: PostgresPreparedStatement {
     let (next, head, loserExists, slots, bytes, depth, chain, revisions, parents, lost) = try row.decode(
       (Int64, Int64?, Bool, Int64, Int64, Int64?, Int64?, [Int64], [Int64], [Bool]).self)
     guard revisions.count == parents.count, revisions.count == lost.count else {
-      throw StorageError("stasis_upload_find_v1 returned lists of different lengths")
+      throw StorageError("stasis_upload_find_v2 returned lists of different lengths")
     }
     return UploadRule.Found(
       head: head, next: next, loserExists: loserExists, slotsInUse: slots, bytesInUse: bytes,
