@@ -87,3 +87,12 @@ func summarizingMerges() -> CloudSyncConfiguration {
     })
   return configuration
 }
+
+/// A server whose database fails over answers 503: `unavailable`, retried (CloudSaves.md).
+func failingOver(sync: CloudSync) async {
+  let report = await sync.synchronize()
+  if let error = report.error, error.kind == .unavailable {
+    // The server is there but cannot store now; the upload is queued and retried.
+    print("cloud busy, retrying in \(error.retryAfter ?? .seconds(1))")
+  }
+}
