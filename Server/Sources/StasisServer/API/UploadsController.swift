@@ -86,8 +86,9 @@ struct UploadsController: Sendable {
     // The Stasis reader checks the header, every section's checksum and the trailer before
     // anything is stored; the metadata is the header's. The sections' trees are not decoded:
     // their checksums say they are the bytes the game wrote, and decoding them here only to
-    // learn the header's metadata was most of the server's CPU per write (issue 46). A game
-    // decodes what it downloads, and refuses a file it cannot read.
+    // learn the header's metadata was repeated work (issue 46; measured, it moved the server's
+    // CPU per write little: PERFORMANCE.md). A game decodes what it downloads, and refuses a
+    // file it cannot read.
     let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0) }
     if let error = verification.error { throw APIError(.badRequest, error.description) }
     guard let document = verification.header else {
