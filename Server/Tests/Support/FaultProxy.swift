@@ -59,6 +59,8 @@ final class FaultProxy: Sendable {
     }
   }
 
+  // The accept loop's thread still holds `listener`: shut down, it returns, and the descriptor
+  // is left open rather than closed under that thread (a reused number would be another socket).
   deinit { shutdown(listener, Int32(SHUT_RDWR)) }
 
   var url: String { "http://127.0.0.1:\(port)" }
@@ -109,6 +111,19 @@ final class FaultProxy: Sendable {
       shutdown(client, Int32(SHUT_RDWR))
       shutdown(server, Int32(SHUT_RDWR))
     }
+    // The two pumps share both descriptors: the last one to finish closes them. A descriptor
+    // closed while the other pump still used it could be reused by any socket of the test
+    // process, and that pump's `shutdown` would then cut another test's connection.
+    let pumpsLeft = Mutex(2)
+    let finish: @Sendable () -> Void = {
+      let last = pumpsLeft.withLock { left in
+        left -= 1
+        return left == 0
+      }
+      guard last else { return }
+      close(client)
+      close(server)
+    }
     // The request in flight on this connection (requests follow each other: keep-alive).
     let upload = Mutex<(isUpload: Bool, bodyLength: Int, sent: Int, inBody: Bool)>((false, 0, 0, false))
     Thread.detachNewThread { [self] in
@@ -125,6 +140,7 @@ final class FaultProxy: Sendable {
         if !sendAll(client, buffer, count) { break }
       }
       shutdown(client, Int32(SHUT_RDWR))
+      finish()
     }
     // Client to server: find each request's headers, then hold an upload or cut it midway.
     var buffer = [UInt8](repeating: 0, count: 65536)
@@ -177,7 +193,7 @@ final class FaultProxy: Sendable {
           }
           if drop {
             cut()
-            close(client)
+            finish()
             return
           }
         case .cutUploadMidway(let fraction, let action)
@@ -188,7 +204,7 @@ final class FaultProxy: Sendable {
           _ = sendAll(server, buffer, forward)
           action()
           cut()
-          close(client)
+          finish()
           return
         default: break
         }
@@ -196,6 +212,7 @@ final class FaultProxy: Sendable {
       if !sendAll(server, buffer, forward) { break }
     }
     shutdown(server, Int32(SHUT_WR))
+    finish()
   }
 
   private func sendAll(_ descriptor: Int32, _ buffer: [UInt8], _ count: Int) -> Bool {
