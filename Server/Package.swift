@@ -187,6 +187,7 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "GRDB", package: "GRDB.swift"),
       ]
     ),
     // Cloud sync and the `stasis cloud` CLI against a real server: offline, conflicts, lost

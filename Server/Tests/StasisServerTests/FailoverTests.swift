@@ -43,23 +43,20 @@ struct FailoverTests {
 
   @Test("a primary that became read-only (a demoted primary): 503 with Retry-After, nothing stored; back, 201")
   func readOnlyDatabase() async throws {
-    let url = try #require(Backend.postgresURL, "STASIS_TEST_POSTGRES_URL is not set: run scripts/test.sh")
-    let name = "stasis_failover_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-    try await admin(["CREATE DATABASE \(name)"], on: url)
-    var parts = try #require(URLComponents(string: url))
-    parts.path = "/" + name
-    let own = try #require(parts.string)
-    do {
+    try await withOwnPostgresDatabase("stasis_failover") { own in
+      let name = try #require(URLComponents(string: own)?.path.dropFirst()).description
+      // Run from the shared database: terminating the own database's sessions ends them all.
+      let main = try #require(Backend.postgresURL)
       try await RouterServer.test(try Database(postgresURL: own)) { server in
         let client = server.client(token: try await server.addPlayer().token)
         #expect(try await client.put("autosave", DemoSaves.small[0], create: true).status == 201)
         // Every new connection read-only, and the server's connections cut: what a failover
         // does to a server whose proxy still sends it to the old primary.
-        try await admin(
+        try await postgresAdmin(
           [
             "ALTER DATABASE \(name) SET default_transaction_read_only = on",
             "SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity WHERE datname = '\(name)'",
-          ], on: url)
+          ], on: main)
         let refused = try await client.put("autosave", DemoSaves.small[1], ifMatch: 1)
         #expect(refused.status == 503, "\(refused.status): \(refused.text)")
         #expect(refused.header("Retry-After") == "1")
@@ -75,33 +72,15 @@ struct FailoverTests {
         #expect(head.status == 200)
         #expect(head.header("ETag") == "\"1\"")
         // The primary back: connections cut again (the pool's are read-only), the same upload.
-        try await admin(
+        try await postgresAdmin(
           [
             "ALTER DATABASE \(name) RESET default_transaction_read_only",
             "SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity WHERE datname = '\(name)'",
-          ], on: url)
+          ], on: main)
         let stored = try await client.put("autosave", DemoSaves.small[1], ifMatch: 1)
         #expect(
           stored.status == 201, "the pool's dead connections dropped and the transaction run again: \(stored.text)")
         #expect(stored.header("ETag") == "\"2\"")
-      }
-    } catch {
-      try? await admin(["DROP DATABASE IF EXISTS \(name) WITH (FORCE)"], on: url)
-      throw error
-    }
-    try await admin(["DROP DATABASE IF EXISTS \(name) WITH (FORCE)"], on: url)
-  }
-
-  /// Runs `statements` on the database `url` names, on a connection of its own.
-  private func admin(_ statements: [String], on url: String) async throws {
-    var logger = Logger(label: "failover-tests")
-    logger.logLevel = .critical
-    let backend = try PostgresBackend(url: url, connections: 1, logger: logger)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-      group.addTask { await backend.run() }
-      defer { group.cancelAll() }
-      for statement in statements {
-        for try await _ in try await backend.client.query(PostgresQuery(unsafeSQL: statement), logger: logger) {}
       }
     }
   }

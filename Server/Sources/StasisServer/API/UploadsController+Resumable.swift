@@ -72,6 +72,12 @@ extension UploadsController {
     let created = try await storage.createUpload(
       player: player, slot: slot, id: id, at: now, length: length, headers: headers.json, deltaRevision: deltaBase)
     if created == .baseGone {
+      // Pruned since the check above: the head moved on (another server stored two revisions
+      // in between), so the upload is stale, and a 412 tells the client to fetch the head.
+      let current = try await storage.head(player: player, slot: slot)
+      if case .head = precondition, current?.revision != precondition.expected {
+        throw staleError(head: current, precondition: precondition, slot: slot)
+      }
       throw APIError(
         .conflict,
         "the delta is made against revision \(deltaBase ?? 0) of slot '\(slot)', which the server no longer keeps: "

@@ -48,11 +48,12 @@ extension ServerSchema {
 
   /// Stores a bundle unless the player has one with the same SHA-256 (`p(1)` the player,
   /// `p(2)` created_at, `p(3)` game, `p(4)` build, `p(5)` tick, `p(6)` summary, `p(7)` length,
-  /// `p(8)` sha256, `p(9)` bytes); returns the new row's id, or no row.
-  static func bundleInsert(_ p: (Int) -> String) -> String {
+  /// `p(8)` sha256, `p(9)` bytes, and with `withID` `p(10)` the row's id, which PostgreSQL's
+  /// sequence gives otherwise); returns the new row's id, or no row.
+  static func bundleInsert(withID: Bool = false, _ p: (Int) -> String) -> String {
     """
-    INSERT INTO desync_bundles (player_id, created_at, game, build, tick, summary, length, sha256, bytes)
-    VALUES (\((1...9).map(p).joined(separator: ", ")))
+    INSERT INTO desync_bundles (player_id, created_at, game, build, tick, summary, length, sha256, bytes\(withID ? ", id" : ""))
+    VALUES (\((1...(withID ? 10 : 9)).map(p).joined(separator: ", ")))
     ON CONFLICT (player_id, sha256) DO NOTHING RETURNING id
     """
   }

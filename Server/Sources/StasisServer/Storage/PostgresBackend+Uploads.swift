@@ -62,10 +62,14 @@ extension PostgresBackend {
       guard Int64(bytes.count) <= length - received else { return .tooLong(length: length) }
       guard !bytes.isEmpty else { return .appended(received: received) }
       try await connection.query(
-        "INSERT INTO upload_parts (upload_id, position, data) VALUES (\(id), \(offset), \(Data(bytes)))",
+        """
+        INSERT INTO upload_parts (player_id, upload_id, position, data)
+        VALUES (\(player.id), \(id), \(offset), \(Data(bytes)))
+        """,
         logger: logger)
       let now = received + Int64(bytes.count)
-      try await connection.query("UPDATE uploads SET received = \(now) WHERE id = \(id)", logger: logger)
+      try await connection.query(
+        "UPDATE uploads SET received = \(now) WHERE player_id = \(player.id) AND id = \(id)", logger: logger)
       return .appended(received: now)
     }
   }
@@ -73,7 +77,8 @@ extension PostgresBackend {
   package func uploadBody(player: Player, id: String) async throws -> [UInt8]? {
     guard try await upload(player: player, id: id) != nil else { return nil }
     let rows = try await client.query(
-      "SELECT data FROM upload_parts WHERE upload_id = \(id) ORDER BY position", logger: logger)
+      "SELECT data FROM upload_parts WHERE player_id = \(player.id) AND upload_id = \(id) ORDER BY position",
+      logger: logger)
     var body: [UInt8] = []
     for try await data in rows.decode(Data.self) { body.append(contentsOf: data) }
     return body
@@ -87,7 +92,8 @@ extension PostgresBackend {
       var removed = false
       for try await _ in rows.decode(String.self) { removed = true }
       if removed {
-        try await connection.query("DELETE FROM upload_parts WHERE upload_id = \(id)", logger: logger)
+        try await connection.query(
+          "DELETE FROM upload_parts WHERE player_id = \(player.id) AND upload_id = \(id)", logger: logger)
       }
       return removed
     }
@@ -96,7 +102,10 @@ extension PostgresBackend {
   package func expireUploads(before time: Int64) async throws {
     try await writeTransaction { connection in
       try await connection.query(
-        "DELETE FROM upload_parts WHERE upload_id IN (SELECT id FROM uploads WHERE created_at < \(time))",
+        """
+        DELETE FROM upload_parts WHERE (player_id, upload_id) IN (
+          SELECT player_id, id FROM uploads WHERE created_at < \(time))
+        """,
         logger: self.logger)
       try await connection.query("DELETE FROM uploads WHERE created_at < \(time)", logger: self.logger)
     }

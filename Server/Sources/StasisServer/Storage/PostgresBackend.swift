@@ -96,7 +96,7 @@ package final class PostgresBackend: SaveBackend {
       // same tables and locks (docs/SERVER.md, "Upgrading"); the next version drops it.
       for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings
         + ServerSchema.postgresBundles
-        + ServerSchema.postgresReplays + [
+        + ServerSchema.postgresReplays + ServerSchema.postgresSharding + [
           Self.dropPutFunctionV1
         ] + Self.uploadFunctions(followsChains: followsChains) + Self.dropPutFunctionsBeforePieces
       {

@@ -50,11 +50,12 @@ extension ServerSchema {
 
   /// Stores a replay, or replaces the player's replay of that name (`p(1)` the player, `p(2)`
   /// name, `p(3)` updated_at, `p(4)` game, `p(5)` build, `p(6)` start_tick, `p(7)` ticks,
-  /// `p(8)` length, `p(9)` sha256, `p(10)` bytes).
-  static func replayUpsert(_ p: (Int) -> String) -> String {
+  /// `p(8)` length, `p(9)` sha256, `p(10)` bytes, and with `withID` `p(11)` a new row's id,
+  /// which PostgreSQL's sequence gives otherwise).
+  static func replayUpsert(withID: Bool = false, _ p: (Int) -> String) -> String {
     """
-    INSERT INTO replays (player_id, name, updated_at, game, build, start_tick, ticks, length, sha256, bytes)
-    VALUES (\((1...10).map(p).joined(separator: ", ")))
+    INSERT INTO replays (player_id, name, updated_at, game, build, start_tick, ticks, length, sha256, bytes\(withID ? ", id" : ""))
+    VALUES (\((1...(withID ? 11 : 10)).map(p).joined(separator: ", ")))
     ON CONFLICT (player_id, name) DO UPDATE SET
       updated_at = excluded.updated_at, game = excluded.game, build = excluded.build,
       start_tick = excluded.start_tick, ticks = excluded.ticks, length = excluded.length,

@@ -7,10 +7,10 @@ extension SQLiteBackend {
     let sha256 = draft.sha256
     return try await pool.write { db in
       let inserted = try Int64.fetchOne(
-        db, sql: ServerSchema.bundleInsert { "?\($0)" },
+        db, sql: ServerSchema.bundleInsert(withID: true) { "?\($0)" },
         arguments: [
           player.id, draft.createdAt, draft.game, draft.build, draft.tick, draft.summary, draft.bytes.count,
-          Data(sha256), Data(draft.bytes),
+          Data(sha256), Data(draft.bytes), try Self.nextID(db, "desync_bundles"),
         ])
       if inserted != nil {
         try db.execute(sql: ServerSchema.bundlePrune { "?\($0)" }, arguments: [player.id, max(1, keep)])

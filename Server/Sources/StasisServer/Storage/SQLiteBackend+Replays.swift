@@ -9,10 +9,10 @@ extension SQLiteBackend {
         try Row.fetchOne(
           db, sql: "SELECT 1 FROM replays WHERE player_id = ? AND name = ?", arguments: [player.id, draft.name]) != nil
       try db.execute(
-        sql: ServerSchema.replayUpsert { "?\($0)" },
+        sql: ServerSchema.replayUpsert(withID: true) { "?\($0)" },
         arguments: [
           player.id, draft.name, draft.updatedAt, draft.game, draft.build, draft.startTick, draft.ticks,
-          draft.bytes.count, Data(draft.sha256), Data(draft.bytes),
+          draft.bytes.count, Data(draft.sha256), Data(draft.bytes), try Self.nextID(db, "replays"),
         ])
       try db.execute(sql: ServerSchema.replayPrune { "?\($0)" }, arguments: [player.id, max(1, keep), draft.name])
       guard

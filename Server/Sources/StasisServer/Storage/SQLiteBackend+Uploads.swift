@@ -53,10 +53,11 @@ extension SQLiteBackend {
       guard Int64(bytes.count) <= length - received else { return .tooLong(length: length) }
       guard !bytes.isEmpty else { return .appended(received: received) }
       try db.execute(
-        sql: "INSERT INTO upload_parts (upload_id, position, data) VALUES (?, ?, ?)",
-        arguments: [id, offset, Data(bytes)])
+        sql: "INSERT INTO upload_parts (player_id, upload_id, position, data) VALUES (?, ?, ?, ?)",
+        arguments: [player.id, id, offset, Data(bytes)])
       try db.execute(
-        sql: "UPDATE uploads SET received = ? WHERE id = ?", arguments: [received + Int64(bytes.count), id])
+        sql: "UPDATE uploads SET received = ? WHERE player_id = ? AND id = ?",
+        arguments: [received + Int64(bytes.count), player.id, id])
       return .appended(received: received + Int64(bytes.count))
     }
   }
@@ -69,7 +70,8 @@ extension SQLiteBackend {
       else { return nil }
       var body: [UInt8] = []
       for data in try Data.fetchAll(
-        db, sql: "SELECT data FROM upload_parts WHERE upload_id = ? ORDER BY position", arguments: [id])
+        db, sql: "SELECT data FROM upload_parts WHERE player_id = ? AND upload_id = ? ORDER BY position",
+        arguments: [player.id, id])
       {
         body.append(contentsOf: data)
       }
@@ -81,7 +83,8 @@ extension SQLiteBackend {
     try await pool.write { db in
       try db.execute(sql: "DELETE FROM uploads WHERE id = ? AND player_id = ?", arguments: [id, player.id])
       guard db.changesCount > 0 else { return false }
-      try db.execute(sql: "DELETE FROM upload_parts WHERE upload_id = ?", arguments: [id])
+      try db.execute(
+        sql: "DELETE FROM upload_parts WHERE player_id = ? AND upload_id = ?", arguments: [player.id, id])
       return true
     }
   }
@@ -89,7 +92,10 @@ extension SQLiteBackend {
   package func expireUploads(before time: Int64) async throws {
     try await pool.write { db in
       try db.execute(
-        sql: "DELETE FROM upload_parts WHERE upload_id IN (SELECT id FROM uploads WHERE created_at < ?)",
+        sql: """
+          DELETE FROM upload_parts WHERE (player_id, upload_id) IN (
+            SELECT player_id, id FROM uploads WHERE created_at < ?)
+          """,
         arguments: [time])
       try db.execute(sql: "DELETE FROM uploads WHERE created_at < ?", arguments: [time])
     }

@@ -67,6 +67,9 @@ package final class SQLiteBackend: SaveBackend {
     migrator.registerMigration("v8: replays") { db in
       try db.execute(sql: ServerSchema.sqliteReplays)
     }
+    migrator.registerMigration("v9: every key of a player's data includes the player") { db in
+      try db.execute(sql: ServerSchema.sqliteSharding)
+    }
     try migrator.migrate(pool)
   }
 
@@ -167,19 +170,21 @@ package final class SQLiteBackend: SaveBackend {
     }
     var stored = metadata
     stored.revision = store.revision
+    let piece = try Self.nextID(db, "pieces")
     if let on = store.deltaOn, let delta {
       try db.execute(
-        sql: "INSERT INTO pieces (player_id, slot, base, depth, chain, size, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        sql: "INSERT INTO pieces (id, player_id, slot, base, depth, chain, size, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         arguments: [
-          player.id, slot, delta.basePiece, on.depth + 1, on.chain + Int64(delta.bytes.count), file.count,
+          piece, player.id, slot, delta.basePiece, on.depth + 1, on.chain + Int64(delta.bytes.count), file.count,
           Data(delta.bytes),
         ])
     } else {
       try db.execute(
-        sql: "INSERT INTO pieces (player_id, slot, base, depth, chain, size, data) VALUES (?, ?, NULL, 0, 0, ?, ?)",
-        arguments: [player.id, slot, file.count, Data(file)])
+        sql:
+          "INSERT INTO pieces (id, player_id, slot, base, depth, chain, size, data) VALUES (?, ?, ?, NULL, 0, 0, ?, ?)",
+        arguments: [piece, player.id, slot, file.count, Data(file)])
     }
-    stored.piece = db.lastInsertedRowID
+    stored.piece = piece
     try db.execute(
       sql: """
         INSERT INTO slots (player_id, name, next_revision, head_revision) VALUES (?, ?, ?, ?)
@@ -365,6 +370,17 @@ package final class SQLiteBackend: SaveBackend {
   }
 
   // MARK: Pieces
+
+  /// The next id of `table` (one of ``ServerSchema/sequencedTables``): its key is
+  /// `(player_id, id)`, so the id is no rowid for `AUTOINCREMENT` to give. Never reused, as
+  /// `AUTOINCREMENT`'s were not; a transaction that rolls back gives its id back.
+  static func nextID(_ db: Database, _ table: String) throws -> Int64 {
+    guard
+      let id = try Int64.fetchOne(
+        db, sql: "UPDATE id_sequences SET last = last + 1 WHERE name = ? RETURNING last", arguments: [table])
+    else { throw StorageError("no id sequence for \(table)") }
+    return id
+  }
 
   /// The file a piece rebuilds, reading its chain in this transaction's snapshot.
   static func rebuild(_ db: Database, piece: Int64) throws -> [UInt8] {
