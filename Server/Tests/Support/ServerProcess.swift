@@ -298,22 +298,37 @@ struct Client: Sendable {
     request.method = method
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-    let response: HTTPClientResponse
-    do {
-      response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-    } catch let error as HTTPClientError where error == .remoteConnectionClosed && method == .GET {
-      // A pooled keep-alive connection the server (or an earlier test's server) closed just
-      // as it was reused: a GET is safe to send again, once.
-      response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-    } catch let error as HTTPParserError where error == .invalidEOFState && method == .GET {
-      // The same, seen as the parser's end of stream: a pooled connection to an earlier
-      // test's server, stopped, whose port a new server got (CI, 2026-11-25).
-      response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+    var attempts = 0
+    while true {
+      do {
+        let response = try await http.execute(request, timeout: .seconds(60))
+        let collected = try await response.body.collect(upTo: 64 << 20)
+        return Reply(
+          status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
+          body: [UInt8](buffer: collected))
+      } catch  where method == .GET && attempts < 2 && isStaleConnection(error) {
+        // A pooled keep-alive connection the server closed just as it was reused (or an
+        // earlier test's server, stopped, whose port a new server got: CI, 2026-11-25): a GET
+        // is safe to send again.
+        attempts += 1
+      }
     }
-    let collected = try await response.body.collect(upTo: 64 << 20)
-    return Reply(
-      status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
-      body: [UInt8](buffer: collected))
+  }
+
+  /// The tests' HTTP client: a connection idle for 5 s is closed, well before a server's
+  /// 30 s request deadline closes it from its side (a race a reused connection can lose).
+  private static let http: HTTPClient = {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool.idleTimeout = .seconds(5)
+    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+  }()
+
+  /// A connection that ended before its answer: closed by the server, or seen by the parser
+  /// as an early end of stream.
+  private static func isStaleConnection(_ error: any Error) -> Bool {
+    if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+    if let error = error as? HTTPParserError { return error == .invalidEOFState }
+    return false
   }
 
   func put(_ slot: String, _ file: [UInt8], ifMatch: Int64? = nil, create: Bool = false) async throws -> Reply {

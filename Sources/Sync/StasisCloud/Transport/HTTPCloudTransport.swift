@@ -23,11 +23,14 @@ public struct HTTPCloudTransport: CloudTransport {
   }
 
   /// The process's HTTP client for cloud saves: connections are not retried inside a request
-  /// (a server that refuses is reported at once, and the sync's own backoff retries), and a
-  /// connection gets 5 seconds.
+  /// (a server that refuses is reported at once, and the sync's own backoff retries), a
+  /// connection gets 5 seconds, and one idle for 20 seconds is closed: `stasis-server` closes
+  /// an idle connection after its 30-second request deadline, and a request sent on a
+  /// connection just as the server closes it fails for nothing.
   public static let sharedHTTPClient: HTTPClient = {
     var configuration = HTTPClient.Configuration()
     configuration.connectionPool.retryConnectionEstablishment = false
+    configuration.connectionPool.idleTimeout = .seconds(20)
     configuration.timeout.connect = .seconds(5)
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }()
