@@ -24,7 +24,9 @@
 #     heal                 undo every fault: members started, standby resumed, nodes started and healed
 #
 # The folder is $STASIS_CLUSTER_DIR (default /tmp/stasis-cluster); the server binary is
-# $STASIS_SERVER (default .build/debug/stasis-server, built when missing). Ports: etcd 23790,
+# $STASIS_SERVER (default .build/debug/stasis-server, built when missing). Patroni's timing is its
+# default (ttl 30 s, loop_wait 10 s) unless $STASIS_CLUSTER_TTL and $STASIS_CLUSTER_LOOP_WAIT say
+# otherwise (docs/SERVER.md: what a shorter ttl buys and costs). Ports: etcd 23790,
 # PostgreSQL 55432-55433 (Patroni's REST 18008-18009), the leader's front 55400, the nodes'
 # database fronts 55401-55403, the nodes 18081-18083, the servers' front 18080.
 set -euo pipefail
@@ -74,8 +76,9 @@ write_patroni_config() {
   local rest pg
   rest=$(rest_port "$name")
   pg=$(pg_port "$name")
-  # Patroni's defaults for the timing (ttl 30 s, loop_wait 10 s, retry_timeout 10 s): the failover
-  # time docs/RELIABILITY.md reports is the one a studio gets without tuning.
+  # Patroni's defaults for the timing (ttl 30 s, loop_wait 10 s, retry_timeout 10 s) unless the
+  # environment says otherwise: the failover time docs/RELIABILITY.md reports first is the one a
+  # studio gets without tuning. Patroni wants loop_wait + 2 × retry_timeout <= ttl.
   cat >"$dir/$name.yml" <<EOF
 scope: stasis
 name: $name
@@ -88,9 +91,9 @@ etcd3:
   hosts: 127.0.0.1:23790
 bootstrap:
   dcs:
-    ttl: 30
-    loop_wait: 10
-    retry_timeout: 10
+    ttl: ${STASIS_CLUSTER_TTL:-30}
+    loop_wait: ${STASIS_CLUSTER_LOOP_WAIT:-10}
+    retry_timeout: ${STASIS_CLUSTER_RETRY_TIMEOUT:-10}
     # Any distance: in synchronous mode Patroni promotes only the synchronous standby, which has
     # every acknowledged commit, but Patroni 3.0 would still refuse one more than this behind
     # (the WAL of commits waiting for it); in asynchronous mode (the negative control) a standby

@@ -6,7 +6,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
-import Stasis
+@_spi(Plumbing) import Stasis
 import StasisServer
 import Synchronization
 
@@ -450,7 +450,7 @@ struct Device: Sendable {
           for: state, summary: summary, createdAt: 1_795_000_000_000)
       else { return }
       let bytes = SaveFileFormat.encode(document)
-      let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+      let sha256 = hexEncoded(SHA256.hash(data: bytes))
       var unknown = false
       var retries = 0
       while true {
@@ -602,7 +602,7 @@ final class Checker: Sendable {
               found.append("LOST device \(device): revision \(entry.revision) is listed but cannot be read")
               continue
             }
-            let read = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            let read = hexEncoded(SHA256.hash(data: bytes))
             if read == entry.sha256 {
               self.verified.withLock { _ = $0.insert("\(device)/\(entry.revision)") }
             } else {
@@ -691,7 +691,7 @@ final class Checker: Sendable {
     let (status, body, headers) = try await get(token, "/v1/slots/save")
     guard status == 200, let tag = headers.first(name: "ETag"), let revision = Int64(tag.trimmingCharacters(in: ["\""]))
     else { return nil }
-    return (revision, SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined())
+    return (revision, hexEncoded(SHA256.hash(data: body)))
   }
 }
 
