@@ -32,10 +32,20 @@ struct ShardingSchemaTests {
         "slots", "revisions", "pieces", "uploads", "upload_parts", "settings", "desync_bundles", "replays",
       ]), "\(playerTables.sorted())")
     #expect(Self.studio.isSubset(of: Set(tables.keys)) && Self.directory.isSubset(of: Set(tables.keys)))
+    // The readers find what is known to be there (a reader that found nothing would pass the
+    // rules): keys, unique keys and foreign keys of each kind of table.
+    #expect(tables["pieces"]?.primaryKey == ["player_id", "id"])
+    #expect(tables["upload_parts"]?.primaryKey == ["player_id", "upload_id", "position"])
+    #expect(tables["upload_parts"]?.columns["player_id"] == true)
+    #expect(tables["revisions"]?.columns["progress"] == false, "a nullable column reads as nullable")
+    #expect(tables["desync_bundles"]?.uniques.contains(["player_id", "sha256"]) == true)
+    #expect(tables["players"]?.uniques.contains(["name"]) == true)
+    #expect(tables["slots"]?.foreignKeys.contains { $0.table == "players" && $0.columns == ["player_id"] } == true)
+    #expect(tables["staff_sessions"]?.foreignKeys.contains { $0.table == "staff" } == true)
     #expect(Self.violations(tables) == [], "on \(backend)")
   }
 
-  @Test("the rules catch what they should: a key without the player, a foreign key into a player's table")
+  @Test("the rules catch what they should: a key without the player, a foreign key across players or the studio")
   func rulesCanFail() throws {
     var tables: [String: TableShape] = [
       "players": TableShape(columns: ["id": true], primaryKey: ["id"]),
@@ -47,13 +57,21 @@ struct ShardingSchemaTests {
     ]
     tables["slots"] = TableShape(
       columns: ["player_id": true, "name": true], primaryKey: ["player_id", "name"], uniques: [["name"]],
-      foreignKeys: [.init(columns: ["name"], table: "pieces", referenced: ["id"])])
+      foreignKeys: [
+        .init(columns: ["name"], table: "pieces", referenced: ["id"]),
+        .init(columns: ["player_id"], table: "staff", referenced: ["id"]),
+      ])
+    tables["staff_sessions"] = TableShape(
+      columns: ["id": true], primaryKey: ["id"],
+      foreignKeys: [.init(columns: ["id"], table: "players", referenced: ["id"])])
     #expect(
       Self.violations(tables) == [
         "audit: a foreign key into pieces, a player's table",
         "pieces: its primary key (id) does not include player_id",
         "slots: a foreign key into pieces does not carry player_id to player_id",
+        "slots: a foreign key into staff, the studio's",
         "slots: a unique key (name) does not include player_id",
+        "staff_sessions: a foreign key into players, outside the studio",
         "upload_parts: its primary key (upload_id) does not include player_id",
         "upload_parts: no player_id column (NOT NULL)",
       ])
@@ -138,7 +156,7 @@ struct ShardingSchemaTests {
         group.addTask { await backend.run() }
         defer { group.cancelAll() }
         try await backend.migrate()
-        try await backend.migrate()  // a second start changes nothing
+        try await backend.migrate()  // a second start: every step finds its work done, and runs
       }
       let parts = try await postgresAdmin(
         [
@@ -232,15 +250,23 @@ struct ShardingSchemaTests {
       for name in names {
         var table = TableShape()
         var key: [(Int, String)] = []
+        var aliasType = ""
         for column in try Row.fetchAll(
-          db, sql: "SELECT name, \"notnull\", pk FROM pragma_table_info(?)", arguments: [name])
+          db, sql: "SELECT name, \"notnull\", pk, type FROM pragma_table_info(?)", arguments: [name])
         {
-          let (column, notNull, position): (String, Bool, Int) = (column[0], column[1], column[2])
-          // A rowid alias (INTEGER PRIMARY KEY) is never null, whatever it declares.
-          table.columns[column] = notNull || position > 0
-          if position > 0 { key.append((position, column)) }
+          let (column, notNull, position, type): (String, Bool, Int, String) = (
+            column[0], column[1], column[2], column[3]
+          )
+          table.columns[column] = notNull
+          if position > 0 {
+            key.append((position, column))
+            aliasType = type
+          }
         }
         table.primaryKey = key.sorted { $0.0 < $1.0 }.map(\.1)
+        // A rowid alias (a key of one INTEGER column) is never null, whatever it declares; a
+        // column of a longer key may be, in a rowid table, unless it says NOT NULL.
+        if key.count == 1, aliasType.uppercased() == "INTEGER" { table.columns[key[0].1] = true }
         for index in try Row.fetchAll(
           db, sql: "SELECT name, \"unique\", origin FROM pragma_index_list(?)", arguments: [name])
         {

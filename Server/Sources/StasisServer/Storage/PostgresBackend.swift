@@ -87,8 +87,25 @@ package final class PostgresBackend: SaveBackend {
 
   /// Creates the tables when they are missing (every statement is `IF NOT EXISTS`, so two
   /// servers starting together both succeed; the advisory lock keeps them from interleaving).
+  /// Without a statement timeout: a migration that rewrites a large table (v9's keys) takes as
+  /// long as it takes, and a server waiting on the advisory lock waits for it. A migration that
+  /// lost a deadlock (an older server's upload holding a table it locks, on the first start of a
+  /// rolling upgrade) or its connection is run again, three times in all.
   package func migrate() async throws {
+    var attempt = 1
+    while true {
+      do {
+        return try await migrateOnce()
+      } catch  where attempt < 3 && DatabaseUnavailable.isWorthAnotherConnection(error) {
+        logger.notice("the migration is run again: \(error)")
+        attempt += 1
+      }
+    }
+  }
+
+  private func migrateOnce() async throws {
     try await client.withTransaction(logger: logger) { connection in
+      try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
       try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
       // stasis_put_v1 pruned conflict losers, v2 and v3 stored no pieces: they are dropped, so
       // no server of those versions calls them. stasis_put_v4, the rule in PL/pgSQL, is neither

@@ -148,7 +148,9 @@ extension ServerSchema {
     """,
     """
     DO $$ BEGIN
-      IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'upload_parts_player') THEN
+      IF NOT EXISTS (
+        SELECT 1 FROM pg_trigger WHERE tgrelid = 'upload_parts'::regclass AND tgname = 'upload_parts_player'
+      ) THEN
         CREATE TRIGGER upload_parts_player BEFORE INSERT ON upload_parts
         FOR EACH ROW EXECUTE FUNCTION stasis_part_player_v9();
       END IF;
