@@ -149,15 +149,8 @@ struct ShardingSchemaTests {
             "INSERT INTO upload_parts (upload_id, position, data) VALUES ('u1', 0, '\\xcc')",
             "INSERT INTO upload_parts (upload_id, position, data) VALUES ('gone', 0, '\\xdd')",
           ], on: url)
-      var logger = Logger(label: "schema")
-      logger.logLevel = .critical
-      let backend = try PostgresBackend(url: url, connections: 1, logger: logger)
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await backend.run() }
-        defer { group.cancelAll() }
-        try await backend.migrate()
-        try await backend.migrate()  // a second start: every step finds its work done, and runs
-      }
+      // Two starts: the second finds every step's work done, and runs.
+      try await Self.migrate(url, starts: 2)
       let parts = try await postgresAdmin(
         [
           // An older server's part, without the player: the trigger names it.
@@ -224,17 +217,22 @@ struct ShardingSchemaTests {
       var tables: [String: TableShape] = [:]
       // A database of its own, made by the server's migrations alone.
       try await withOwnPostgresDatabase("stasis_schema") { url in
-        var logger = Logger(label: "schema")
-        logger.logLevel = .critical
-        let backend = try PostgresBackend(url: url, connections: 1, logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-          group.addTask { await backend.run() }
-          defer { group.cancelAll() }
-          try await backend.migrate()
-        }
+        try await migrate(url)
         tables = try await postgresSchema(url)
       }
       return tables
+    }
+  }
+
+  /// The server's PostgreSQL migration on the database `url` names, as `starts` starts run it.
+  static func migrate(_ url: String, starts: Int = 1) async throws {
+    var logger = Logger(label: "schema")
+    logger.logLevel = .critical
+    let backend = try PostgresBackend(url: url, connections: 1, logger: logger)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask { await backend.run() }
+      defer { group.cancelAll() }
+      for _ in 0..<starts { try await backend.migrate() }
     }
   }
 
