@@ -31,7 +31,7 @@
 # database fronts 55401-55403, the nodes 18081-18083, the servers' front 18080.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir="${STASIS_CLUSTER_DIR:-/tmp/stasis-cluster}"
+dir="$(realpath -m "${STASIS_CLUSTER_DIR:-/tmp/stasis-cluster}")"
 server="${STASIS_SERVER:-$PWD/.build/debug/stasis-server}"
 pg_bin=/usr/lib/postgresql/15/bin
 members=(pg0 pg1)
@@ -41,7 +41,9 @@ database_url="postgres://stasis:stasis@127.0.0.1:55400/stasis"
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 # PostgreSQL refuses to run as root: its members run as the postgres user Debian's package makes.
-as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi; }
+# Run from /: the postgres user may not enter the checkout (a clone in /root or a home of mode
+# 700), and Patroni's processes change to the directory they were started in.
+as_postgres() { (cd / && if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi); }
 say() { echo "cluster: $*" >&2; }
 
 install_missing() {
