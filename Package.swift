@@ -18,8 +18,8 @@ let package = Package(
     .library(name: "StasisRecords", targets: ["StasisRecords"]),
     .library(name: "StasisReplay", targets: ["StasisReplay"]),
     // The demo game's engine, for Server/'s simulation, load tool and tests (built there from
-    // its own folder, Demo/DemoGame, once). It is the demo, not the toolkit: no game needs it.
-    .library(name: "DemoGame", targets: ["DemoGame"]),
+    // its own folder, Demo/StasisDemoGame, once). It is the demo, not the toolkit: no game needs it.
+    .library(name: "StasisDemoGame", targets: ["StasisDemoGame"]),
     .executable(name: "stasis-demo", targets: ["stasis-demo"]),
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
@@ -69,18 +69,18 @@ let package = Package(
     .target(name: "StasisMerge", dependencies: ["Stasis"]),
     // A save as its difference from another (delta uploads, downloads and the server's storage),
     // with zstd from Debian: only what syncs links it.
-    .target(name: "StasisDelta", dependencies: ["Stasis", "CZstd"]),
+    .target(name: "StasisDelta", dependencies: ["Stasis", "CStasisZstd"]),
     // The `stasis` CLI's dump and diff renderers, for the save server's console too: a save's
     // tree as JSON, two saves' differences as text or JSON. Arrays align by `MergeRules`.
     .target(name: "StasisInspect", dependencies: ["Stasis", "StasisMerge"]),
     // Replays and desync bundles: inputs, keyframes (as deltas) and a digest timeline in one
     // Stasis file; the verifier that narrows a divergence. Its digest is XXH3 (Debian's xxhash):
     // only a game that records replays links it.
-    .target(name: "StasisReplay", dependencies: ["Stasis", "StasisDelta", "StasisInspect", "CXXHash"]),
+    .target(name: "StasisReplay", dependencies: ["Stasis", "StasisDelta", "StasisInspect", "CStasisXXHash"]),
     // xxHash from the system, found through pkg-config.
-    .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+    .systemLibrary(name: "CStasisXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
     // zstd from the system, found through pkg-config.
-    .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+    .systemLibrary(name: "CStasisZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
     // Cloud saves: sync records, the upload queue, fetch and conflicts, over AsyncHTTPClient.
     // Kept out of Stasis, which knows no network; it re-exports StasisMerge.
     .target(
@@ -113,38 +113,38 @@ let package = Package(
     .target(name: "CStasisChecksum"),
     // SDL2 from the system, found through pkg-config.
     .systemLibrary(
-      name: "CSDL2",
+      name: "CStasisSDL2",
       pkgConfig: "sdl2",
       providers: [.apt(["libsdl2-dev"])]
     ),
     // SDL2_image from the system, for PNG.
     .systemLibrary(
-      name: "CSDL2Image",
+      name: "CStasisSDL2Image",
       pkgConfig: "SDL2_image",
       providers: [.apt(["libsdl2-image-dev"])]
     ),
     // SDL events to lifecycle transitions; window, renderer and frame-capture helpers.
     .target(
       name: "StasisSDL",
-      dependencies: ["CSDL2", "CSDL2Image", "Stasis", .product(name: "Logging", package: "swift-log")]
+      dependencies: ["CStasisSDL2", "CStasisSDL2Image", "Stasis", .product(name: "Logging", package: "swift-log")]
     ),
     // libnotify from the system (freedesktop notifications over D-Bus), found through pkg-config.
-    .systemLibrary(name: "CLibNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+    .systemLibrary(name: "CStasisLibNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
     // Timers' desktop notifications (15.4): a `TimerNotifier` over libnotify. Its own product, so a
     // game on Stasis alone builds without libnotify-dev.
-    .target(name: "StasisNotify", dependencies: ["Stasis", "CLibNotify"]),
+    .target(name: "StasisNotify", dependencies: ["Stasis", "CStasisLibNotify"]),
     // The tiny deterministic game.
     .target(
-      name: "DemoGame",
+      name: "StasisDemoGame",
       dependencies: ["Stasis", "StasisMerge", "StasisReplay", .product(name: "Logging", package: "swift-log")]
     ),
-    // The demo's high-score table and slot index, on StasisRecords (apart from DemoGame, which
+    // The demo's high-score table and slot index, on StasisRecords (apart from StasisDemoGame, which
     // the server's package builds too, without GRDB). Empty without the `Records` trait.
-    .target(name: "DemoRecords", dependencies: ["DemoGame", "Stasis", "StasisRecords"]),
+    .target(name: "StasisDemoRecords", dependencies: ["StasisDemoGame", "Stasis", "StasisRecords"]),
     .executableTarget(
       name: "stasis-demo",
       dependencies: [
-        "Stasis", "StasisSDL", "DemoGame", "DemoRecords", "StasisMerge", "StasisNotify", "CSDL2", "CSDL2Image",
+        "Stasis", "StasisSDL", "StasisDemoGame", "StasisDemoRecords", "StasisMerge", "StasisNotify", "CStasisSDL2", "CStasisSDL2Image",
         // `--cloud`: without the `Cloud` trait the demo builds, and plays, without it.
         .target(name: "StasisCloud", condition: .when(traits: ["Cloud"])),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -164,7 +164,7 @@ let package = Package(
     .executableTarget(
       name: "stasis-bench",
       dependencies: [
-        "Stasis", "DemoGame", "StasisSDL", "StasisTesting", "StasisReplay",
+        "Stasis", "StasisDemoGame", "StasisSDL", "StasisTesting", "StasisReplay",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -175,18 +175,18 @@ let package = Package(
     .executableTarget(name: "stasis-compat", dependencies: ["Stasis", "StasisCloud"], path: "Examples/Compat"),
     // The README's and the DocC articles' Swift blocks, compiled (ReadmeTests and GuideTests check every block is here).
     .target(
-      name: "ReadmeSnippets",
+      name: "StasisReadmeSnippets",
       dependencies: [
         "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", "StasisRecords", "StasisReplay",
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
-    .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis", "FuzzDriver"]),
+    .executableTarget(name: "stasis-fuzz", dependencies: ["Stasis", "StasisFuzzDriver"]),
     // Structure-aware: value edits to real demo saves' trees, loaded, restored, stepped, drawn.
-    .executableTarget(name: "stasis-fuzz-state", dependencies: ["Stasis", "DemoGame", "FuzzDriver"]),
+    .executableTarget(name: "stasis-fuzz-state", dependencies: ["Stasis", "StasisDemoGame", "StasisFuzzDriver"]),
     // The libFuzzer hand-over and the replay mode both fuzz targets share.
-    .target(name: "FuzzDriver"),
+    .target(name: "StasisFuzzDriver"),
     .testTarget(
       name: "StasisTests",
       dependencies: ["Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")],
@@ -215,27 +215,27 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Cloud"])),
       ]),
     // What the test targets share: the repository's root, built products, processes.
-    .target(name: "TestSupport", path: "Tests/Support"),
+    .target(name: "StasisTestSupport", path: "Tests/Support"),
     .testTarget(
       name: "DemoGameTests",
       dependencies: [
-        "DemoGame", "DemoRecords", "Stasis", "StasisMerge", "StasisReplay", "StasisTesting", "TestSupport",
+        "StasisDemoGame", "StasisDemoRecords", "Stasis", "StasisMerge", "StasisReplay", "StasisTesting", "StasisTestSupport",
       ]),
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
     // The goldens: what each command prints, as files (Golden.swift).
     .testTarget(
-      name: "CLITests", dependencies: ["Stasis", "StasisRecords", "StasisReplay", "TestSupport"], exclude: ["Goldens"]),
+      name: "CLITests", dependencies: ["Stasis", "StasisRecords", "StasisReplay", "StasisTestSupport"], exclude: ["Goldens"]),
     // StasisInspect's strings against what the built `stasis` prints for the same saves.
-    .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "TestSupport"]),
+    .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "StasisTestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.
-    .testTarget(name: "ExampleTests", dependencies: ["Stasis", "TestSupport"]),
+    .testTarget(name: "ExampleTests", dependencies: ["Stasis", "StasisTestSupport"]),
     // DesktopNotifier against a real session bus (its own dbus-daemon) and a notification server
     // that records what it receives (Python, with Debian's python3-dbus).
     .testTarget(
-      name: "StasisNotifyTests", dependencies: ["Stasis", "StasisNotify", "TestSupport"], exclude: ["Fixtures"]),
+      name: "StasisNotifyTests", dependencies: ["Stasis", "StasisNotify", "StasisTestSupport"], exclude: ["Fixtures"]),
     .testTarget(
       name: "StasisSDLTests",
-      dependencies: ["StasisSDL", "CSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]
+      dependencies: ["StasisSDL", "CStasisSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]
     ),
   ]
 )
@@ -247,13 +247,13 @@ let package = Package(
 // (scripts/check-architecture.py) fails when a folder and this map disagree.
 let layers: [(folder: String, targets: [String])] = [
   ("Sources/Core", ["Stasis", "CStasisChecksum"]),
-  ("Sources/Sync", ["StasisDelta", "CZstd", "StasisMerge", "StasisCloud"]),
+  ("Sources/Sync", ["StasisDelta", "CStasisZstd", "StasisMerge", "StasisCloud"]),
   ("Sources/Records", ["StasisRecords"]),
-  ("Sources/Replay", ["StasisReplay", "CXXHash"]),
-  ("Sources/Platform", ["StasisSDL", "CSDL2", "CSDL2Image", "StasisNotify", "CLibNotify"]),
-  ("Sources/Tools", ["stasis", "StasisInspect", "stasis-bench", "stasis-fuzz", "stasis-fuzz-state", "FuzzDriver"]),
+  ("Sources/Replay", ["StasisReplay", "CStasisXXHash"]),
+  ("Sources/Platform", ["StasisSDL", "CStasisSDL2", "CStasisSDL2Image", "StasisNotify", "CStasisLibNotify"]),
+  ("Sources/Tools", ["stasis", "StasisInspect", "stasis-bench", "stasis-fuzz", "stasis-fuzz-state", "StasisFuzzDriver"]),
   ("Sources/Testing", ["StasisTesting"]),
-  ("Demo", ["DemoGame", "DemoRecords", "stasis-demo"]),
+  ("Demo", ["StasisDemoGame", "StasisDemoRecords", "stasis-demo"]),
 ]
 for (folder, names) in layers {
   for target in package.targets where names.contains(target.name) {

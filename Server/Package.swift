@@ -92,7 +92,7 @@ let package = Package(
     .executableTarget(
       name: "stasis-load",
       dependencies: [
-        .product(name: "Stasis", package: "Stasis"), "StasisServer", .product(name: "DemoGame", package: "Stasis"),
+        .product(name: "Stasis", package: "Stasis"), "StasisServer", .product(name: "StasisDemoGame", package: "Stasis"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -144,7 +144,7 @@ let package = Package(
       name: "stasis-sync-bench",
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
-        .product(name: "DemoGame", package: "Stasis"), "StasisServer",
+        .product(name: "StasisDemoGame", package: "Stasis"), "StasisServer",
         .product(name: "StasisDelta", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -157,7 +157,7 @@ let package = Package(
     .target(
       name: "ServerTestSupport",
       dependencies: [
-        .product(name: "Stasis", package: "Stasis"), .product(name: "DemoGame", package: "Stasis"),
+        .product(name: "Stasis", package: "Stasis"), .product(name: "StasisDemoGame", package: "Stasis"),
         .product(name: "StasisCloud", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "StasisReplay", package: "Stasis"),
         "StasisServer",
@@ -179,7 +179,7 @@ let package = Package(
       name: "StasisServerTests",
       dependencies: [
         "ServerTestSupport", "StasisServer", .product(name: "Stasis", package: "Stasis"),
-        .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisDelta", package: "Stasis"),
+        .product(name: "StasisDemoGame", package: "Stasis"), .product(name: "StasisDelta", package: "Stasis"),
         .product(name: "StasisTesting", package: "Stasis"),
         .product(name: "StasisReplay", package: "Stasis"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -196,7 +196,7 @@ let package = Package(
       name: "StasisCloudSyncTests",
       dependencies: [
         "ServerTestSupport", "StasisServerTesting", .product(name: "Stasis", package: "Stasis"),
-        .product(name: "DemoGame", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
+        .product(name: "StasisDemoGame", package: "Stasis"), .product(name: "StasisCloud", package: "Stasis"),
         .product(name: "StasisTesting", package: "Stasis"), .product(name: "StasisRecords", package: "Stasis"),
         .product(name: "StasisReplay", package: "Stasis"), .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Crypto", package: "swift-crypto"),

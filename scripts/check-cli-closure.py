@@ -19,7 +19,7 @@ while pending:
         continue
     closure.add(name)
     pending.extend(targets[name].get("target_dependencies", []))
-forbidden = sorted(closure & {"CSDL2", "CSDL2Image", "StasisSDL", "DemoGame"})
+forbidden = sorted(closure & {"CStasisSDL2", "CStasisSDL2Image", "StasisSDL", "StasisDemoGame"})
 if forbidden:
     sys.exit(f"the stasis CLI depends on {', '.join(forbidden)}")
 print(f"stasis depends on {', '.join(sorted(closure - {'stasis'}))} (no SDL, no demo code)")

@@ -24,10 +24,10 @@ CATALOG = "Sources/Core/Stasis/Stasis.docc"
 CATALOGS = sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, "Sources", "**", "*.docc"), recursive=True))
 # The tools' guides: checked as the articles are.
 GUIDES = ["docs/CLI.md", "docs/SAVE-SERVER.md", "docs/CONSOLE.md", "docs/DEMO.md"]
-# The library products a game adopts; DemoGame's names resolve too (its article documents the
+# The library products a game adopts; StasisDemoGame's names resolve too (its article documents the
 # demo), but it is not counted.
 LIBRARY = ["Stasis", "StasisCloud", "StasisMerge", "StasisTesting", "StasisDelta", "StasisInspect", "StasisSDL", "StasisNotify", "StasisRecords", "StasisReplay"]
-DEMO = ["DemoGame"]
+DEMO = ["StasisDemoGame"]
 
 failures = []
 
@@ -513,7 +513,7 @@ class Checker:
         self.targets = target_names()
         self.server = server_public_names()
         examples, example_literals, added = declared_names(["Examples"])
-        demo, demo_literals, _ = declared_names(["Demo/DemoGame"])
+        demo, demo_literals, _ = declared_names(["Demo/StasisDemoGame"])
         _, test_literals, _ = declared_names(["Tests", "Server/Tests"])
         # The examples', the demo's and the tests' games' own names and field names.
         self.game_names = examples | example_literals | demo | demo_literals | test_literals

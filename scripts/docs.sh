@@ -12,9 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The library modules' symbol graphs from the debug build's modules (swift package
 # dump-symbol-graph would rebuild the whole package in a configuration of its own, and read
-# every module). DemoGame's names resolve too (its article documents the demo); it is not counted.
+# every module). StasisDemoGame's names resolve too (its article documents the demo); it is not counted.
 libraries=(Stasis StasisCloud StasisMerge StasisTesting StasisDelta StasisInspect StasisSDL StasisNotify StasisRecords StasisReplay)
-for target in DemoGame StasisCloud StasisInspect StasisTesting StasisSDL StasisNotify StasisRecords StasisReplay; do # and what they depend on
+for target in StasisDemoGame StasisCloud StasisInspect StasisTesting StasisSDL StasisNotify StasisRecords StasisReplay; do # and what they depend on
   swift build --target "$target" >/dev/null
 done
 triple=$(swift -print-target-info | python3 -c "import json, sys; print(json.load(sys.stdin)['target']['unversionedTriple'])")
@@ -27,11 +27,11 @@ for map in .build/checkouts/*/Sources/*/include/module.modulemap .build/checkout
   [ -f "$map" ] && clang_modules+=(-Xcc "-fmodule-map-file=$PWD/$map" -Xcc -I -Xcc "$PWD/$(dirname "$map")")
 done
 clang_modules+=(-Xcc -I -Xcc "$PWD/Sources/Core/CStasisChecksum/include")
-# CLibNotify's header includes GLib's, which live in folders only pkg-config knows.
+# CStasisLibNotify's header includes GLib's, which live in folders only pkg-config knows.
 for flag in $(pkg-config --cflags-only-I libnotify); do clang_modules+=(-Xcc "$flag"); done
 # Each module's own graph and its extensions of other modules (Stasis@Swift), one folder each:
 # each catalog reads its own module's.
-for module in "${libraries[@]}" DemoGame; do
+for module in "${libraries[@]}" StasisDemoGame; do
   mkdir -p "$graphs/$module"
   swift-symbolgraph-extract -module-name "$module" -target "$triple" -module-cache-path "$build/ModuleCache" \
     "${clang_modules[@]}" -I "$build/Modules" -minimum-access-level public -emit-extension-block-symbols \

@@ -64,6 +64,17 @@ stage "a game on Stasis alone: at most 4 packages (Examples/OneFileGame, traits:
   swift build --scratch-path "$scratch"
   "$scratch/debug/OneFileGame" "$(mktemp -d)"
 )
+stage "a game beside other packages' CSDL2, CZstd, CXXHash, CLibNotify, TestSupport, … (Examples/BesideOtherBindings)"
+# SwiftPM refuses a graph where two packages declare one target name: this game builds only while
+# every Stasis target carries the package's prefix. It polls its own SDL binding and maps the
+# events through StasisSDL by SDL's raw numbers.
+(
+  cd Examples/BesideOtherBindings
+  swift build --scratch-path "$scratch"
+  out=$("$scratch/debug/BesideOtherBindings")
+  echo "$out"
+  [ "$(echo "$out" | grep -c '^transition: ')" -eq 2 ] || { echo "the other binding's events did not map"; exit 1; }
+)
 stage "build"
 swift build --build-tests
 # The end-to-end runs of the stress level take seconds in release and minutes in debug. They

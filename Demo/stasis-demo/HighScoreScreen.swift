@@ -1,6 +1,6 @@
 #if Records
-  import CSDL2
-  import DemoRecords
+  import CStasisSDL2
+  import StasisDemoRecords
   import Foundation
   import StasisRecords
   import StasisSDL
@@ -23,7 +23,7 @@
       return formatter
     }()
 
-    init(records: DemoRecords) throws {
+    init(records: StasisDemoRecords) throws {
       controller = records.topTen()
       controller.onChange = { [unowned self] changes in self.take(changes) }
       try controller.start()

@@ -1,4 +1,4 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
 
 /// The demo's one-shot commands over its levels (`--render-thumbnail`, `--replay`,

@@ -1,4 +1,4 @@
-import CSDL2
+import CStasisSDL2
 import StasisSDL
 
 /// What every full-window screen (settings, high scores, slots) draws first: a dark veil over

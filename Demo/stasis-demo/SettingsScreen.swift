@@ -1,5 +1,5 @@
-import CSDL2
-import DemoGame
+import CStasisSDL2
+import StasisDemoGame
 import Foundation
 import Stasis
 import StasisSDL

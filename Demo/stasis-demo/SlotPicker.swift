@@ -1,18 +1,18 @@
-import CSDL2
-import CSDL2Image
-import DemoGame
+import CStasisSDL2
+import CStasisSDL2Image
+import StasisDemoGame
 import Foundation
 import Stasis
 import StasisSDL
 
 #if Records
-  import DemoRecords
+  import StasisDemoRecords
   import StasisRecords
 #endif
 
 /// The slot picker (F10): every slot with its thumbnail, level, score, play time and date.
 ///
-/// Its list is the slot index in `records.sqlite` (``DemoRecords``), observed through a
+/// Its list is the slot index in `records.sqlite` (``StasisDemoRecords``), observed through a
 /// `FetchedResultsController`: a save that ends while the picker is open moves its row to the
 /// top, and the selection stays on the slot it was on. Built without the `Records` trait, it
 /// lists the folder instead. Thumbnails come from the save's `thumbnail` section, or are drawn
@@ -50,7 +50,7 @@ final class SlotPicker {
     /// A picker over the slot index; without `records`, over the folder's listing.
     init(
       store: SaveStore, codec: SaveCodec<GameState>, library: LevelLibrary, renderer: OpaquePointer,
-      records: DemoRecords?
+      records: StasisDemoRecords?
     ) {
       self.store = store
       self.codec = codec

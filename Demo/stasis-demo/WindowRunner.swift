@@ -1,12 +1,12 @@
-import CSDL2
-import DemoGame
+import CStasisSDL2
+import StasisDemoGame
 import Foundation
 import Stasis
 import StasisReplay
 import StasisSDL
 
 #if Records
-  import DemoRecords
+  import StasisDemoRecords
 #endif
 
 /// The demo in a real window: SDL events drive the lifecycle, the engine steps at a fixed
@@ -45,7 +45,7 @@ final class WindowRunner {
   #if Records
     /// The high-score table and the slot index (16), in `records.sqlite`; nil when it could
     /// not be opened (the game plays on without it).
-    private var records: DemoRecords?
+    private var records: StasisDemoRecords?
     /// The high-score table (F3), observed for the whole session.
     private var highScores: HighScoreScreen?
   #endif
@@ -520,7 +520,7 @@ final class WindowRunner {
   private func openRecords() {
     #if Records
       do {
-        let records = try DemoRecords(saves: game.coordinator.store, application: app)
+        let records = try StasisDemoRecords(saves: game.coordinator.store, application: app)
         self.records = records
         highScores = try HighScoreScreen(records: records)
         records.indexFolder()

@@ -1,6 +1,6 @@
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// A roguelike the CLI has never seen: a tile map as bytes, monsters with ids, and a summary

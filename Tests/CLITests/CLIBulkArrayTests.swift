@@ -1,6 +1,6 @@
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// A city-builder the CLI has never seen: its agents are a bulk array (a million of them in the

@@ -1,6 +1,6 @@
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// A game the CLI has never seen: its own types, its own sections.

@@ -3,7 +3,7 @@
   import Foundation
   import Stasis
   import StasisRecords
-  import TestSupport
+  import StasisTestSupport
   import Testing
 
   /// A game's high-score table and a table keyed by its hidden rowid, in a fresh save folder.

@@ -1,7 +1,7 @@
 import Foundation
 import Stasis
 import StasisReplay
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// `stasis replay info` and `stasis replay diff`, run as a user runs them, on a replay and a

@@ -1,6 +1,6 @@
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
 private struct Options: Codable, Sendable, Equatable {

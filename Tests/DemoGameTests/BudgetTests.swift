@@ -1,7 +1,7 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
 @Suite("The background budget, end to end")

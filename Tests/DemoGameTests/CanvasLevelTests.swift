@@ -1,9 +1,9 @@
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
-@testable import DemoGame
+@testable import StasisDemoGame
 
 /// Levels written for one test into a temporary folder.
 private func library(_ levels: [String]) throws -> LevelLibrary {

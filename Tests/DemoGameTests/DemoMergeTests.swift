@@ -1,8 +1,8 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
 import Stasis
 import StasisMerge
-import TestSupport
+import StasisTestSupport
 import Testing
 
 @Suite("The demo's merge declarations")

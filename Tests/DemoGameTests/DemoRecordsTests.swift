@@ -1,11 +1,11 @@
 // Only with the `Records` trait, as the demo's records themselves.
 #if Records
-  import DemoGame
-  import DemoRecords
+  import StasisDemoGame
+  import StasisDemoRecords
   import Foundation
   import Stasis
   import StasisRecords
-  import TestSupport
+  import StasisTestSupport
   import Testing
 
   @MainActor
@@ -25,7 +25,7 @@
 
     /// Records a score and waits until the controller has taken what the database holds then.
     private func record(
-      _ records: DemoRecords, _ points: Int64, level: Int, on controller: FetchedResultsController<DemoHighScore>
+      _ records: StasisDemoRecords, _ points: Int64, level: Int, on controller: FetchedResultsController<DemoHighScore>
     ) async throws {
       await records.recordScore(points: points, level: level, slot: "autosave").value
       #expect(records.lastError == nil)
@@ -38,7 +38,7 @@
     func highScores() async throws {
       let folder = try temporaryFolder().path
       let saves = SaveStore(directory: folder, wallClock: { 1_000 }, device: "deck")
-      let records = try DemoRecords(saves: saves, application: nil)
+      let records = try StasisDemoRecords(saves: saves, application: nil)
       let topTen = records.topTen()
       let deliveries = try watch(topTen)
       #expect(topTen.records.isEmpty)
@@ -59,7 +59,7 @@
       // the newest game of the slot goes on.
       topTen.stop()
       try records.store.close()
-      var relaunched = try DemoRecords(saves: saves, application: nil)
+      var relaunched = try StasisDemoRecords(saves: saves, application: nil)
       var table = relaunched.topTen()
       try table.start()
       relaunched.restoredSave()
@@ -69,7 +69,7 @@
       // Relaunched again into a new game (nothing restored): its own row, though it scores more.
       table.stop()
       try relaunched.store.close()
-      relaunched = try DemoRecords(saves: saves, application: nil)
+      relaunched = try StasisDemoRecords(saves: saves, application: nil)
       table = relaunched.topTen()
       try table.start()
       try await record(relaunched, 500, level: 1, on: table)
@@ -101,7 +101,7 @@
       }
       try save("alpha", at: 1_000, score: 10)
       try save("beta", at: 2_000, score: 20)
-      let records = try DemoRecords(saves: SaveStore(directory: folder), application: nil)
+      let records = try StasisDemoRecords(saves: SaveStore(directory: folder), application: nil)
       let list = records.slotList()
       let deliveries = try watch(list)
       await records.indexFolder().value

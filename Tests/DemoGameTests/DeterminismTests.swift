@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// The headless runner's promises, checked on the built executable.

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import StasisTestSupport
 import Testing
 
 @Suite("Fuzz regressions")

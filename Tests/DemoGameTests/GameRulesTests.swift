@@ -1,9 +1,9 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
 import Stasis
 import StasisReplay
 import StasisTesting
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// Levels written for one test into a temporary folder.

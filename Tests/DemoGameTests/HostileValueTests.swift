@@ -1,9 +1,9 @@
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
-@testable import DemoGame
+@testable import StasisDemoGame
 
 /// Saves with every checksum right and hostile values inside (a save editor, a shared save, a
 /// compromised device): refused as `invalidState` naming the field, so the store falls back

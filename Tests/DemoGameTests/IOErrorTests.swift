@@ -1,8 +1,8 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
 import Stasis
 import StasisTesting
-import TestSupport
+import StasisTestSupport
 import Testing
 
 @MainActor

@@ -1,7 +1,7 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
 @_spi(Plumbing) import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// The reproduction: a newer build of the demo (schema + 1) wrote the slot's newest

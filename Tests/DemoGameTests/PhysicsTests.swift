@@ -1,5 +1,5 @@
-import DemoGame
-import TestSupport
+import StasisDemoGame
+import StasisTestSupport
 import Testing
 
 @Suite("Physics invariants")

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// Issue 45 on the built demo: every run is recorded, one replay across a background trip, a

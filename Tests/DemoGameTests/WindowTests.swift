@@ -1,11 +1,11 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
 #if Records
-  import DemoRecords
+  import StasisDemoRecords
   import StasisRecords
 #endif
 

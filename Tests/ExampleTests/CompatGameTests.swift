@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// `Examples/Compat`: a roguelike written against 0.10.0's API, unchanged, built with today's

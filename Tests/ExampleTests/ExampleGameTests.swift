@@ -1,6 +1,6 @@
 import Foundation
 import Stasis
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// The README's guide is a real game: `Examples/Tanks`, built with the package and run here.

@@ -1,7 +1,7 @@
 import Foundation
 import Stasis
 import StasisInspect
-import TestSupport
+import StasisTestSupport
 import Testing
 
 /// A bulk array of `count` two-field elements (`x` f32, `id` u32); the elements at `moved`

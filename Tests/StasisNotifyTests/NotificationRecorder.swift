@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import StasisTestSupport
 
 /// A notification server on the test's session bus (Fixtures/notification-recorder.py): it owns
 /// `org.freedesktop.Notifications` from `init` until `stop()`, and appends what it receives to a

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import StasisTestSupport
 
 /// This test process's own session bus: a real `dbus-daemon`, started once and used by every
 /// StasisNotify test. `DBUS_SESSION_BUS_ADDRESS` points at it before any test posts, since GLib

@@ -1,4 +1,4 @@
-import CSDL2
+import CStasisSDL2
 import Foundation
 import Logging
 import Stasis
@@ -41,6 +41,35 @@ struct LifecycleEventsTests {
       if let transition = lifecycleTransition(for: polled) { out.append(transition) }
     }
     return out
+  }
+
+  @Test("SDL's raw numbers map as SDL_Event does, for a game on another binding")
+  func rawNumbers() {
+    // SDL2's ABI numbers, written as a game on SwiftSDL2 would see them: no StasisSDL type.
+    let quit: UInt32 = 0x100, window: UInt32 = 0x200, willEnterBackground: UInt32 = 0x103
+    #expect(lifecycleTransition(sdlEventType: quit) == .terminate)
+    #expect(lifecycleTransition(sdlEventType: window, windowEvent: 13) == .resignActive)  // FOCUS_LOST
+    #expect(lifecycleTransition(sdlEventType: window, windowEvent: 12) == .becomeActive)  // FOCUS_GAINED
+    #expect(lifecycleTransition(sdlEventType: window, windowEvent: 7) == .enterBackground)  // MINIMIZED
+    #expect(
+      lifecycleTransition(sdlEventType: window, windowEvent: 6, data1: 800, data2: 600)  // SIZE_CHANGED
+        == .environment(EnvironmentChange(.windowResized, .size(width: 800, height: 600))))
+    #expect(lifecycleTransition(sdlEventType: 0x300) == nil)  // SDL_KEYDOWN
+    #expect(lifecycleTransition(sdlEventType: willEnterBackground) == .resignActive)
+    #expect(lifecycleTransitionFromQueue(sdlEventType: willEnterBackground) == nil)
+    #expect(lifecycleTransitionFromQueue(sdlEventType: quit) == .terminate)
+    // Every event through SDL's real queue: the raw mapping agrees with the typed one.
+    let events = [
+      windowEvent(SDL_WINDOWEVENT_FOCUS_LOST), windowEvent(SDL_WINDOWEVENT_HIDDEN), windowEvent(SDL_WINDOWEVENT_SHOWN),
+      windowEvent(SDL_WINDOWEVENT_DISPLAY_CHANGED, 1), windowEvent(SDL_WINDOWEVENT_MOVED, 3, 4), event(SDL_QUIT),
+      event(SDL_APP_LOWMEMORY), event(SDL_KEYDOWN),
+    ]
+    for e in events {
+      #expect(
+        lifecycleTransition(
+          sdlEventType: e.type, windowEvent: e.window.event, data1: e.window.data1, data2: e.window.data2)
+          == lifecycleTransition(for: e))
+    }
   }
 
   @Test("desktop window events map as the demo game article's window section lays out")

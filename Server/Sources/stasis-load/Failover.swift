@@ -1,7 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Crypto
-import DemoGame
+import StasisDemoGame
 import Foundation
 import Logging
 import NIOCore

@@ -1,6 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
-import DemoGame
+import StasisDemoGame
 import Foundation
 import Logging
 import NIOCore

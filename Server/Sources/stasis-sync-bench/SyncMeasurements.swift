@@ -1,5 +1,5 @@
 import ArgumentParser
-import DemoGame
+import StasisDemoGame
 import Dispatch
 import Foundation
 import Hummingbird

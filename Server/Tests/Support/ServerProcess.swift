@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Crypto
-import DemoGame
+import StasisDemoGame
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

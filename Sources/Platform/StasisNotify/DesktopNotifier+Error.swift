@@ -1,4 +1,4 @@
-import CLibNotify
+import CStasisLibNotify
 
 extension DesktopNotifier {
   /// Why a desktop notification was not posted: its kind, and GLib's error as it was reported.

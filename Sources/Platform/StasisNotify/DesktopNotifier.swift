@@ -1,4 +1,4 @@
-import CLibNotify
+import CStasisLibNotify
 import Stasis
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CLibNotify
+import CStasisLibNotify
 import Synchronization
 
 /// libnotify keeps process-wide state (its application name, one D-Bus proxy) and is not

@@ -1,4 +1,4 @@
-import CSDL2
+import CStasisSDL2
 
 /// A fixed-width bitmap font from a BMP atlas (16 columns × 6 rows of ASCII 32–127, white on
 /// black), drawn with additive blending so the black disappears. SDL loads BMP itself: no TTF.

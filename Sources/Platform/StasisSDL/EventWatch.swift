@@ -1,4 +1,4 @@
-import CSDL2
+import CStasisSDL2
 import Stasis
 
 /// Delivers the mobile `SDL_APP_*` events from an SDL event watch, the moment SDL sees them,

@@ -1,4 +1,4 @@
-import CSDL2
+import CStasisSDL2
 import Stasis
 
 /// A lifecycle transition that an SDL event asks for.
@@ -23,27 +23,56 @@ public enum LifecycleTransition: Sendable, Equatable {
 /// lays out: the mobile `SDL_APP_*` events, and on the desktop focus, minimise/restore, hide/show,
 /// size and display changes, and `SDL_QUIT`. Events with no lifecycle meaning give `nil`.
 public func lifecycleTransition(for event: SDL_Event) -> LifecycleTransition? {
-  switch SDL_EventType(event.type) {
+  lifecycleTransition(
+    sdlEventType: event.type, windowEvent: event.window.event, data1: event.window.data1, data2: event.window.data2)
+}
+
+/// The same mapping from SDL's raw numbers, for a game on another SDL binding (SwiftSDL2, a
+/// binding of its own), whose `SDL_Event` is not StasisSDL's type: pass `event.type` and, for
+/// `SDL_WINDOWEVENT`, `event.window.event`, `data1` and `data2`. SDL2's numbers are its ABI,
+/// the same whichever module imported its headers.
+///
+/// ```swift
+/// if let transition = lifecycleTransition(
+///   sdlEventType: event.type, windowEvent: event.window.event,
+///   data1: event.window.data1, data2: event.window.data2)
+/// {
+///   application.apply(transition)
+/// }
+/// ```
+public func lifecycleTransition(sdlEventType: UInt32, windowEvent: UInt8 = 0, data1: Int32 = 0, data2: Int32 = 0)
+  -> LifecycleTransition?
+{
+  switch SDL_EventType(sdlEventType) {
   case SDL_APP_WILLENTERBACKGROUND: return .resignActive
   case SDL_APP_DIDENTERBACKGROUND: return .enterBackground
   case SDL_APP_WILLENTERFOREGROUND, SDL_APP_DIDENTERFOREGROUND: return .enterForeground
   case SDL_APP_TERMINATING, SDL_QUIT: return .terminate
   case SDL_APP_LOWMEMORY: return .memoryWarning
   case SDL_WINDOWEVENT:
-    switch SDL_WindowEventID(UInt32(event.window.event)) {
+    switch SDL_WindowEventID(UInt32(windowEvent)) {
     case SDL_WINDOWEVENT_FOCUS_LOST: return .resignActive
     case SDL_WINDOWEVENT_FOCUS_GAINED: return .becomeActive
     case SDL_WINDOWEVENT_MINIMIZED, SDL_WINDOWEVENT_HIDDEN: return .enterBackground
     case SDL_WINDOWEVENT_RESTORED, SDL_WINDOWEVENT_SHOWN: return .enterForeground
     case SDL_WINDOWEVENT_SIZE_CHANGED:
-      return .environment(
-        EnvironmentChange(.windowResized, .size(width: Int(event.window.data1), height: Int(event.window.data2))))
+      return .environment(EnvironmentChange(.windowResized, .size(width: Int(data1), height: Int(data2))))
     case SDL_WINDOWEVENT_DISPLAY_CHANGED:
-      return .environment(EnvironmentChange(.displayChanged, .index(Int(event.window.data1))))
+      return .environment(EnvironmentChange(.displayChanged, .index(Int(data1))))
     default: return nil
     }
   default: return nil
   }
+}
+
+/// The transition of an event taken from another binding's queue, by SDL's raw numbers: `nil`
+/// for the `SDL_APP_*` events, which a ``LifecycleEventWatch`` delivers (it is installed on the
+/// process's one SDL, whichever binding the game polls with).
+public func lifecycleTransitionFromQueue(
+  sdlEventType: UInt32, windowEvent: UInt8 = 0, data1: Int32 = 0, data2: Int32 = 0
+) -> LifecycleTransition? {
+  LifecycleEventWatch.handles(sdlEventType)
+    ? nil : lifecycleTransition(sdlEventType: sdlEventType, windowEvent: windowEvent, data1: data1, data2: data2)
 }
 
 /// The transition of an event taken from SDL's queue (`SDL_PollEvent`): the `SDL_APP_*`

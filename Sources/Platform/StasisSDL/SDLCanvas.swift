@@ -1,9 +1,9 @@
-import CSDL2
-import CSDL2Image
+import CStasisSDL2
+import CStasisSDL2Image
 
 /// Drawing on an SDL renderer (the window's, or a software one for thumbnails) with the
 /// primitives a game's renderer protocol needs; a game conforms it to its own protocol
-/// (`extension SDLCanvas: DemoGame.Canvas {}`), so this module knows no game.
+/// (`extension SDLCanvas: StasisDemoGame.Canvas {}`), so this module knows no game.
 public struct SDLCanvas {
   /// The renderer drawn on.
   public let renderer: OpaquePointer

@@ -1,4 +1,4 @@
-import CXXHash
+import CStasisXXHash
 import Stasis
 
 /// A state's digest for replays: XXH3-64 over bytes the game feeds it, incremental, fast enough
@@ -55,16 +55,26 @@ public final class StateHasher {
   }
 
   /// Feeds a plain array's element count, then its elements' bytes as they lie in memory (on
-  /// a little-endian machine, which every platform Swift ships on is). For arrays of
-  /// `BulkStorable` structs, numbers and other types without references or padding that
-  /// could hold garbage: padding bytes are hashed as they are.
+  /// a little-endian machine, which every platform Swift ships on is). For numbers and other
+  /// types without references or padding: padding bytes would be hashed as they are. Arrays of
+  /// `BulkStorable` structs take the overload that hashes their declared fields only.
   public func combine<T: BitwiseCopyable>(contentsOf array: [T]) {
     combine(count: array.count)
     array.withUnsafeBytes { combine(bytes: $0) }
   }
 
-  /// Feeds a bulk array's layout-free bytes: its count, then its raw little-endian elements.
+  /// Feeds an array of `BulkStorable` structs as a save holds it: its count, then its declared
+  /// fields' bytes, packed. Padding is never hashed, so equal values give equal digests.
+  public func combine<T: BulkStorable>(contentsOf array: [T]) {
+    combine(count: array.count)
+    // The same bytes as the plain overload's for a struct with no padding: digests stay.
+    BulkArray(array).withUnsafeBytes { combine(bytes: $0) }
+  }
+
+  /// Feeds a bulk array's declared fields: its count, its packed stride, then the fields'
+  /// little-endian bytes of each element, packed (``BulkLayout/packed``): no padding byte.
   public func combine(_ array: BulkArray) {
+    let array = array.packed()
     combine(count: array.count)
     combine(count: array.layout.stride)
     array.withUnsafeBytes { combine(bytes: $0) }

@@ -1,4 +1,4 @@
-import CZstd
+import CStasisZstd
 
 /// zstd from Debian's libzstd: whole buffers in and out, optionally against a prefix (what
 /// `zstd --patch-from` does: the base is a dictionary the new bytes refer back into).

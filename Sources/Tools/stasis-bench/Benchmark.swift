@@ -113,6 +113,9 @@ struct StasisBench: ParsableCommand {
   @Flag(help: "Measure only what replays cost: a tick's recording, and digests against memcpy.")
   var replays = false
 
+  @Flag(help: "Measure only a padded struct's array (packed field by field) against the padding-free one.")
+  var padding = false
+
   func run() throws {
     if let writeCitySaves { return try writeCitySaveFiles(to: writeCitySaves) }
     let folder = directory ?? NSTemporaryDirectory() + "stasis-bench-\(getpid())"
@@ -120,6 +123,7 @@ struct StasisBench: ParsableCommand {
     defer { if directory == nil { try? FileManager.default.removeItem(atPath: folder) } }
     if let cityRun { return try runCity(mode: cityRun, folder: folder) }
     if replays { return try measureReplays(folder: folder) }
+    if padding { return try measurePadding(count: 100_000, folder: folder) }
     if autosaveMemory {
       let (skip, wait, plain) = try measureAutosaveMemory(folder: folder)
       func ratio(_ kib: Int) -> String { String(format: "%.2f", Double(kib) / Double(plain)) + "×" }

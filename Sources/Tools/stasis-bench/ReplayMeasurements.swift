@@ -1,4 +1,4 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
 import Stasis
 import StasisReplay

@@ -1,6 +1,6 @@
-import DemoGame
+import StasisDemoGame
 import Foundation
-import FuzzDriver
+import StasisFuzzDriver
 import Stasis
 
 /// Structure-aware fuzzing of everything after the checksums: the input is a program of value

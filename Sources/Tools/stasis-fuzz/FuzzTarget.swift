@@ -1,5 +1,5 @@
 import Foundation
-import FuzzDriver
+import StasisFuzzDriver
 import Stasis
 
 /// The decoder under libFuzzer. The first byte picks what the rest is: 0, a whole save file

@@ -173,8 +173,10 @@ extension Float: BulkScalar { public static var scalarType: ScalarType { .float3
 /// `Double` as a bulk field: IEEE 754 bits, NaN payloads kept.
 extension Double: BulkScalar { public static var scalarType: ScalarType { .float64 } }
 
-/// A plain struct whose arrays go to disk as raw bytes: one copy out, one copy back in when
-/// the layout matches, field by field (by name, with conversions) when it does not.
+/// A plain struct whose arrays go to disk as their declared fields' little-endian bytes: one copy
+/// out and one back in when the fields tile the struct, one pass per field when it has padding
+/// (which never reaches a file or a digest), field by field by name, with conversions, when the
+/// saved layout is another.
 ///
 /// ```swift
 /// struct Body: BulkStorable {
@@ -185,8 +187,10 @@ extension Double: BulkScalar { public static var scalarType: ScalarType { .float
 /// }
 /// ```
 ///
-/// Fields left out of the layout are not saved; on a field-by-field load they keep the
-/// value they have in `init()`.
+/// Fields left out of the layout are not saved (making the layout logs a warning naming them);
+/// on load they keep the value they have in `init()`. A struct with padding, such as
+/// `struct Rock { var x: Double; var dead: UInt8 }` (stride 16), is saved as its 9 declared
+/// bytes an element: equal values give equal files and digests whatever the padding held.
 public protocol BulkStorable: Codable, Sendable, BitwiseCopyable {
   /// The fields to save and where they live in memory.
   static var bulkLayout: BulkLayout { get }
@@ -210,7 +214,8 @@ public struct BulkFieldPath<Root>: Sendable {
 }
 
 extension BulkLayout {
-  /// The layout of `type` from its fields' key paths.
+  /// The layout of `type` from its fields' key paths. For a ``BulkStorable`` type the overload
+  /// that also warns of stored properties left out is the one called.
   public init<Root>(of type: Root.Type, _ fields: [BulkFieldPath<Root>]) {
     self.init(
       stride: MemoryLayout<Root>.stride,
@@ -232,18 +237,32 @@ public struct BulkArray: Sendable, Equatable {
   }
 
   /// Wraps raw bytes read from a file (a slice of the file shares its storage);
-  /// `bytes.count` must be `count * layout.stride`.
+  /// `bytes.count` must be `count * layout.stride`. Bytes outside the layout's fields are kept
+  /// as they are; ``BulkStorable`` arrays encoded by Stasis have none.
   public init(layout: BulkLayout, count: Int, bytes: ArraySlice<UInt8>) {
     self.layout = layout
     self.count = count
     self.storage = .bytes(bytes)
   }
 
-  /// Wraps a Swift array without copying it.
-  init<Element: BulkStorable>(_ array: [Element]) {
-    layout = Element.bulkLayout
-    count = array.count
-    storage = .typed(array)
+  /// The array's declared fields: the Swift array itself, not copied, when its layout is
+  /// packed (``BulkLayout/isPacked``), else its fields gathered into ``BulkLayout/packed``, so
+  /// no padding byte reaches a file or a digest.
+  public init<Element: BulkStorable>(_ array: [Element]) {
+    let memory = Element.bulkLayout
+    if memory.isPacked {
+      layout = memory
+      count = array.count
+      storage = .typed(array)
+    } else {
+      self = BulkArray(layout: memory, count: array.count, typed: array).packed()
+    }
+  }
+
+  private init(layout: BulkLayout, count: Int, typed: any BulkBuffer) {
+    self.layout = layout
+    self.count = count
+    self.storage = .typed(typed)
   }
 
   /// Calls `body` with the elements' bytes, `count * layout.stride` of them.
@@ -290,6 +309,13 @@ public struct BulkArray: Sendable, Equatable {
       result.withUnsafeMutableBytes { out in
         for field in target.fields {
           guard let source = layout.fields.first(where: { $0.name == field.name }) else { continue }
+          if source.type == field.type {
+            // The packed file of a padded struct, or a field that moved: its bytes, strided.
+            copyField(
+              size: field.type.size, count: count, from: raw, at: source.offset, stride: layout.stride, to: out,
+              at: field.offset, stride: target.stride)
+            continue
+          }
           for index in 0..<count {
             let value = source.type.load(from: raw, at: index * layout.stride + source.offset)
             if !field.type.store(value, into: out, at: index * target.stride + field.offset) {

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Encodes any `Encodable` value into a ``SaveValue`` tree. Object fields are sorted by name,
-/// so a dictionary's iteration order never reaches the file; arrays of ``BulkStorable``
+/// so a dictionary's iteration order never reaches the file, and a `Set`'s elements are stored in
+/// ascending order (the collections' save order: see `Dictionary.inSaveOrder`); arrays of ``BulkStorable``
 /// structs become bulk arrays without being copied; `[UInt8]` and `Data` become the
 /// format's ``SaveValue/bytes(_:)`` value (the decoder still reads byte arrays that older
 /// builds stored as arrays of numbers).
@@ -225,6 +226,8 @@ private final class EncodingNode {
       set(.bulk(bulk.bulkArray))
     } else if let sorted = value as? any SortedPairsEncodable {
       try sorted.encodeSortedPairs(to: TreeEncoder(node: self))
+    } else if let sorted = value as? any SortedElementsEncodable {
+      try sorted.encodeSortedElements(to: TreeEncoder(node: self))
     } else {
       context.lastPlainType = T.self
       try value.encode(to: TreeEncoder(node: self))
@@ -303,6 +306,35 @@ extension Dictionary: SortedPairsEncodable where Key: Comparable & Encodable, Va
       try container.encode(self[key]!)
     }
   }
+}
+
+/// A `Set` encodes, in Swift, in its iteration order, which depends on the process's hash seed
+/// and the set's history: two equal sets could give two files. Stored ascending instead; the
+/// array still decodes with the standard `Set` decoder.
+private protocol SortedElementsEncodable {
+  func encodeSortedElements(to encoder: any Encoder) throws
+}
+
+extension Set: SortedElementsEncodable where Element: Comparable & Encodable {
+  fileprivate func encodeSortedElements(to encoder: any Encoder) throws {
+    var container = encoder.unkeyedContainer()
+    for element in sorted() { try container.encode(element) }
+  }
+}
+
+extension Dictionary where Key: Comparable {
+  /// The entries in the order a save holds them, and a restored game can iterate in: by key,
+  /// ascending, where a key of `String` or `Int` compares as its text (it is an object field's
+  /// name, and an object's fields are sorted by name), so `10` comes before `9`.
+  public var inSaveOrder: [(key: Key, value: Value)] {
+    if Key.self == Int.self { return sorted { String($0.key as! Int) < String($1.key as! Int) } }
+    return sorted { $0.key < $1.key }
+  }
+}
+
+extension Set where Element: Comparable {
+  /// The elements in the order a save holds them, and a restored game can iterate in: ascending.
+  public var inSaveOrder: [Element] { sorted() }
 }
 
 private struct TreeEncoder: Encoder {

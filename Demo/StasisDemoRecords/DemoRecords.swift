@@ -1,5 +1,5 @@
 #if Records
-  import DemoGame
+  import StasisDemoGame
   import Foundation
   import Stasis
   import StasisRecords
@@ -21,7 +21,7 @@
     /// When it was reached, in milliseconds since 1970 (the wall clock, never the engine's).
     public var achievedAt: Int64
 
-    /// Creates a row (inserted by ``DemoRecords/recordScore(points:level:slot:)``).
+    /// Creates a row (inserted by ``StasisDemoRecords/recordScore(points:level:slot:)``).
     public init(id: Int64? = nil, points: Int64, level: Int, slot: String, device: String, achievedAt: Int64) {
       self.id = id
       self.points = points
@@ -81,7 +81,7 @@
   /// With an application, nothing here needs the main queue or a run loop (without one, as in
   /// the tests, a write's end comes on the main actor).
   @MainActor
-  public final class DemoRecords {
+  public final class StasisDemoRecords {
     /// The migrations, oldest first; a shipped one is never edited.
     public nonisolated static let migrations: [RecordMigration] = [
       RecordMigration("v1: high scores and the slot index") { db in

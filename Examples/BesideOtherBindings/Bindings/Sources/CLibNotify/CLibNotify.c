@@ -1,0 +1,2 @@
+#include "CLibNotify.h"
+int other_clibnotify(void) { return 1; }

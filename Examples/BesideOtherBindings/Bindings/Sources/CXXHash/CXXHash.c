@@ -1,0 +1,2 @@
+#include "CXXHash.h"
+int other_cxxhash(void) { return 1; }

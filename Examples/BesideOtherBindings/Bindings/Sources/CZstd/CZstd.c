@@ -1,0 +1,2 @@
+#include "CZstd.h"
+int other_czstd(void) { return 1; }

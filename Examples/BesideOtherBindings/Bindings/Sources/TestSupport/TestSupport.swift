@@ -1,0 +1,2 @@
+/// A target named as Stasis once named one of its own.
+public let testSupportName = "TestSupport"
