@@ -144,7 +144,8 @@ let package = Package(
     .executableTarget(
       name: "stasis-demo",
       dependencies: [
-        "Stasis", "StasisSDL", "StasisDemoGame", "StasisDemoRecords", "StasisMerge", "StasisNotify", "CStasisSDL2", "CStasisSDL2Image",
+        "Stasis", "StasisSDL", "StasisDemoGame", "StasisDemoRecords", "StasisMerge", "StasisNotify", "CStasisSDL2",
+        "CStasisSDL2Image",
         // `--cloud`: without the `Cloud` trait the demo builds, and plays, without it.
         .target(name: "StasisCloud", condition: .when(traits: ["Cloud"])),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -219,12 +220,14 @@ let package = Package(
     .testTarget(
       name: "DemoGameTests",
       dependencies: [
-        "StasisDemoGame", "StasisDemoRecords", "Stasis", "StasisMerge", "StasisReplay", "StasisTesting", "StasisTestSupport",
+        "StasisDemoGame", "StasisDemoRecords", "Stasis", "StasisMerge", "StasisReplay", "StasisTesting",
+        "StasisTestSupport",
       ]),
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
     // The goldens: what each command prints, as files (Golden.swift).
     .testTarget(
-      name: "CLITests", dependencies: ["Stasis", "StasisRecords", "StasisReplay", "StasisTestSupport"], exclude: ["Goldens"]),
+      name: "CLITests", dependencies: ["Stasis", "StasisRecords", "StasisReplay", "StasisTestSupport"],
+      exclude: ["Goldens"]),
     // StasisInspect's strings against what the built `stasis` prints for the same saves.
     .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "StasisTestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.
@@ -235,7 +238,9 @@ let package = Package(
       name: "StasisNotifyTests", dependencies: ["Stasis", "StasisNotify", "StasisTestSupport"], exclude: ["Fixtures"]),
     .testTarget(
       name: "StasisSDLTests",
-      dependencies: ["StasisSDL", "CStasisSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")]
+      dependencies: [
+        "StasisSDL", "CStasisSDL2", "Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log"),
+      ]
     ),
   ]
 )
@@ -251,7 +256,10 @@ let layers: [(folder: String, targets: [String])] = [
   ("Sources/Records", ["StasisRecords"]),
   ("Sources/Replay", ["StasisReplay", "CStasisXXHash"]),
   ("Sources/Platform", ["StasisSDL", "CStasisSDL2", "CStasisSDL2Image", "StasisNotify", "CStasisLibNotify"]),
-  ("Sources/Tools", ["stasis", "StasisInspect", "stasis-bench", "stasis-fuzz", "stasis-fuzz-state", "StasisFuzzDriver"]),
+  (
+    "Sources/Tools",
+    ["stasis", "StasisInspect", "stasis-bench", "stasis-fuzz", "stasis-fuzz-state", "StasisFuzzDriver"]
+  ),
   ("Sources/Testing", ["StasisTesting"]),
   ("Demo", ["StasisDemoGame", "StasisDemoRecords", "stasis-demo"]),
 ]

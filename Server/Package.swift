@@ -92,7 +92,8 @@ let package = Package(
     .executableTarget(
       name: "stasis-load",
       dependencies: [
-        .product(name: "Stasis", package: "Stasis"), "StasisServer", .product(name: "StasisDemoGame", package: "Stasis"),
+        .product(name: "Stasis", package: "Stasis"), "StasisServer",
+        .product(name: "StasisDemoGame", package: "Stasis"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),

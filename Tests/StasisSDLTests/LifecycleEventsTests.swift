@@ -46,7 +46,9 @@ struct LifecycleEventsTests {
   @Test("SDL's raw numbers map as SDL_Event does, for a game on another binding")
   func rawNumbers() {
     // SDL2's ABI numbers, written as a game on SwiftSDL2 would see them: no StasisSDL type.
-    let quit: UInt32 = 0x100, window: UInt32 = 0x200, willEnterBackground: UInt32 = 0x103
+    let quit: UInt32 = 0x100
+    let window: UInt32 = 0x200
+    let willEnterBackground: UInt32 = 0x103
     #expect(lifecycleTransition(sdlEventType: quit) == .terminate)
     #expect(lifecycleTransition(sdlEventType: window, windowEvent: 13) == .resignActive)  // FOCUS_LOST
     #expect(lifecycleTransition(sdlEventType: window, windowEvent: 12) == .becomeActive)  // FOCUS_GAINED

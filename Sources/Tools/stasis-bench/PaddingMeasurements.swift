@@ -50,7 +50,8 @@ extension StasisBench {
     var paddedFile: [UInt8] = []
     var wideFile: [UInt8] = []
     let paddedEncodeMs = try median(runs: runs) {
-      SaveFileFormat.encode(try paddedCodec.document(for: padded, summary: SaveSummary(), createdAt: 0), into: &paddedFile)
+      SaveFileFormat.encode(
+        try paddedCodec.document(for: padded, summary: SaveSummary(), createdAt: 0), into: &paddedFile)
     }
     let wideEncodeMs = try median(runs: runs) {
       SaveFileFormat.encode(try wideCodec.document(for: wide, summary: SaveSummary(), createdAt: 0), into: &wideFile)
@@ -85,7 +86,9 @@ extension StasisBench {
 
     func ms(_ value: Double) -> String { String(format: "%.3f ms", value) }
     func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.2f×", a / b) }
-    print("| \(count) rocks (medians) | padded (17 of 24 bytes) | padding-free (24 of 24) | padded ÷ padding-free | target |")
+    print(
+      "| \(count) rocks (medians) | padded (17 of 24 bytes) | padding-free (24 of 24) | padded ÷ padding-free | target |"
+    )
     print("| --- | ---: | ---: | ---: | ---: |")
     print(
       "| file | \(paddedFile.count) bytes | \(wideFile.count) bytes | \(ratio(Double(paddedFile.count), Double(wideFile.count))) | |"

@@ -81,7 +81,8 @@ func copyField(
   case 8: copy(UInt64.self)
   default:
     for index in 0..<count {
-      (output + outOffset + index * outStride).copyMemory(from: input + sourceOffset + index * sourceStride, byteCount: size)
+      (output + outOffset + index * outStride).copyMemory(
+        from: input + sourceOffset + index * sourceStride, byteCount: size)
     }
   }
 }
