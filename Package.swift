@@ -25,15 +25,20 @@ let package = Package(
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
     .executable(name: "stasis-example-tanks", targets: ["stasis-example-tanks"]),
   ],
-  // `Cloud` (on by default) is StasisCloud's HTTP client. A game that does not sync turns it off
-  // with `.package(url: …, from: …, traits: [])`, and then resolves four packages, not 24:
-  // SwiftPM does not fetch a dependency that only a disabled trait uses.
-  // `Records` (on by default) is StasisRecords's SQLite store, GRDB. A game that wants sync but
-  // no structured store says `traits: ["Cloud"]`; one that wants the store but no sync says
-  // `traits: ["Records"]`. Without `Records`, StasisRecords has no store (only its change
-  // values) and `stasis records` says it was built without it.
+  // `Cloud` (on by default) is StasisCloud: sync over Foundation's URLSession, which the
+  // toolchain ships (libcurl on Linux), so it brings no package. `AsyncHTTPClient` (on by
+  // default) adds `HTTPCloudTransport`, on AsyncHTTPClient and SwiftNIO. A game that does not sync
+  // turns both off with `.package(url: …, from: …, traits: [])` and resolves four packages;
+  // `traits: ["Cloud"]` syncs and resolves the same four: SwiftPM does not fetch a dependency that
+  // only a disabled trait uses.
+  // `Records` (on by default) is StasisRecords's SQLite store, GRDB. A game that wants the store
+  // but no sync says `traits: ["Records"]`. Without `Records`, StasisRecords has no store (only
+  // its change values) and `stasis records` says it was built without it.
   traits: [
-    .trait(name: "Cloud", description: "StasisCloud's HTTP transport: AsyncHTTPClient and SwiftNIO."),
+    .trait(name: "Cloud", description: "StasisCloud: cloud sync over Foundation's URLSession (no package)."),
+    .trait(
+      name: "AsyncHTTPClient", description: "StasisCloud's HTTPCloudTransport: AsyncHTTPClient and SwiftNIO.",
+      enabledTraits: ["Cloud"]),
     .trait(name: "Records", description: "StasisRecords's structured store on SQLite: GRDB."),
     // Only the simulation's build (Server/, `--traits SimulationSeams`) turns this on: it
     // compiles the switches by which stasis-sim varies the library's rules, to plant the bugs of
@@ -41,13 +46,13 @@ let package = Package(
     .trait(
       name: "SimulationSeams",
       description: "For stasis-sim only: the rules its honesty check varies. Never on in a game or server."),
-    .default(enabledTraits: ["Cloud", "Records"]),
+    .default(enabledTraits: ["Cloud", "AsyncHTTPClient", "Records"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
-    // StasisCloud's HTTP client, used only under the `Cloud` trait.
+    // StasisCloud's HTTPCloudTransport, used only under the `AsyncHTTPClient` trait.
     .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
@@ -81,17 +86,18 @@ let package = Package(
     .systemLibrary(name: "CStasisXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
     // zstd from the system, found through pkg-config.
     .systemLibrary(name: "CStasisZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
-    // Cloud saves: sync records, the upload queue, fetch and conflicts, over AsyncHTTPClient.
+    // Cloud saves: sync records, the upload queue, fetch and conflicts, over URLSession (and
+    // AsyncHTTPClient under its trait).
     // Kept out of Stasis, which knows no network; it re-exports StasisMerge.
     .target(
       name: "StasisCloud",
       dependencies: [
         "Stasis", "StasisMerge", "StasisDelta",
-        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Cloud"])),
-        .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Cloud"])),
-        .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Cloud"])),
-        .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Cloud"])),
-        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Cloud"])),
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+        .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+        .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+        .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Logging", package: "swift-log"),
       ]
@@ -213,7 +219,7 @@ let package = Package(
       name: "StasisCloudTests",
       dependencies: [
         "Stasis", "StasisCloud", "StasisTesting",
-        .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Cloud"])),
+        .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
       ]),
     // What the test targets share: the repository's root, built products, processes.
     .target(name: "StasisTestSupport", path: "Tests/Support"),

@@ -68,12 +68,19 @@ stage "a game beside other packages' CSDL2, CZstd, CXXHash, CLibNotify, TestSupp
 # SwiftPM refuses a graph where two packages declare one target name: this game builds only while
 # every Stasis target carries the package's prefix. It polls its own SDL binding and maps the
 # events through StasisSDL by SDL's raw numbers.
+# It syncs (`traits: ["Cloud"]`, over URLSession): at most 6 packages.
 (
   cd Examples/BesideOtherBindings
+  rm -f Package.resolved
+  swift package resolve --scratch-path "$scratch"
+  pins=$(grep -c '"identity"' Package.resolved)
+  echo "a game on Stasis with Cloud resolves $pins packages (its own bindings' package among them)"
+  [ "$pins" -le 6 ] || { echo "more than 6 packages: $(grep '"identity"' Package.resolved)"; exit 1; }
   swift build --scratch-path "$scratch"
   out=$("$scratch/debug/BesideOtherBindings")
   echo "$out"
   [ "$(echo "$out" | grep -c '^transition: ')" -eq 2 ] || { echo "the other binding's events did not map"; exit 1; }
+  echo "$out" | grep -q '^cloud: offline, never sent: true$' || { echo "URLSession's refusal was not offline"; exit 1; }
 )
 stage "build"
 swift build --build-tests
@@ -117,6 +124,9 @@ stage "swift test, Server/"
 # too, so fewer pipes share one libdispatch (the crash above was seen again under that churn).
 swift test "${server[@]}" --skip-build --skip "ServerHostileClientTests|StasisSimulationTests|ConsoleTests|OpenAPITests|StasisCloudSyncTests"
 swift test "${server[@]}" --skip-build --filter "StasisCloudSyncTests"
+# The same suites on the AsyncHTTPClient transport (the `AsyncHTTPClient` trait's): both
+# transports StasisCloud ships hold the sync's whole contract (URLSession's is the default).
+STASIS_TEST_TRANSPORT=asynchttpclient swift test "${server[@]}" --skip-build --filter "StasisCloudSyncTests"
 swift test "${server[@]}" --skip-build --filter "ConsoleTests|OpenAPITests"
 swift test "${server[@]}" --skip-build --filter "ServerHostileClientTests"
 swift test "${server[@]}" --skip-build --filter "StasisSimulationTests"

@@ -71,8 +71,8 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
       var configuration = CloudSyncConfiguration(policy: DemoSaveFormat.conflictPolicy(named: options.conflictPolicy)!)
       configuration.transfer.deltas = !options.wholeUploads
       let transport: any CloudTransport =
-        options.uploadRate.map { ThrottledCloudTransport(wrapped: HTTPCloudTransport(), bytesPerSecond: $0) }
-        ?? HTTPCloudTransport()
+        options.uploadRate.map { ThrottledCloudTransport(wrapped: URLSessionCloudTransport(), bytesPerSecond: $0) }
+        ?? URLSessionCloudTransport()
       let cloud = CloudSync(
         coordinator: game.coordinator, credentials: CloudCredentials(url: url, token: token, device: device),
         configuration: configuration, transport: transport)

@@ -4,14 +4,15 @@
 // FuzzDriver, DemoGame): SwiftPM refuses a graph where two packages declare one target name, so
 // this builds only while every Stasis target carries the package's prefix. Its SDL binding is its
 // own, as a SwiftSDL2 game's is, and StasisSDL maps that binding's events by SDL's raw numbers.
-// scripts/test.sh builds and runs it.
+// It syncs (`traits: ["Cloud"]`: URLSession, no package), so zstd's module is in its graph too.
+// scripts/test.sh resolves it (at most 6 packages), builds it and runs it.
 import PackageDescription
 
 let package = Package(
   name: "BesideOtherBindings",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(name: "Stasis", path: "../..", traits: []),
+    .package(name: "Stasis", path: "../..", traits: ["Cloud"]),
     .package(path: "Bindings"),
   ],
   targets: [
@@ -19,6 +20,7 @@ let package = Package(
       name: "BesideOtherBindings",
       dependencies: [
         .product(name: "Stasis", package: "Stasis"), .product(name: "StasisSDL", package: "Stasis"),
+        .product(name: "StasisCloud", package: "Stasis"),
         .product(name: "CSDL2", package: "Bindings"), .product(name: "OtherBindings", package: "Bindings"),
       ])
   ]

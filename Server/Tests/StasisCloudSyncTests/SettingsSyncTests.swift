@@ -26,7 +26,7 @@ final class SettingsDevice {
   var heard: [SettingsChange] = []
 
   init(
-    _ name: String, server url: String, token: String, transport: any CloudTransport = HTTPCloudTransport(),
+    _ name: String, server url: String, token: String, transport: any CloudTransport = testTransport(),
     logger: Logger = Logger(label: "stasis.cloud.settings")
   ) throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-settings-\(UUID().uuidString)")
@@ -178,7 +178,7 @@ struct SettingsSyncTests {
 /// HTTP to the real server, with `/v1/settings` sent to a path it has no route for: the
 /// answer a server from before settings gives (its JSON `404`).
 final class WithoutSettings: CloudTransport {
-  private let http = HTTPCloudTransport()
+  private let http = testTransport()
   private let count = Mutex(0)
 
   /// Requests made to `/v1/settings`.

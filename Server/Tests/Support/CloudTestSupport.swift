@@ -3,6 +3,14 @@ import Foundation
 @_spi(Simulation) import StasisCloud
 import Synchronization
 
+/// The HTTP transport the sync suites hold to the contract: `STASIS_TEST_TRANSPORT=asynchttpclient`
+/// picks `HTTPCloudTransport` (AsyncHTTPClient), anything else the default, URLSession's.
+/// scripts/test.sh runs the suites with each.
+func testTransport() -> any CloudTransport {
+  ProcessInfo.processInfo.environment["STASIS_TEST_TRANSPORT"] == "asynchttpclient"
+    ? HTTPCloudTransport() : URLSessionCloudTransport()
+}
+
 /// A player's state for the sync tests: a score with a high score, settings, an inventory and
 /// a bulk array, so every kind of merge shows.
 struct Shard: BulkStorable, Equatable {
@@ -34,7 +42,7 @@ final class Device: Sendable {
     server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
     onConflict: (@Sendable (Conflict) async -> ConflictDecision?)? = nil, signing: SigningPolicy = .none,
     generationsToKeep: Int = 3, folder: URL? = nil, fileSystem: (any FileSystem)? = nil,
-    transport: any CloudTransport = HTTPCloudTransport(),
+    transport: any CloudTransport = testTransport(),
     configure: (inout CloudSyncConfiguration) -> Void = { _ in }
   ) {
     let folder =

@@ -31,7 +31,7 @@ extension StasisBench {
   /// A padded 100,000-element array's encode and durable save against `memcpy` of its memory,
   /// `write`+`fsync` of its file, and the padding-free array of the same fields.
   func measurePadding(count: Int, folder: String) throws {
-    let runs = 21
+    let runs = 41
     var padded = RockField(rocks: [PaddedRock](repeating: PaddedRock(), count: count))
     var wide = RockField(rocks: [WideRock](repeating: WideRock(), count: count))
     for index in 0..<count {

@@ -9,6 +9,7 @@ import DemoGame
 import Foundation
 import FuzzDriver
 import Stasis
+import StasisCloud
 import StasisSDL
 import TestSupport
 
@@ -38,6 +39,17 @@ while SDL_PollEvent(&event) != 0 {
   {
     print("transition: \(transition)")
   }
+}
+
+// MARK: - Cloud sync over URLSession: a server that is not there is offline, never sent
+
+let nobody = CloudCredentials(url: "http://127.0.0.1:9", token: "t", timeout: .seconds(5))
+do {
+  _ = try await CloudClient(credentials: nobody).slots()
+  print("cloud: a closed port answered")
+  exit(1)
+} catch {
+  print("cloud: \(error.kind), never sent: \(error.neverSent)")
 }
 
 // MARK: - De-initialization

@@ -149,7 +149,7 @@ public final class CloudSync: Sendable {
   @MainActor
   public convenience init<Game: SaveableGame>(
     coordinator: SaveCoordinator<Game>, credentials: CloudCredentials, configuration: CloudSyncConfiguration = .init(),
-    clock: any MonotonicClock = SystemClock(), transport: any CloudTransport = HTTPCloudTransport(),
+    clock: any MonotonicClock = SystemClock(), transport: any CloudTransport = URLSessionCloudTransport(),
     logger: Logger = Logger(label: "stasis.cloud")
   ) {
     var configuration = configuration

@@ -102,7 +102,7 @@ public final class SettingsSync<Settings: Codable & Sendable> {
   /// otherwise.
   public convenience init(
     settings: SettingsStore<Settings>, credentials: CloudCredentials, application: Application? = nil,
-    transport: any CloudTransport = HTTPCloudTransport(), logger: Logger = Logger(label: "stasis.cloud.settings")
+    transport: any CloudTransport = URLSessionCloudTransport(), logger: Logger = Logger(label: "stasis.cloud.settings")
   ) {
     self.init(
       settings: settings, client: CloudClient(credentials: credentials, transport: transport),

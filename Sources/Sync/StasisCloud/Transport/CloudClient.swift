@@ -14,9 +14,9 @@ public struct CloudClient: Sendable {
   /// How uploads and downloads are sent (deltas, parts): what this build does by default.
   public var transfer = TransferOptions()
 
-  /// A client of the server `credentials` name, over HTTP (``HTTPCloudTransport``).
+  /// A client of the server `credentials` name, over HTTP (``URLSessionCloudTransport``).
   public init(credentials: CloudCredentials) {
-    self.init(credentials: credentials, transport: HTTPCloudTransport())
+    self.init(credentials: credentials, transport: URLSessionCloudTransport())
   }
 
   /// A client of the server `credentials` name, over `transport` (the simulation's in-process

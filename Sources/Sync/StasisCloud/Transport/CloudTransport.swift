@@ -49,8 +49,10 @@ public struct CloudResponse: Sendable {
   }
 }
 
-/// How a ``CloudClient`` reaches the server: HTTP (``HTTPCloudTransport``) in a game, or the
-/// server's own request handling in the same process for the simulation (`stasis-sim`).
+/// How a ``CloudClient`` reaches the server: HTTP in a game (``URLSessionCloudTransport`` by
+/// default; `HTTPCloudTransport`, on AsyncHTTPClient, under the package's `AsyncHTTPClient`
+/// trait), or the server's own request handling in the same process for the simulation
+/// (`stasis-sim`).
 /// A transport that cannot reach the server throws ``CloudError/Kind/offline``; one whose
 /// request was cancelled throws ``CloudError/Kind/cancelled``.
 public protocol CloudTransport: Sendable {
