@@ -49,9 +49,8 @@ extension Merger {
     case (let b, .bulk(let o)?, .bulk(let t)?) where o.layout == t.layout:
       var baseArray = BulkArray(layout: o.layout, count: 0, bytes: [])
       if case .bulk(let array)? = b, array.layout == o.layout { baseArray = array } else if b != nil { return nil }
-      let objects = { (array: BulkArray) in (0..<array.count).map { SaveValue.object(array.element(at: $0)) } }
-      guard let bk = keyed(objects(baseArray), key, path: path), let ok = keyed(objects(o), key, path: path),
-        let tk = keyed(objects(t), key, path: path)
+      guard let bk = keyed(baseArray, key, path: path), let ok = keyed(o, key, path: path),
+        let tk = keyed(t, key, path: path)
       else { return nil }
       let (be, oe, te) = (Self.elements(baseArray), Self.elements(o), Self.elements(t))
       var bytes: [UInt8] = []
@@ -74,7 +73,7 @@ extension Merger {
   /// The result's keys: the fallback side's order (ours without one), each key only the other
   /// side has right after the key it follows there, then base keys neither has (a removal
   /// the fallback may undo).
-  func order(_ base: Keyed, _ ours: Keyed, _ theirs: Keyed) -> [String] {
+  func order(_ base: KeyedElements, _ ours: KeyedElements, _ theirs: KeyedElements) -> [String] {
     let (primary, other) = fallback == .theirs ? (theirs, ours) : (ours, theirs)
     var leading: [String] = []
     var following: [String: [String]] = [:]
@@ -126,28 +125,28 @@ extension Merger {
     }
   }
 
-  /// Elements' keys in order, and where each is; nil when one lacks the key or has it twice.
-  struct Keyed {
-    var keys: [String] = []
-    var index: [String: Int] = [:]
-  }
-
   /// Elements keyed by `key`; nil when a key occurs twice (the array is one value again). An
   /// element without the field refuses the merge (``refusal``): the declaration names a field
   /// the state does not have.
-  mutating func keyed(_ elements: [SaveValue], _ key: String, path: String) -> Keyed? {
-    var keyed = Keyed()
-    for (position, element) in elements.enumerated() {
-      guard let value = element[field: key] else {
-        refusal = refusal ?? "'\(path)' is declared by-key '\(key)', but its element \(position) has no field '\(key)'"
-        return nil
-      }
-      let id = value.keyText
-      guard keyed.index[id] == nil else { return nil }
-      keyed.keys.append(id)
-      keyed.index[id] = position
+  mutating func keyed(_ elements: [SaveValue], _ key: String, path: String) -> KeyedElements? {
+    accept(KeyedElements.pairing(elements, by: key), key, path: path)
+  }
+
+  /// A bulk array's elements keyed by their field `key`, as ``keyed(_:_:path:)`` keys objects.
+  mutating func keyed(_ array: BulkArray, _ key: String, path: String) -> KeyedElements? {
+    accept(KeyedElements.pairing(array, by: key), key, path: path)
+  }
+
+  private mutating func accept(
+    _ pairing: Result<KeyedElements, KeyedElements.Failure>, _ key: String, path: String
+  ) -> KeyedElements? {
+    switch pairing {
+    case .success(let keyed): return keyed
+    case .failure(.missingKey(let position)):
+      refusal = refusal ?? "'\(path)' is declared by-key '\(key)', but its element \(position) has no field '\(key)'"
+      return nil
+    case .failure(.duplicateKey): return nil
     }
-    return keyed
   }
 
   /// ``MergeRule/union`` on arrays: ours in order, less the base elements theirs removed,

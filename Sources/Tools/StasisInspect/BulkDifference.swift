@@ -162,7 +162,7 @@ package struct BulkDifference: Sendable {
 
 /// The bytes each saved field of a layout occupies: two elements whose bytes differ only
 /// outside them (padding) are equal, and so are two `bool`s that are both non-zero.
-private struct FieldSpans {
+struct FieldSpans {
   let fields: [BulkField]
   /// The fields cover every byte of the stride and none is a `bool`: a byte difference is one.
   let coversStride: Bool
@@ -176,13 +176,32 @@ private struct FieldSpans {
     coversStride = covered.allSatisfy { $0 } && !layout.fields.contains { $0.type == .bool }
   }
 
-  /// Whether the saved fields of the elements at byte `start` of `a` and `b` differ.
+  /// Whether the saved fields of the elements at byte `start` of `a` and `b`, whose bytes
+  /// differ, differ.
   func differ(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, atByte start: Int) -> Bool {
     if coversStride { return true }
-    return fields.contains { field in
-      let offset = start + field.offset
-      if field.type == .bool { return (a[offset] != 0) != (b[offset] != 0) }
-      return memcmp(a.baseAddress! + offset, b.baseAddress! + offset, field.type.size) != 0
+    return differ(a, atByte: start, b, atByte: start)
+  }
+
+  /// Whether element `i` of `a` and element `j` of `b`, two arrays of this layout, differ in a
+  /// saved field.
+  func differ(_ a: BulkArray, at i: Int, _ b: BulkArray, at j: Int) -> Bool {
+    a.withUnsafeBytes { left in
+      b.withUnsafeBytes { right in
+        let stride = a.layout.stride
+        guard memcmp(left.baseAddress! + i * stride, right.baseAddress! + j * stride, stride) != 0 else { return false }
+        return coversStride || differ(left, atByte: i * stride, right, atByte: j * stride)
+      }
+    }
+  }
+
+  private func differ(
+    _ a: UnsafeRawBufferPointer, atByte aStart: Int, _ b: UnsafeRawBufferPointer, atByte bStart: Int
+  ) -> Bool {
+    fields.contains { field in
+      let (left, right) = (aStart + field.offset, bStart + field.offset)
+      if field.type == .bool { return (a[left] != 0) != (b[right] != 0) }
+      return memcmp(a.baseAddress! + left, b.baseAddress! + right, field.type.size) != 0
     }
   }
 }

@@ -46,9 +46,9 @@ public struct SaveDifference: Sendable {
   }
 }
 
-/// How `stasis diff` aligns arrays of objects: by the key the game's merge declarations give
-/// the array's path (`monsters = by-key id`), else by the first of `keys` that every element
-/// has, with distinct values; else index by index.
+/// How `stasis diff` aligns arrays of objects and bulk arrays: by the key the game's merge
+/// declarations give the array's path (`monsters = by-key id`), else by the first of `keys`
+/// that every element has, with distinct values; else index by index.
 package struct DiffAlignment: Sendable {
   package var keys: [String]
   package var declarations: MergeRules
@@ -65,12 +65,24 @@ package struct DiffAlignment: Sendable {
   }
 }
 
+/// What ``differences(_:_:path:keys:into:)`` finds: the differences, in order, and a warning
+/// for each bulk array that has the key it was to be paired by but could not be paired by it.
+struct DiffCollection {
+  var differences: [SaveDifference] = []
+  /// `bullets: not paired by 'serial': …; compared index by index`, for standard error.
+  var warnings: [String] = []
+
+  mutating func append(_ difference: SaveDifference) { differences.append(difference) }
+}
+
 /// Compares two values field by field; bulk arrays and byte strings element by element,
 /// summarised. An array of objects that all have one of the `keys` fields, with distinct
 /// values, is aligned by it (`monsters[id=17]`): an element one side removed or added is one
-/// difference, and the others compare with their namesakes wherever they stand.
+/// difference, and the others compare with their namesakes wherever they stand. A bulk array
+/// whose layout has the field is paired by it as `stasis merge`'s `by-key` pairs it
+/// (``KeyedElements``), and its elements then differ as objects do (`bullets[serial=148]`).
 func differences(
-  _ a: SaveValue?, _ b: SaveValue?, path: String, keys: DiffAlignment, into result: inout [SaveDifference]
+  _ a: SaveValue?, _ b: SaveValue?, path: String, keys: DiffAlignment, into result: inout DiffCollection
 ) {
   switch (a, b) {
   case (.object(let left)?, .object(let right)?):
@@ -95,6 +107,19 @@ func differences(
     }
   case (.bulk(let left)?, .bulk(let right)?):
     guard left != right else { return }
+    var refusals: [String] = []
+    for key in keys.keys(at: path) {
+      switch bulkPairing(left, right, by: key) {
+      case .paired(let leftKeys, let rightKeys):
+        result.warnings += refusals.map { "\(path): \($0)" }
+        keyedBulkDifferences(
+          left, right, leftKeys: leftKeys, rightKeys: rightKeys, key: key, path: path, keys: keys, into: &result)
+        return
+      case .refused(let reason): refusals.append(reason)
+      case .noField: continue
+      }
+    }
+    result.warnings += refusals.map { "\(path): \($0); compared index by index" }
     let summary = BulkDifference(old: .bulk(left), new: .bulk(right))
     if summary.differing > 0 { result.append(SaveDifference(path: path, old: a, new: b, bulk: summary)) }
   case (.bytes(let left)?, .bytes(let right)?):
@@ -139,7 +164,7 @@ private struct IdIndex {
 /// Elements matched by `key`: the old side's order first, then what only the new side has.
 private func keyedDifferences(
   _ left: [SaveValue], _ right: [SaveValue], leftIds: [SaveValue], rightIds: [SaveValue], key: String, path: String,
-  keys: DiffAlignment, into result: inout [SaveDifference]
+  keys: DiffAlignment, into result: inout DiffCollection
 ) {
   var leftIndex = IdIndex()
   for (index, id) in leftIds.enumerated() { leftIndex.insert(id, at: index) }
@@ -155,5 +180,62 @@ private func keyedDifferences(
   }
   for (index, id) in rightIds.enumerated() where leftIndex.index(of: id, in: leftIds) == nil {
     result.append(SaveDifference(path: elementPath(id), old: nil, new: right[index]))
+  }
+}
+
+/// How two bulk arrays pair by a field.
+private enum BulkPairing {
+  /// By the field, as `by-key` pairs them in a merge.
+  case paired(KeyedElements, KeyedElements)
+  /// A layout has no such field: not paired by it, in silence, as an array of objects without it.
+  case noField
+  /// The field is a float (`0.0` and `-0.0` would be two keys, and a NaN no key), or a key is
+  /// on two elements of one side: `not paired by 'serial': …`, for a warning.
+  case refused(String)
+}
+
+/// Two bulk arrays' elements paired by their field `key`, as a merge's `by-key` pairs them.
+private func bulkPairing(_ left: BulkArray, _ right: BulkArray, by key: String) -> BulkPairing {
+  guard let leftField = left.layout.fields.first(where: { $0.name == key }),
+    let rightField = right.layout.fields.first(where: { $0.name == key })
+  else { return .noField }
+  if let float = [leftField, rightField].first(where: { [.float32, .float64].contains($0.type) }) {
+    return .refused(
+      "not paired by '\(key)': it is a \(float.type.formatName) field, and elements pair only by an integer or bool field"
+    )
+  }
+  switch (KeyedElements.pairing(left, by: key), KeyedElements.pairing(right, by: key)) {
+  case (.success(let leftKeys), .success(let rightKeys)):
+    return .paired(leftKeys, rightKeys)
+  case (.failure(.duplicateKey(let id, let first, let second)), _):
+    return .refused("not paired by '\(key)': \(key) \(id) is on the old save's elements \(first) and \(second)")
+  case (_, .failure(.duplicateKey(let id, let first, let second))):
+    return .refused("not paired by '\(key)': \(key) \(id) is on the new save's elements \(first) and \(second)")
+  case (.failure(.missingKey), _), (_, .failure(.missingKey)):
+    return .noField  // not reached: both layouts have the field
+  }
+}
+
+/// Bulk elements matched by `key`, as ``keyedDifferences(_:_:leftIds:rightIds:key:path:keys:into:)``
+/// matches objects: the old side's order first, then what only the new side has. A pair whose
+/// saved fields are equal byte for byte is skipped without decoding it.
+private func keyedBulkDifferences(
+  _ left: BulkArray, _ right: BulkArray, leftKeys: KeyedElements, rightKeys: KeyedElements, key: String,
+  path: String, keys: DiffAlignment, into result: inout DiffCollection
+) {
+  let spans = left.layout == right.layout ? FieldSpans(left.layout) : nil
+  func elementPath(_ id: String) -> String { "\(path)[\(key)=\(id)]" }
+  for (index, id) in leftKeys.keys.enumerated() {
+    guard let counterpart = rightKeys.index[id] else {
+      result.append(SaveDifference(path: elementPath(id), old: .object(left.element(at: index)), new: nil))
+      continue
+    }
+    if let spans, !spans.differ(left, at: index, right, at: counterpart) { continue }
+    differences(
+      .object(left.element(at: index)), .object(right.element(at: counterpart)), path: elementPath(id), keys: keys,
+      into: &result)
+  }
+  for (index, id) in rightKeys.keys.enumerated() where leftKeys.index[id] == nil {
+    result.append(SaveDifference(path: elementPath(id), old: nil, new: .object(right.element(at: index))))
   }
 }

@@ -76,14 +76,26 @@ extension SaveInspection {
     json.finish()
   }
 
-  /// The differences between two saves, arrays of objects aligned as `alignment` says.
+  /// The differences between two saves, arrays of objects and bulk arrays aligned as
+  /// `alignment` says.
   package static func differences(
     _ old: SaveDocument, _ new: SaveDocument, alignment: DiffAlignment
   ) -> [SaveDifference] {
-    var result: [SaveDifference] = []
+    var warnings: [String] = []
+    return differences(old, new, alignment: alignment, warnings: &warnings)
+  }
+
+  /// As ``differences(_:_:alignment:)``, adding to `warnings` a line for each bulk array that
+  /// has its key field but could not be paired by it (a float field, or a key twice) and was
+  /// compared index by index: `bullets: not paired by 'serial': …; compared index by index`.
+  package static func differences(
+    _ old: SaveDocument, _ new: SaveDocument, alignment: DiffAlignment, warnings: inout [String]
+  ) -> [SaveDifference] {
+    var result = DiffCollection()
     StasisInspect.differences(metadata(old), metadata(new), path: "metadata", keys: alignment, into: &result)
     StasisInspect.differences(old.tree, new.tree, path: "", keys: alignment, into: &result)
-    return result
+    warnings += result.warnings
+    return result.differences
   }
 
   /// `stasis diff`'s text: a line per difference and the count, or `no differences`.

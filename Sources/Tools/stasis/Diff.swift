@@ -13,6 +13,7 @@ struct Diff: ParsableCommand {
         stasis diff a.stasis b.stasis --json
         stasis diff a.stasis b.stasis --all-elements   # every differing element of bulk arrays
         stasis diff a.stasis b.stasis --key id      # monsters[id=17]: one dead monster is one difference
+        stasis diff a.stasis b.stasis --key serial  # bullets[serial=148]: a bulk array, paired the same way
         stasis diff a.stasis b.stasis --declarations merge.txt   # 'monsters = by-key id' aligns monsters
 
       Bulk arrays (physics bodies) and byte strings (a tile map) are compared
@@ -21,9 +22,14 @@ struct Diff: ParsableCommand {
       two, the end excluded; the first ten, then how many more), and the first
       five differing elements field by field. --all-elements lists every range
       and every differing element, written as they are found. Arrays of
-      objects are compared index by index unless --key names the field that
-      identifies their elements, or the game's merge declarations (the file
-      stasis merge reads) give their path a by-key rule.
+      objects and bulk arrays are compared index by index unless --key names
+      the field that identifies their elements, or the game's merge
+      declarations (the file stasis merge reads) give their path a by-key
+      rule: then elements are paired by that field as stasis merge pairs them,
+      and each one removed, added or changed is a difference of its own
+      (bullets[serial=148]). A bulk array is paired by an integer or bool
+      field; by a float field, or when a key is on two elements of one save,
+      it is compared index by index, with a warning on standard error.
 
       --json prints a list of {"path", "old", "new"}; a bulk array or byte
       string is {"path", "bulk": {"oldCount", "newCount", "differingElements",
@@ -53,15 +59,15 @@ struct Diff: ParsableCommand {
     name: .customLong("key"),
     help: ArgumentHelp(
       """
-      Align arrays of objects by this field (an id): an element removed, added or changed is one \
-      difference, wherever it stands. Repeat it for arrays keyed by different fields.
+      Align arrays of objects and bulk arrays by this field (an id): an element removed, added or \
+      changed is one difference, wherever it stands. Repeat it for arrays keyed by different fields.
       """,
       valueName: "field"))
   var keys: [String] = []
 
   @Option(
     help: ArgumentHelp(
-      "The game's merge declarations (see stasis merge --help): arrays with a by-key rule are aligned by it.",
+      "The game's merge declarations (see stasis merge --help): arrays and bulk arrays with a by-key rule are aligned by it.",
       valueName: "file"))
   var declarations: String?
 
@@ -72,14 +78,16 @@ struct Diff: ParsableCommand {
     let right = try openSave(new)
     // A key or a declared path the saves do not have would align nothing, in silence.
     for key in self.keys where ![left.tree, right.tree].contains(where: { hasKeyedArray(key, in: $0) }) {
-      throw ValidationError("--key \(key): no array of objects in either save has a field '\(key)'")
+      throw ValidationError("--key \(key): no array of objects or bulk array in either save has a field '\(key)'")
     }
     let unknown = keys.declarations.unknownPaths(in: [left, right])
     if !unknown.isEmpty, let declarations {
       throw ValidationError(
         "\(declarations): declared paths not in either save: " + unknown.map { "'\($0)'" }.joined(separator: ", "))
     }
-    let result = SaveInspection.differences(left, right, alignment: keys)
+    var warnings: [String] = []
+    let result = SaveInspection.differences(left, right, alignment: keys, warnings: &warnings)
+    for warning in warnings { Terminal.standardError.line("warning: " + warning) }
     let output = TextOutput(.standardOutput)
     if json {
       SaveInspection.writeDiffJSON(result, listing: listing, to: StreamedJSON(output))
@@ -93,10 +101,12 @@ struct Diff: ParsableCommand {
   private var listing: BulkListing { allElements ? .allElements : .summary }
 }
 
-/// Whether some array in `value` holds an object with the field `key`.
+/// Whether some array in `value` holds an object with the field `key`, or some bulk array's
+/// layout has that field.
 private func hasKeyedArray(_ key: String, in value: SaveValue) -> Bool {
   switch value {
   case .object(let object): return object.fields.contains { hasKeyedArray(key, in: $0.value) }
+  case .bulk(let array): return array.layout.fields.contains { $0.name == key }
   case .array(let elements):
     return elements.contains { element in
       if case .object(let object) = element, object[key] != nil { return true }
