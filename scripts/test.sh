@@ -82,6 +82,15 @@ stage "a game beside other packages' CSDL2, CZstd, CXXHash, CLibNotify, TestSupp
   [ "$(echo "$out" | grep -c '^transition: ')" -eq 2 ] || { echo "the other binding's events did not map"; exit 1; }
   echo "$out" | grep -q '^cloud: offline, never sent: true$' || { echo "URLSession's refusal was not offline"; exit 1; }
 )
+stage "a game in Swift 5 mode, as Getting started shows it (Examples/SwiftFiveGame)"
+# Its manifest and main loop are the guide's blocks: built in Swift 5 language mode, and run.
+(
+  cd Examples/SwiftFiveGame
+  swift build --scratch-path "$scratch"
+  out=$("$scratch/debug/SwiftFiveGame" "$(mktemp -d)")
+  echo "$out"
+  echo "$out" | grep -q "frame 610, score 6100" || { echo "the Swift 5 game did not run to its end"; exit 1; }
+)
 stage "build"
 swift build --build-tests
 # The end-to-end runs of the stress level take seconds in release and minutes in debug. They

@@ -68,11 +68,17 @@ struct Agent: BulkStorable {
 }
 
 struct ArenaState: Codable, Sendable {
-  var agents: [Agent] = []  // raw bytes: one copy out, one back in when the layout matches
+  var agents: [Agent] = []  // the declared fields' bytes: 13 an agent, not its stride of 16
   var tick: Int64 = 0
 }
 
 let arenaCodec = SaveCodec<ArenaState>(game: GameIdentity(name: "arena", schemaVersion: 1))
+
+struct Rock: BulkStorable {  // stride 16: 8 + 1 bytes of fields, 7 of padding; 9 bytes an element in a file
+  var x: Double = 0
+  var dead: UInt8 = 0
+  static let bulkLayout = BulkLayout(of: Rock.self, [.field("x", \.x), .field("dead", \.dead)])
+}
 
 // MARK: - From 0.10 to 0.11
 

@@ -90,7 +90,7 @@ func copyField(
 extension BulkLayout {
   /// The layout of `type` from its fields' key paths. A stored property of `type` that no field
   /// covers is not saved: it is logged as a warning, once, when the layout is made (a `static
-  /// let`), and ``propertiesLeftOut(of:)`` names them.
+  /// let`), and ``propertiesLeftOut(of:layout:)`` names them.
   public init<Root: BulkStorable>(of type: Root.Type, _ fields: [BulkFieldPath<Root>]) {
     self.init(
       stride: MemoryLayout<Root>.stride,

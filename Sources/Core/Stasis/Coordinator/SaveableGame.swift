@@ -1,5 +1,10 @@
 /// What a game gives the ``SaveCoordinator``: its state as a value, and a way to pause it.
 ///
+/// Every requirement, with its default where it has one, is in one table in
+/// <doc:GettingStarted#What-a-game-gives-the-coordinator>: ``SaveableGame/State``,
+/// ``SaveableGame/snapshot()``, ``SaveableGame/restore(_:)``, ``SaveableGame/isPaused``, and
+/// ``SaveableGame/summary(of:)`` (by default an empty ``SaveSummary``).
+///
 /// ```swift
 /// @MainActor final class Tanks: SaveableGame {
 ///   var state = TanksState()
