@@ -18,7 +18,7 @@ import sys
 text = pathlib.Path("docs/ARCHITECTURE.md").read_text()
 manifest = pathlib.Path("Package.swift").read_text()
 mapped = {}  # target -> folder, from Package.swift's `layers`
-for folder, names in re.findall(r'\("((?:Sources/)?\w+)", \[([^\]]*)\]\)', manifest):
+for folder, names in re.findall(r'\(\s*"((?:Sources/)?\w+)",\s*\[([^\]]*)\]\s*\)', manifest):
     for name in re.findall(r'"([^"]+)"', names):
         mapped[name] = folder
 
