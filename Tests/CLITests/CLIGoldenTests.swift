@@ -424,7 +424,7 @@ struct CLIGoldenTests {
 
       section     encoding  bytes  checksum
       plants      tree        107  ok
-      sprinklers  tree        120  ok
+      sprinklers  tree        112  ok
       weather     tree         58  ok
 
 
@@ -446,7 +446,7 @@ struct CLIGoldenTests {
     #expect(
       invalid.out
         == header + "signature: invalid\n" + sections
-        + "invalid: signed.stasis: signature mismatch in signature at byte 570: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
+        + "invalid: signed.stasis: signature mismatch in signature at byte 562: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
     )
 
     let unsigned = try fixtures.stasis("inspect", "good.stasis", "--key-file", "game.key")
@@ -521,7 +521,7 @@ struct CLIGoldenTests {
     #expect(invalid.out.isEmpty)
     #expect(
       invalid.err
-        == "error: signed.stasis: signature mismatch in signature at byte 570: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
+        == "error: signed.stasis: signature mismatch in signature at byte 562: the HMAC-SHA256 signature does not match: the save was edited or signed with another key\n"
     )
 
     let unsigned = try fixtures.stasis("dump", "good.stasis", "--section", "weather", "--key-file", "game.key")

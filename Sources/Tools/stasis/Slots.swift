@@ -4,11 +4,20 @@ import Stasis
 
 struct Slots: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "List the slots of a save folder and their generations, newest first, from headers only.",
+    abstract: "List a save folder's slots and generations, newest first, each checked as `stasis verify` does.",
     discussion: """
       Example:
         stasis slots
         stasis slots Saves --json
+        stasis slots Saves --headers-only    # faster: headers only
+
+      `valid` is `yes` when the generation passes every check `stasis
+      verify` makes: the header, every section's checksum and structure,
+      and the signature when a key is given. A signed save checked
+      without a key is `intact`, as `verify` says; anything else is `no`,
+      the note naming why. With --headers-only only each header is read
+      and checked, and the column is `header ok` (in --json,
+      `headerValid` instead of `valid`).
       """
   )
 
@@ -18,26 +27,52 @@ struct Slots: ParsableCommand {
   @Flag(help: "Print the slots as JSON.")
   var json = false
 
+  @Flag(
+    help: """
+      Read and check headers only (fast): the column is `header ok`, not `valid`, and a damaged \
+      section is not seen.
+      """)
+  var headersOnly = false
+
   @Option(help: "The schema version of the build that will read the slots: generations above it are marked kept.")
   var schema: UInt32?
+
+  @OptionGroup var key: KeyFileOption
+
+  /// What the listing checked of one generation.
+  private struct Check {
+    /// Every check of `stasis verify` (or, with --headers-only, the header's) passed.
+    var passed: Bool
+    /// A signed file whose signature was not checked for want of a key (`verify`'s `intact`).
+    var notCheckedForWantOfKey = false
+    /// The signature's state for --json (`valid`, `invalid`, `unsigned`, `not checked`); nil with --headers-only.
+    var signature: String?
+    /// Why it failed.
+    var error: SaveFileError?
+  }
 
   func run() throws {
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
       throw fail(SaveFileError(.notFound, "no such save folder", context: .init(file: directory)))
     }
+    let signing = try key.policy()
     let slots: [SlotInfo]
     do {
       slots = try SaveStore(directory: directory).listSlots()
     } catch {
       throw fail(error)
     }
+    var checks: [String: Check] = [:]  // by path; lookup only, the order is the listing's
+    for info in slots.flatMap(\.generations) { checks[info.path] = check(info, signing: signing) }
     if json {
       print(
         jsonText(
           slots.map { slot in
-            ["slot": slot.name, "generations": slot.generations.map { generationJSON($0, slot: slot) }]
-              as [String: Any]
+            [
+              "slot": slot.name,
+              "generations": slot.generations.map { generationJSON($0, slot: slot, check: checks[$0.path]!) },
+            ] as [String: Any]
           }))
       return
     }
@@ -46,8 +81,9 @@ struct Slots: ParsableCommand {
       out.line("no slots in \(directory)")
       return
     }
-    // One column per field of the games' own summaries, in the order they first appear; one
-    // named like a built-in column is `summary.NAME` (``detailColumn(_:)``).
+    // One column per field of the games' own summaries, in the order they first appear (each
+    // summary's in the order the game declared them); one named like a built-in column is
+    // `summary.NAME` (``detailColumn(_:)``).
     let headers = slots.flatMap { $0.generations.compactMap(\.header) }
     var detailNames: [String] = []
     for header in headers {
@@ -61,15 +97,20 @@ struct Slots: ParsableCommand {
     for slot in slots {
       for info in slot.generations {
         let header = info.header
+        let check = checks[info.path]!
         let details = header.map(\.summary).map(detailFields) ?? []
         var row = [slot.name, "\(info.generation)", header.map { isoDate(milliseconds: $0.createdAt) } ?? "-"]
         row += detailNames.map { name in details.first { $0.name == name }.map { cellText($0.value) } ?? "-" }
         row.append(header.map { String(format: "%.1f s", $0.summary.playTime) } ?? "-")
         if showProgress { row.append(progressText(header?.summary.progress)) }
         if showDevice { row.append(header.map { $0.summary.device.isEmpty ? "-" : $0.summary.device } ?? "-") }
+        let verdict =
+          !check.passed
+          ? out.paint("no", .red)
+          : check.notCheckedForWantOfKey ? out.paint("intact", .yellow) : out.paint("yes", .green)
         row += [
-          "\(info.size)", info.isValid ? out.paint("yes", .green) : out.paint("no", .red),
-          slot.keptReason(info, readerSchema: schema) ?? info.error.map { $0.kindDescription } ?? "",
+          "\(info.size)", verdict,
+          slot.keptReason(info, readerSchema: schema) ?? check.error.map { $0.kindDescription } ?? "",
         ]
         rows.append(row)
       }
@@ -77,7 +118,7 @@ struct Slots: ParsableCommand {
     var columns = ["slot", "generation", "saved at"] + detailNames.map(detailColumn) + ["play time"]
     if showProgress { columns.append("progress") }
     if showDevice { columns.append("device") }
-    columns += ["bytes", "valid", "note"]
+    columns += ["bytes", headersOnly ? "header ok" : "valid", "note"]
     if rows.allSatisfy({ $0.last == "" }) {
       columns.removeLast()
       rows = rows.map { Array($0.dropLast()) }
@@ -93,17 +134,34 @@ struct Slots: ParsableCommand {
     out.table(columns, rows, rightAligned: numeric)
   }
 
-  private func generationJSON(_ info: GenerationInfo, slot: SlotInfo) -> [String: Any] {
+  /// The generation checked as `stasis verify` checks a file (every byte, every section, the
+  /// signature under `signing`, an unsigned file in a signed slot), or only its header with
+  /// --headers-only.
+  private func check(_ info: GenerationInfo, signing: SigningPolicy) -> Check {
+    guard !headersOnly else { return Check(passed: info.isValid, error: info.error) }
+    do {
+      let report = try FileReport(path: info.path, signing: signing)
+      return Check(
+        passed: report.valid, notCheckedForWantOfKey: report.valid && report.signature.notCheckedForWantOfKey,
+        signature: report.signature.json, error: report.error)
+    } catch {
+      return Check(passed: false, error: error)
+    }
+  }
+
+  private func generationJSON(_ info: GenerationInfo, slot: SlotInfo, check: Check) -> [String: Any] {
     var object: [String: Any] = [
-      "generation": info.generation, "path": info.path, "bytes": info.size, "valid": info.isValid,
-      "thumbnail": info.hasThumbnail,
+      "generation": info.generation, "path": info.path, "bytes": info.size, "thumbnail": info.hasThumbnail,
     ]
+    // `valid` only when every check was made; a header-only listing says what it checked.
+    object[headersOnly ? "headerValid" : "valid"] = check.passed
+    if let signature = check.signature { object["signature"] = signature }
     if let kept = slot.keptReason(info, readerSchema: schema) { object["kept"] = kept }
     if let header = info.header {
       object.merge(summaryJSON(header)) { kept, _ in kept }
       object["schema"] = header.game.schemaVersion
     }
-    if let error = info.error { object["error"] = error.description }
+    if let error = check.error { object["error"] = error.description }
     return object
   }
 }

@@ -41,13 +41,34 @@ public struct SaveSummary: Sendable, Equatable {
   }
 
   /// Creates a summary whose details are the game's own `Codable` value, encoded as a save's
-  /// sections are (fields sorted by name; no dictionary order reaches the file).
+  /// sections are, except that the top-level fields keep the order the type encodes them in (its
+  /// declaration order, for a synthesized `Codable`): the order a slot picker and `stasis slots`
+  /// show them in. A dictionary's entries are still sorted by key (no dictionary order reaches
+  /// the file), and so are the fields of every nested value.
   public init<Details: Encodable>(
     _ details: Details, frame: Int64 = 0, playTime: Double = 0, progress: Double? = nil, device: String = ""
   ) throws(SaveFileError) {
-    self.init(
-      frame: frame, playTime: playTime, progress: progress, device: device,
-      details: try SaveValueEncoder().encode(details))
+    var tree = try SaveValueEncoder().encode(details)
+    if !(details is any UnorderedFields), case .object(let sorted) = tree {
+      tree = .object(SaveObject(Self.inDeclaredOrder(sorted.fields, of: details)))
+    }
+    self.init(frame: frame, playTime: playTime, progress: progress, device: device, details: tree)
+  }
+
+  /// `fields` (sorted by name) in the order `details` encodes its top-level keys; a field the
+  /// recording did not see keeps its place after those it saw.
+  private static func inDeclaredOrder(
+    _ fields: [(name: String, value: SaveValue)], of details: some Encodable
+  ) -> [(name: String, value: SaveValue)] {
+    let recorder = FieldOrderRecorder()
+    guard (try? details.encode(to: recorder)) != nil, !recorder.names.isEmpty else { return fields }
+    var position: [String: Int] = [:]  // lookup only; the order comes from `recorder.names`
+    for (index, name) in recorder.names.enumerated() where position[name] == nil { position[name] = index }
+    return fields.enumerated().sorted { lhs, rhs in
+      let left = position[lhs.element.name] ?? Int.max
+      let right = position[rhs.element.name] ?? Int.max
+      return left != right ? left < right : lhs.offset < rhs.offset
+    }.map(\.element)
   }
 
   /// The details decoded as the game's summary type. Fields the type lacks are ignored and
@@ -204,4 +225,82 @@ public struct SaveHeader: Sendable, Equatable {
   public var sections: [SectionEntry]
   /// The header's length in bytes, its checksum included.
   public var length: Int
+}
+
+/// A value whose top-level keys come in no order of the type's: a dictionary, whose summary
+/// fields stay sorted by key.
+private protocol UnorderedFields {}
+extension Dictionary: UnorderedFields {}
+
+/// An encoder that records the keys a value's top-level keyed container is given, in order,
+/// and encodes nothing: the game's declared order of its summary's fields.
+private final class FieldOrderRecorder: Encoder {
+  var names: [String] = []
+  var codingPath: [any CodingKey] { [] }
+  var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+  func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+    KeyedEncodingContainer(Keys<Key>(recorder: self))
+  }
+  func unkeyedContainer() -> any UnkeyedEncodingContainer { Ignored() }
+  func singleValueContainer() -> any SingleValueEncodingContainer { Ignored() }
+
+  /// The top-level container: each key recorded, no value encoded.
+  private struct Keys<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let recorder: FieldOrderRecorder
+    var codingPath: [any CodingKey] { [] }
+    func record(_ key: Key) { recorder.names.append(key.stringValue) }
+    mutating func encodeNil(forKey key: Key) throws { record(key) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { record(key) }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+      -> KeyedEncodingContainer<NestedKey>
+    {
+      record(key)
+      return KeyedEncodingContainer(IgnoredKeys<NestedKey>())
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+      record(key)
+      return Ignored()
+    }
+    mutating func superEncoder() -> any Encoder { IgnoredEncoder() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+      record(key)
+      return IgnoredEncoder()
+    }
+  }
+
+  /// Everything below the top level: nothing recorded.
+  private struct IgnoredKeys<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    var codingPath: [any CodingKey] { [] }
+    mutating func encodeNil(forKey key: Key) throws {}
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {}
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+      -> KeyedEncodingContainer<NestedKey>
+    { KeyedEncodingContainer(IgnoredKeys<NestedKey>()) }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { Ignored() }
+    mutating func superEncoder() -> any Encoder { IgnoredEncoder() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { IgnoredEncoder() }
+  }
+
+  private struct Ignored: UnkeyedEncodingContainer, SingleValueEncodingContainer {
+    var codingPath: [any CodingKey] { [] }
+    var count: Int { 0 }
+    mutating func encodeNil() throws {}
+    mutating func encode<T: Encodable>(_ value: T) throws {}
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+      -> KeyedEncodingContainer<NestedKey>
+    { KeyedEncodingContainer(IgnoredKeys<NestedKey>()) }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Ignored() }
+    mutating func superEncoder() -> any Encoder { IgnoredEncoder() }
+  }
+
+  private struct IgnoredEncoder: Encoder {
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+      KeyedEncodingContainer(IgnoredKeys<Key>())
+    }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer { Ignored() }
+    func singleValueContainer() -> any SingleValueEncodingContainer { Ignored() }
+  }
 }

@@ -189,6 +189,11 @@ extension SaveStore {
     }
     // The kept list, once it has been read (or written) by this write: the pruning reuses it.
     var keptList: [KeptGeneration]? = names.contains(".\(Self.keptFileName)") ? nil : []
+    if keptList == nil, readBack.withLock({ !$0.isEmpty }), var kept = try? readKeptList(slot).get() {
+      // What this store's loads read is no longer "a build cannot read it".
+      if releaseReadBackLocked(slot: slot, kept: &kept) { try writeKept(kept, slot: slot) }
+      keptList = kept
+    }
     if pruning, keepsBeforeWriting,
       let read = try keepWhatMustBeKept(existing, slot: slot, writer: writer, verdicts: verdicts)
     {
@@ -217,6 +222,7 @@ extension SaveStore {
           throw SaveFileError("the new generation could not be put in place", cause: error)
         }
         undecodable.withLock { _ = $0.removeValue(forKey: final) }  // a number a discard freed
+        readBack.withLock { _ = $0.remove(final) }
         if pruning {
           remember(final, game: writer, size: file.count)
           verdicts.wrote(generation)
@@ -287,7 +293,8 @@ extension SaveStore {
   /// format, another key, a field it cannot decode) or passes over (a failed validation) goes
   /// on the slot's kept list, with why, before anything is written beside it. From then on
   /// no build prunes it — not even the newer build that can read it, once an older one has
-  /// saved after it — until an explicit discard. Throws when the list cannot be written:
+  /// saved after it — until an explicit discard, or (for an entry that says a build could not
+  /// read it) until a build reads it (``releaseReadBackLocked(slot:kept:)``). Throws when the list cannot be written:
   /// nothing goes on top of a save whose keeping is not durable.
   /// Returns the kept list when it read it (as it wrote it, when it kept anything new), so the
   /// write's pruning does not read it again; nil when nothing had to be kept.
@@ -337,13 +344,22 @@ extension SaveStore {
   /// make a state of (noted by `load`, which writes nothing): the explicit step a coordinator
   /// takes after a load that failed or passed over a generation, so the generation is kept
   /// even if another process, which never decodes it, writes to the slot next.
+  ///
+  /// It also takes off the kept list the entries saying a build could not read a generation
+  /// this store's loads have since read (``releaseReadBackLocked(slot:kept:)``): the build with
+  /// the missing migration read it, so the note is no longer true.
   func keepNoted(slot: SaveSlot) throws(SaveFileError) {
     let prefix = folder(of: slot) + "/"
     let noted = undecodable.withLock { $0.filter { $0.key.hasPrefix(prefix) } }
-    guard !noted.isEmpty else { return }
+    let read = readBack.withLock { $0.filter { $0.hasPrefix(prefix) } }
+    guard !noted.isEmpty || !read.isEmpty else { return }
+    if noted.isEmpty, fileSystem.kind(of: prefix + "." + Self.keptFileName) == .missing {
+      readBack.withLock { $0.subtract(read) }  // nothing is kept: nothing to release
+      return
+    }
     try withSlotLock(slot) { () throws(SaveFileError) in
       var kept = try readKeptList(slot).get()
-      var changed = false
+      var changed = releaseReadBackLocked(slot: slot, kept: &kept)
       for (path, found) in noted.sorted(by: { $0.key < $1.key }) {
         guard case .file(let size) = fileSystem.kind(of: path), size == found.size,
           let generation = Self.generationNumber(fileName: String(path.dropFirst(prefix.count))),
@@ -356,6 +372,32 @@ extension SaveStore {
       }
       if changed { try writeKept(kept.sorted { $0.generation > $1.generation }, slot: slot) }
     }
+  }
+
+  /// Takes off `kept` the entries that say a build could not read (or refused the state of) a
+  /// generation a load of this store has since made a state of: the note would be stale, and
+  /// this build reads the file, so it is an ordinary generation again for the build that reads it
+  /// (the store's rule — never prune what this build cannot read — still holds: a generation this
+  /// build cannot read is never one it read back). Entries kept for any other reason (a newer
+  /// schema beside an older build's save, a conflict's loser, a start-over) stay. Returns whether
+  /// `kept` changed; the caller holds the slot's lock and writes it.
+  func releaseReadBackLocked(slot: SaveSlot, kept: inout [KeptGeneration]) -> Bool {
+    let prefix = folder(of: slot) + "/"
+    let read = readBack.withLock { set in
+      let mine = set.filter { $0.hasPrefix(prefix) }
+      set.subtract(mine)
+      return mine
+    }
+    guard !read.isEmpty else { return false }
+    let generations = Set(read.compactMap { Self.generationNumber(fileName: String($0.dropFirst(prefix.count))) })
+    let before = kept.count
+    kept.removeAll { entry in
+      guard generations.contains(entry.generation), entry.saysUnreadable else { return false }
+      logger.notice(
+        "slot '\(slot)': generation \(entry.generation) was read by this build; no longer kept for: \(entry.reason)")
+      return true
+    }
+    return kept.count != before
   }
 
   /// Throws when a generation newer than the newest loadable one is one `writer` cannot read.
@@ -483,6 +525,7 @@ extension SaveStore {
     for path in paths where (try? fileSystem.unlink(path)) != nil {
       knownGood.withLock { _ = $0.removeValue(forKey: path) }
       undecodable.withLock { _ = $0.removeValue(forKey: path) }
+      readBack.withLock { _ = $0.remove(path) }
     }
   }
 }

@@ -13,6 +13,13 @@ public struct KeptGeneration: Sendable, Equatable, Codable {
     self.generation = generation
     self.reason = reason
   }
+
+  /// True when it is kept because the build that kept it could not read it or refused its
+  /// state (the reasons the store and the coordinator write: `this build cannot read it (…)`,
+  /// `this build refused its state (…)`): true only until a build reads it.
+  var saysUnreadable: Bool {
+    reason.hasPrefix("this build cannot read it") || reason.hasPrefix("this build refused its state")
+  }
 }
 
 /// Slot files: the small files a slot keeps beside its generations — the sync's record
@@ -106,6 +113,7 @@ extension SaveStore {
       }
       knownGood.withLock { _ = $0.removeValue(forKey: path) }
       undecodable.withLock { _ = $0.removeValue(forKey: path) }
+      readBack.withLock { _ = $0.remove(path) }
       loggedKept.withLock { _ = $0.remove(path) }
       if let kept = keptGenerationsLocked(slot), kept.contains(where: { $0.generation == generation }) {
         try writeKept(kept.filter { $0.generation != generation }, slot: slot)

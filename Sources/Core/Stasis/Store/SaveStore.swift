@@ -52,6 +52,11 @@ public final class SaveStore: Sendable {
   /// them here; the next write to the slot puts them on its kept list, under its lock, before
   /// it writes (``SaveStore/keepWhatMustBeKept(_:slot:writer:)``).
   let undecodable = Mutex<[String: (size: Int, error: SaveFileError)]>([:])
+  /// Generations a load of this store made a state of (their paths): this build reads them. A
+  /// kept entry that says a build could not read one (``KeptGeneration/saysUnreadable``) is
+  /// stale from then on, and the coordinator's step after the load, or the next write to the
+  /// slot, takes it off the kept list under the slot's lock (a load itself writes nothing).
+  let readBack = Mutex<Set<String>>([])
   /// Generations a write has pruned but not yet removed (their paths): its save was settled
   /// first, so the caller did not wait for the unlinks. This store's listings leave them out,
   /// so a save followed by a listing never sees one generation too many.
@@ -550,7 +555,9 @@ public final class SaveStore: Sendable {
   {
     let path = path(of: slot, generation: generation)
     do {
-      return try codec.load(from: document, path: path)
+      let loaded = try codec.load(from: document, path: path)
+      readBack.withLock { _ = $0.insert(path) }
+      return loaded
     } catch {
       switch error.kind {
       case .typeMismatch, .missingField, .droppedField, .migrationFailed, .invalidState:
