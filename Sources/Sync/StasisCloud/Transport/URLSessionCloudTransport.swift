@@ -32,7 +32,10 @@ public struct URLSessionCloudTransport: CloudTransport {
 
   /// The process's session for cloud saves: no cookies, no cache, no credential store; answers
   /// are read as they arrive by its delegate (``Exchanges``).
-  private static let shared: (session: URLSession, exchanges: Exchanges) = {
+  private static let shared = makeSession()
+
+  /// A session for cloud saves, with the delegate that reads its answers.
+  private static func makeSession() -> (session: URLSession, exchanges: Exchanges) {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.httpCookieStorage = nil
     configuration.httpShouldSetCookies = false
@@ -43,7 +46,7 @@ public struct URLSessionCloudTransport: CloudTransport {
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = 1
     return (URLSession(configuration: configuration, delegate: exchanges, delegateQueue: queue), exchanges)
-  }()
+  }
 
   public func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
     let method = request.method
@@ -62,6 +65,13 @@ public struct URLSessionCloudTransport: CloudTransport {
       // libcurl waits up to a second for a `100 Continue` before a body it thinks is large.
       outgoing.setValue("", forHTTPHeaderField: "Expect")
     }
+    // A request with a body (an upload) goes on a connection of its own. On a reused connection
+    // that dies before the answer (a 201 cut on its way), libcurl sends the request again on a
+    // fresh one by itself, outside the sync's retry rule, and FoundationNetworking cannot rewind
+    // the body, so the resend stalls until the deadline: an upload whose answer was lost took the
+    // whole 30 s timeout to fail (`OwnUploadTests`), where a fresh connection fails at once.
+    let (session, exchanges) = request.body == nil ? (self.session, self.exchanges) : Self.makeSession()
+    defer { if request.body != nil { session.finishTasksAndInvalidate() } }
     let exchange = Exchange(limit: maximumAnswerBytes)
     let task = session.dataTask(with: outgoing)
     exchanges.add(exchange, for: task)
