@@ -1,7 +1,7 @@
 import CStasisSDL2
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisSDL
 
 // The demo's drawing protocol over SDL: the method names already match, and a batch of

@@ -1,7 +1,7 @@
-import StasisDemoGame
 import Foundation
 import Logging
 import Stasis
+import StasisDemoGame
 
 /// The headless session: a scripted platform that launches, sends the game away and brings
 /// it back on the given steps, then prints what happened.

@@ -1,5 +1,5 @@
-import StasisDemoGame
 import Foundation
+import StasisDemoGame
 
 /// The demo's one-shot commands over its levels (`--render-thumbnail`, `--replay`,
 /// `--verify-replay`): finds the levels (`--levels`, else `Assets/levels`), runs `body` with

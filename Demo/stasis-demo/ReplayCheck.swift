@@ -1,6 +1,6 @@
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisReplay
 
 /// `--verify-replay FILE`: the replay played through the demo's own step (``ReplayStepper``),

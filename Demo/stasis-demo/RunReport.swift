@@ -1,6 +1,6 @@
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 
 /// What a run prints at its end and while it goes: the summary (text, `--json`, the digest)
 /// and the trace. Shared by the headless and the window runners.

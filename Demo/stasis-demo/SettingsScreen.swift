@@ -1,7 +1,7 @@
 import CStasisSDL2
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisSDL
 
 /// The settings screen (F2): volume, palette, key bindings and the power-up's regeneration

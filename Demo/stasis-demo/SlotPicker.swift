@@ -1,8 +1,8 @@
 import CStasisSDL2
 import CStasisSDL2Image
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisSDL
 
 #if Records

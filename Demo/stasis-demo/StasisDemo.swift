@@ -1,7 +1,7 @@
 import ArgumentParser
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisMerge
 
 /// `stasis-demo`: the demo game in a window, or headless for tests and scripts.

@@ -1,7 +1,7 @@
 import CStasisSDL2
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisReplay
 import StasisSDL
 

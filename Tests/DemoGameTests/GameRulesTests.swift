@@ -1,9 +1,9 @@
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisReplay
-import StasisTesting
 import StasisTestSupport
+import StasisTesting
 import Testing
 
 /// Levels written for one test into a temporary folder.

@@ -1,8 +1,8 @@
-import StasisDemoGame
 import Foundation
 import Stasis
-import StasisTesting
+import StasisDemoGame
 import StasisTestSupport
+import StasisTesting
 import Testing
 
 @Suite("Kill -9 soak")

@@ -1,6 +1,6 @@
-import StasisDemoGame
 import Foundation
 @_spi(Plumbing) import Stasis
+import StasisDemoGame
 import StasisTestSupport
 import Testing
 

@@ -1,12 +1,12 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Crypto
-import StasisDemoGame
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 @_spi(Plumbing) import Stasis
+import StasisDemoGame
 import StasisServer
 import Synchronization
 

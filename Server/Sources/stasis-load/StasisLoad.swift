@@ -1,11 +1,11 @@
 import ArgumentParser
 import AsyncHTTPClient
-import StasisDemoGame
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 import Stasis
+import StasisDemoGame
 import StasisServer
 import Synchronization
 

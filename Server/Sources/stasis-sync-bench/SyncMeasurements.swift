@@ -1,11 +1,11 @@
 import ArgumentParser
-import StasisDemoGame
 import Dispatch
 import Foundation
 import Hummingbird
 import Logging
 import Stasis
 import StasisCloud
+import StasisDemoGame
 import StasisServer
 
 /// What cloud sync costs the main thread: the same autosave with and without its upload

@@ -1,7 +1,7 @@
-import StasisDemoGame
 import Foundation
 import Stasis
 @_spi(Plumbing) import StasisCloud
+import StasisDemoGame
 import StasisServerTesting
 import StasisTesting
 import Synchronization

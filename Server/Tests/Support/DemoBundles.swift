@@ -1,6 +1,6 @@
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisReplay
 
 /// Desync bundles as the demo makes them: a short run recorded (`ReplayRecorder`), then verified

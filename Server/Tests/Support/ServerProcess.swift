@@ -1,12 +1,12 @@
 import AsyncHTTPClient
 import Crypto
-import StasisDemoGame
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
 import Stasis
+import StasisDemoGame
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 
 /// A studio for the console's tests: three staff members (support, viewer, admin) with
 /// passwords and API keys, and a player whose slot `autosave` has five revisions of the demo,

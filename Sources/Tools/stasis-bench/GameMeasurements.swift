@@ -1,6 +1,6 @@
-import StasisDemoGame
 import Foundation
 import Stasis
+import StasisDemoGame
 import StasisSDL
 
 // The demo's drawing protocol over SDL (as in stasis-demo): the method names already match.

@@ -1,7 +1,7 @@
-import StasisDemoGame
 import Foundation
-import StasisFuzzDriver
 import Stasis
+import StasisDemoGame
+import StasisFuzzDriver
 
 /// Structure-aware fuzzing of everything after the checksums: the input is a program of value
 /// edits applied to the decoded tree of a real demo save (not its bytes), so every mutated

@@ -1,6 +1,6 @@
 import Foundation
-import StasisFuzzDriver
 import Stasis
+import StasisFuzzDriver
 
 /// The decoder under libFuzzer. The first byte picks what the rest is: 0, a whole save file
 /// (header, checksums, trailer, sections); anything else, the body of one tree section, decoded
