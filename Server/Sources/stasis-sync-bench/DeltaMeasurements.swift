@@ -1,3 +1,4 @@
+import ArgumentParser
 import Dispatch
 import Foundation
 import Stasis
@@ -22,11 +23,15 @@ extension StasisSyncBench {
   /// Runs every delta workload against a server (the real router, SQLite) on a loopback port.
   func measureDeltas(folder: String, agents: Int) throws -> DeltaReport {
     let (url, token, backend) = try startServer(database: folder + "/delta/server.sqlite")
+    let transport = self.transport
     let done = DispatchSemaphore(value: 0)
     let result = LockedReport()
     Task.detached {
       do {
-        result.set(.success(try await DeltaWorkloads(url: url, token: token, backend: backend, agents: agents).run()))
+        result.set(
+          .success(
+            try await DeltaWorkloads(url: url, token: token, backend: backend, agents: agents, transport: transport)
+              .run()))
       } catch {
         result.set(.failure(error))
       }
@@ -52,10 +57,11 @@ struct DeltaWorkloads {
   let token: String
   let backend: SQLiteBackend
   let agents: Int
+  let transport: BenchTransport
 
   func client(_ device: String, cut: CutTransport? = nil) -> CloudClient {
     let server = CloudCredentials(url: url, token: token, device: device)
-    return cut.map { CloudClient(credentials: server, transport: $0) } ?? CloudClient(credentials: server)
+    return CloudClient(credentials: server, transport: cut ?? transport.make())
   }
 
   func run() async throws -> DeltaReport {
@@ -170,7 +176,7 @@ struct DeltaWorkloads {
       "≤ 2× appended + 4 KiB", sent <= 2 * appended + 4096)
 
     // 7. An upload cut at a random byte, then resumed: a whole first upload, in parts.
-    let cut = CutTransport(cutAtByte: Int.random(in: 0..<base.count))
+    let cut = CutTransport(cutAtByte: Int.random(in: 0..<base.count), over: transport.make())
     let cutting = client("c", cut: cut)
     _ = try await cutting.head(slot: slot, ifNoneMatch: nil)
     let partSize = cutting.transfer.partSize
@@ -217,9 +223,12 @@ final class CutTransport: CloudTransport, @unchecked Sendable {
   private let lock = NSLock()
   private var offsetSeen = 0
   private(set) var cuts = 0
-  private let http = HTTPCloudTransport()
+  private let http: any CloudTransport
 
-  init(cutAtByte: Int) { self.cutAtByte = cutAtByte }
+  init(cutAtByte: Int, over http: any CloudTransport) {
+    self.cutAtByte = cutAtByte
+    self.http = http
+  }
 
   func send(_ request: CloudRequest, to server: CloudCredentials) async throws(CloudError) -> CloudResponse {
     if request.method == "PATCH", let offset = request.header("Upload-Offset").flatMap(Int.init),
@@ -248,4 +257,16 @@ final class LockedReport: @unchecked Sendable {
   private var value: Result<DeltaReport, any Error>?
   func set(_ result: Result<DeltaReport, any Error>) { lock.withLock { value = result } }
   func get() throws -> DeltaReport { try lock.withLock { value! }.get() }
+}
+
+/// The HTTP transports StasisCloud ships, measured on the same figures.
+enum BenchTransport: String, ExpressibleByArgument, Sendable {
+  case urlsession, asynchttpclient
+
+  func make() -> any CloudTransport {
+    switch self {
+    case .urlsession: URLSessionCloudTransport()
+    case .asynchttpclient: HTTPCloudTransport()
+    }
+  }
 }

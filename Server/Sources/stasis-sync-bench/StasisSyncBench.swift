@@ -25,6 +25,9 @@ struct StasisSyncBench: ParsableCommand {
   @Flag(help: "Measure only the deltas (cost follows change), not the demo's autosave and trips.")
   var deltasOnly = false
 
+  @Option(help: "The HTTP transport: urlsession (the default, Foundation's) or asynchttpclient.")
+  var transport: BenchTransport = .urlsession
+
   func run() throws {
     let folder = directory ?? NSTemporaryDirectory() + "stasis-sync-bench-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -35,6 +38,7 @@ struct StasisSyncBench: ParsableCommand {
       }
       printCloud(report)
     }
+    print("transport: \(transport.rawValue)")
     let deltas = try measureDeltas(folder: folder, agents: agents)
     printDeltas(deltas)
     if deltas.rows.contains(where: { !$0.met }) { throw ExitCode(1) }

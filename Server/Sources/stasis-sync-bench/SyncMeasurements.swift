@@ -36,7 +36,7 @@ extension StasisSyncBench {
         cloud
         ? CloudSync(
           coordinator: game.coordinator, credentials: CloudCredentials(url: url, token: token, device: "bench"),
-          configuration: CloudSyncConfiguration(autosaveUploadInterval: .zero)) : nil
+          configuration: CloudSyncConfiguration(autosaveUploadInterval: .zero), transport: transport.make()) : nil
       let app = Stasis.Application(delegate: game.coordinator)
       app.launch()
       for _ in 0..<300 { game.tick(app) }
