@@ -72,7 +72,7 @@ public final class StateHasher {
   }
 
   /// Feeds a bulk array's declared fields: its count, its packed stride, then the fields'
-  /// little-endian bytes of each element, packed (``BulkLayout/packed``): no padding byte.
+  /// little-endian bytes of each element, packed (`BulkLayout.packed`): no padding byte.
   public func combine(_ array: BulkArray) {
     let array = array.packed()
     combine(count: array.count)

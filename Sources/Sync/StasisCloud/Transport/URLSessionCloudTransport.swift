@@ -31,7 +31,7 @@ public struct URLSessionCloudTransport: CloudTransport {
   }
 
   /// The process's session for cloud saves: no cookies, no cache, no credential store; answers
-  /// are read as they arrive by its delegate (``Exchanges``).
+  /// are read as they arrive by its delegate.
   private static let shared = makeSession()
 
   /// A session for cloud saves, with the delegate that reads its answers.
