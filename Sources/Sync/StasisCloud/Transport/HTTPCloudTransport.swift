@@ -59,20 +59,7 @@
         throw CloudError(.cancelled, "\(method) \(path) was cancelled")
       } catch {
         if Task.isCancelled { throw CloudError(.cancelled, "\(method) \(path) was cancelled") }
-        let failure = TransportFailure(error)
-        if failure.isConfigurationMistake {
-          // Retrying cannot help: the URL, the TLS set-up or the answer itself is wrong.
-          var refused = CloudError(.refused, "\(server.url): \(failure.words)")
-          refused.underlyingError = error
-          throw refused
-        }
-        // Refused, reset, timed out, unresolvable: the server is not there for now. Only a refused
-        // connection (or a name with no address) says the request never left; a reset or a
-        // timeout may come after the server committed it.
-        var offline = CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(failure.words)")
-        offline.neverSent = failure == .refused || failure == .unresolved
-        offline.underlyingError = error
-        throw offline
+        throw CloudError(transportFailure: error, server: server.url, method: method, path: path)
       }
     }
   }

@@ -128,3 +128,21 @@ enum TransportFailure: Equatable, Sendable {
     }
   }
 }
+
+extension CloudError {
+  /// What a transport's failure means to the sync, for either transport. A mistake no retry
+  /// mends (the URL, the TLS set-up, an answer larger than any save) is `refused`. Anything else
+  /// is `offline`, the server not there for now: only a refused connection or a name with no
+  /// address says the request never left, while a reset or a timeout may come after the server
+  /// committed it.
+  init(transportFailure error: any Error, server: String, method: String, path: String) {
+    let failure = TransportFailure(error)
+    if failure.isConfigurationMistake {
+      self.init(.refused, "\(server): \(failure.words)")
+    } else {
+      self.init(.offline, "\(server) did not answer \(method) \(path): \(failure.words)")
+      neverSent = failure == .refused || failure == .unresolved
+    }
+    underlyingError = error
+  }
+}

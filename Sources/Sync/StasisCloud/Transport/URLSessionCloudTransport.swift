@@ -88,26 +88,12 @@ public struct URLSessionCloudTransport: CloudTransport {
     case .stopped(.cancelled):
       throw CloudError(.cancelled, "\(method) \(path) was cancelled")
     case .stopped(.tooLarge):
-      var refused = CloudError(.refused, "\(server.url): \(TransportFailure.tooLarge.words)")
-      refused.underlyingError = URLError(.dataLengthExceedsMaximum)
-      throw refused
+      throw CloudError(
+        transportFailure: URLError(.dataLengthExceedsMaximum), server: server.url, method: method, path: path)
     case .stopped(.deadline):
-      var offline = CloudError(.offline, "\(server.url) did not answer \(method) \(path): timed out")
-      offline.underlyingError = URLError(.timedOut)
-      throw offline
+      throw CloudError(transportFailure: URLError(.timedOut), server: server.url, method: method, path: path)
     case .failed(let error):
-      let failure = TransportFailure(error)
-      if failure.isConfigurationMistake {
-        var refused = CloudError(.refused, "\(server.url): \(failure.words)")
-        refused.underlyingError = error
-        throw refused
-      }
-      // As with AsyncHTTPClient: only a refused connection or a name with no address says the
-      // request never left; a reset or a timeout may come after the server committed it.
-      var offline = CloudError(.offline, "\(server.url) did not answer \(method) \(path): \(failure.words)")
-      offline.neverSent = failure == .refused || failure == .unresolved
-      offline.underlyingError = error
-      throw offline
+      throw CloudError(transportFailure: error, server: server.url, method: method, path: path)
     }
   }
 }
