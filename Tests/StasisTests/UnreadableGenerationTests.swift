@@ -113,6 +113,28 @@ struct UnreadableGenerationTests {
     #expect(store.keptGenerations(of: "autosave").isEmpty)
   }
 
+  // Found by stasis-sim (seed 43): a save this build could not read was kept at a start-over,
+  // then read by a build that can (the one with the migration), whose next write took it off
+  // the kept list as a stale "cannot read it" note, and pruned the player's last game.
+  @Test("a save kept at a start-over stays kept when a build that reads it saves to the slot")
+  func startOverKeepOutlivesAReadBack() throws {
+    let folder = makeTemporaryDirectory()
+    let store = SaveStore(directory: folder)
+    _ = try store.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait()
+    _ = run(folder: folder, choice: .startOver)
+    let kept = try #require(store.keptGenerations(of: "autosave").first { $0.generation == 1 })
+    #expect(kept.reason.hasPrefix("this build cannot read it"), "\(kept.reason)")
+    #expect(kept.reason.hasSuffix("; kept at a start-over"), "\(kept.reason)")
+
+    // The other build reads generation 1, then saves three times: generation 1 is not among
+    // the newest three, and only the kept list holds it.
+    let other = SaveStore(directory: folder, generationsToKeep: 3)
+    _ = try other.load(codec: otherBuildCodec, slot: "autosave", generation: 1)
+    for _ in 0..<3 { _ = try other.save(OtherBuildState(), codec: otherBuildCodec, slot: "autosave").wait() }
+    #expect(other.keptGenerations(of: "autosave").map(\.generation) == [1])
+    #expect(try other.generations(of: "autosave").contains(1), "the player's last game before the start-over")
+  }
+
   @Test("the game may play on from the older generation the failure names")
   func playOnFromTheOlderGeneration() throws {
     let folder = makeTemporaryDirectory()

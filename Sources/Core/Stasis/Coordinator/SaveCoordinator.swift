@@ -265,7 +265,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         break  // the header says so: the store keeps it, naming its schema, before the first save beside it
       case _? where failed!.isUnreadableByThisBuild && failed?.context.file == newestPath:
         try keepNewest(
-          reason: "this build cannot read it (\(failed!.location): \(failed!.message)); kept at a start-over")
+          reason: "this build cannot read it (\(failed!.location): \(failed!.message))" + KeptGeneration.startOverSuffix)
       default:
         try keepNewest(reason: "the newest save before a start-over")
       }
@@ -282,10 +282,17 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
 
   /// Keeps the slot's newest generation until discarded (a start-over or a new game goes on
   /// top of it): the one explicit, durable step, taken before the first save beside it.
+  ///
+  /// A generation already kept because a build could not read it is kept again with the
+  /// start-over named: a build that reads it later (a tool re-signed it, the migration
+  /// shipped) must not take the player's last game off the list (found by stasis-sim, seed 43).
   private func keepNewest(reason: String) throws(SaveFileError) {
-    guard let newest = store.newestGeneration(of: slot),
-      !store.keptGenerations(of: slot).contains(where: { $0.generation == newest })
-    else { return }
+    guard let newest = store.newestGeneration(of: slot) else { return }
+    if let kept = store.keptGenerations(of: slot).first(where: { $0.generation == newest }) {
+      guard kept.saysUnreadable else { return }
+      try store.keep(generation: newest, slot: slot, reason: kept.reason + KeptGeneration.startOverSuffix)
+      return
+    }
     try store.keep(generation: newest, slot: slot, reason: reason)
   }
 

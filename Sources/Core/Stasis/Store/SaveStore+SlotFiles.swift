@@ -16,10 +16,17 @@ public struct KeptGeneration: Sendable, Equatable, Codable {
 
   /// True when it is kept because the build that kept it could not read it or refused its
   /// state (the reasons the store and the coordinator write: `this build cannot read it (…)`,
-  /// `this build refused its state (…)`): true only until a build reads it.
+  /// `this build refused its state (…)`): true only until a build reads it. False once a
+  /// start-over went on top of it (``startOverSuffix``): then it is the player's last game,
+  /// kept until discarded, whoever reads it.
   var saysUnreadable: Bool {
-    reason.hasPrefix("this build cannot read it") || reason.hasPrefix("this build refused its state")
+    guard !reason.hasSuffix(Self.startOverSuffix) else { return false }
+    return reason.hasPrefix("this build cannot read it") || reason.hasPrefix("this build refused its state")
   }
+
+  /// What the coordinator adds to a kept generation's reason when the player starts over on
+  /// top of it: from then on a build that reads it does not take it off the kept list.
+  static let startOverSuffix = "; kept at a start-over"
 }
 
 /// Slot files: the small files a slot keeps beside its generations — the sync's record
