@@ -265,7 +265,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         break  // the header says so: the store keeps it, naming its schema, before the first save beside it
       case _? where failed!.isUnreadableByThisBuild && failed?.context.file == newestPath:
         try keepNewest(
-          reason: "this build cannot read it (\(failed!.location): \(failed!.message))" + KeptGeneration.startOverSuffix)
+          reason: "this build cannot read it (\(failed!.location): \(failed!.message))" + KeptGeneration.startOverSuffix
+        )
       default:
         try keepNewest(reason: "the newest save before a start-over")
       }
