@@ -186,6 +186,9 @@ let package = Package(
       dependencies: [
         "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", "StasisRecords", "StasisReplay",
         .product(name: "Logging", package: "swift-log"),
+        // Cloud saves' snippet of an HTTPCloudTransport that trusts a studio's own root.
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
       ],
       path: "Examples/Snippets"),
     // The decoder under libFuzzer (scripts/fuzz.sh); without -DFUZZING it replays inputs.
@@ -220,6 +223,9 @@ let package = Package(
       dependencies: [
         "Stasis", "StasisCloud", "StasisTesting",
         .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+        // The TLS test's client that trusts the test's own root.
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
       ]),
     // What the test targets share: the repository's root, built products, processes.
     .target(name: "StasisTestSupport", path: "Tests/Support"),

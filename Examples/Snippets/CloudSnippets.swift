@@ -96,3 +96,17 @@ func failingOver(sync: CloudSync) async {
     print("cloud busy, retrying in \(error.retryAfter ?? .seconds(1))")
   }
 }
+
+#if AsyncHTTPClient
+  import AsyncHTTPClient
+  import NIOSSL
+
+  /// A transport for a studio whose server's certificate comes from its own CA.
+  func studioTrustedTransport() -> HTTPCloudTransport {
+    var tls = TLSConfiguration.makeClientConfiguration()
+    tls.trustRoots = .file("/etc/mygame/studio-ca.pem")
+    let transport = HTTPCloudTransport(
+      http: HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls)))
+    return transport
+  }
+#endif

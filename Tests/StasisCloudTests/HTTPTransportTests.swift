@@ -217,6 +217,17 @@ struct HTTPTransportTests {
     #expect(TransportFailure(URLError(.serverCertificateUntrusted)) == .tls)
     #expect(TransportFailure(URLError(.serverCertificateUntrusted)).isConfigurationMistake)
     #expect(!TransportFailure(URLError(.cannotConnectToHost)).isConfigurationMistake)
+    // FoundationNetworking on Linux gives libcurl's TLS failures no code: its words name them.
+    let untrusted = URLError(
+      .unknown, userInfo: [NSLocalizedDescriptionKey: "SSL certificate problem: self-signed certificate"])
+    #expect(TransportFailure(untrusted) == .tls)
+    let notTLS = URLError(
+      .unknown,
+      userInfo: [NSLocalizedDescriptionKey: "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number"])
+    #expect(TransportFailure(notTLS) == .tls, "a server that does not speak TLS")
+    #expect(
+      TransportFailure(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "Failure when receiving data"])) != .tls
+    )
   }
 
   #if AsyncHTTPClient

@@ -58,7 +58,28 @@ enum TransportFailure: Equatable, Sendable {
       self = .tls
     case .badURL, .unsupportedURL: self = .notAServerURL
     case .dataLengthExceedsMaximum: self = .tooLarge
+    case .unknown where Self.isLibcurlTLSFailure(error): self = .tls
     default: self = .other("\(error)")
+    }
+  }
+
+  /// True when an error FoundationNetworking gave no code names a TLS failure in libcurl's
+  /// words. The one failure told apart by its text, because nothing else carries it: on Linux,
+  /// FoundationNetworking maps no TLS failure of libcurl's to a code (a self-signed or untrusted
+  /// certificate, a name the certificate does not cover, a server that does not speak TLS: each
+  /// is `NSURLErrorUnknown`, `-1`, with libcurl's message and no `CURLcode`). Without this, a
+  /// studio's wrong certificate was `offline`, retried for ever. `TLSTransportTests` pins it
+  /// against OpenSSL's own server; Apple's systems give the codes above.
+  static func isLibcurlTLSFailure(_ error: URLError) -> Bool {
+    var texts = [error.userInfo[NSLocalizedDescriptionKey] as? String]
+    if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
+      texts.append(underlying.userInfo[NSLocalizedDescriptionKey] as? String)
+    }
+    // libcurl's TLS messages: "SSL certificate problem: …" (CURLE_PEER_FAILED_VERIFICATION),
+    // "SSL: no alternative certificate subject name matches …", "OpenSSL/3.0: error:…:SSL
+    // routines::…" (CURLE_SSL_CONNECT_ERROR).
+    return texts.compactMap { $0 }.contains { text in
+      text.hasPrefix("SSL certificate problem") || text.hasPrefix("SSL: ") || text.contains("SSL routines")
     }
   }
 
