@@ -223,9 +223,6 @@ let package = Package(
       dependencies: [
         "Stasis", "StasisCloud", "StasisTesting",
         .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
-        // The TLS test's client that trusts the test's own root.
-        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
-        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
       ]),
     // What the test targets share: the repository's root, built products, processes.
     .target(name: "StasisTestSupport", path: "Tests/Support"),

@@ -6,11 +6,10 @@
 # environment that scripts/test.sh makes; never a system-wide pip install); Chromium, which the
 # studio console's browser test drives with Playwright (from PyPI, in that same environment); libcurl, which
 # Foundation's URLSession (StasisCloud's HTTP) loads, in case the toolchain's list left it out;
-# openssl, whose s_server is the TLS tests' server;
 # libnotify for StasisNotify (timers' desktop notifications), and for its tests a real session bus
 # (dbus-daemon) and a notification server in Debian's Python (python3-dbus, python3-gi).
 set -euo pipefail
-packages=(libsdl2-dev libsdl2-image-dev libzstd-dev libxxhash-dev libsqlite3-dev libcurl4 openssl xvfb xdotool imagemagick pkg-config python3 python3-venv chromium libnotify-dev dbus-daemon python3-dbus python3-gi)
+packages=(libsdl2-dev libsdl2-image-dev libzstd-dev libxxhash-dev libsqlite3-dev libcurl4 xvfb xdotool imagemagick pkg-config python3 python3-venv chromium libnotify-dev dbus-daemon python3-dbus python3-gi)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
