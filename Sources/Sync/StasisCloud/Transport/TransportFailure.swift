@@ -68,7 +68,7 @@ enum TransportFailure: Equatable, Sendable {
   /// FoundationNetworking maps no TLS failure of libcurl's to a code (a self-signed or untrusted
   /// certificate, a name the certificate does not cover, a server that does not speak TLS: each
   /// is `NSURLErrorUnknown`, `-1`, with libcurl's message and no `CURLcode`). Without this, a
-  /// studio's wrong certificate was `offline`, retried for ever. `TLSTransportTests` pins it
+  /// studio's wrong certificate was `offline`, retried for ever. `HTTPTransportTests.urlErrorsClassified` pins it
   /// against OpenSSL's own server; Apple's systems give the codes above.
   static func isLibcurlTLSFailure(_ error: URLError) -> Bool {
     var texts = [error.userInfo[NSLocalizedDescriptionKey] as? String]
