@@ -69,7 +69,7 @@ enum TransportFailure: Equatable, Sendable {
   /// certificate, a name the certificate does not cover, a server that does not speak TLS: each
   /// is `NSURLErrorUnknown`, `-1`, with libcurl's message and no `CURLcode`). Without this, a
   /// studio's wrong certificate was `offline`, retried for ever. `HTTPTransportTests.urlErrorsClassified` pins it
-  /// against OpenSSL's own server; Apple's systems give the codes above.
+  /// with the words OpenSSL's own server drew from libcurl; Apple's systems give the codes above.
   static func isLibcurlTLSFailure(_ error: URLError) -> Bool {
     var texts = [error.userInfo[NSLocalizedDescriptionKey] as? String]
     if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
