@@ -197,9 +197,12 @@ let package = Package(
     .executableTarget(name: "stasis-fuzz-state", dependencies: ["Stasis", "StasisDemoGame", "StasisFuzzDriver"]),
     // The libFuzzer hand-over and the replay mode both fuzz targets share.
     .target(name: "StasisFuzzDriver"),
+    // A small ECS of the shape games use (class components, swap-remove storage, reused ids,
+    // families) that knows nothing of Stasis: the tests and stasis-example-ecs adopt Stasis on it.
+    .target(name: "StasisTinyECS", path: "Tests/TinyECS"),
     .testTarget(
       name: "StasisTests",
-      dependencies: ["Stasis", "StasisTesting", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["Stasis", "StasisTesting", "StasisTinyECS", .product(name: "Logging", package: "swift-log")],
       exclude: ["Fixtures"]
     ),
     .testTarget(name: "StasisMergeTests", dependencies: ["Stasis", "StasisMerge"]),

@@ -164,3 +164,12 @@ public struct SaveObject: Sendable, Equatable {
       && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
   }
 }
+
+/// A value that is already a tree: the coders store it and hand it back as it is, so a type whose
+/// parts are trees of their own (``WorldSnapshot``'s component columns) is encoded once, not twice.
+protocol SaveValueConvertible {
+  /// The value's tree.
+  var saveValue: SaveValue { get }
+  /// The value of a tree read from a save; `path` names the field for errors.
+  init(saveValue: SaveValue, path: String) throws(SaveFileError)
+}

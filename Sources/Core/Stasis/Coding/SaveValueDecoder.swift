@@ -39,6 +39,9 @@ public protocol SaveRemovedFields {
 /// lacks come from ``SaveDefaults``. A field the save has and the type does not decode is
 /// an error unless the type declares it removed (``SaveRemovedFields``).
 public struct SaveValueDecoder {
+  /// What the values' `init(from:)` read from `decoder.userInfo`, as with `JSONDecoder`.
+  public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
   /// Creates a decoder.
   public init() {}
 
@@ -65,7 +68,7 @@ public struct SaveValueDecoder {
   private func decodeWithReport<T: Decodable>(_ type: T.Type, from value: SaveValue, ignoringUnreadFields: Bool)
     throws(SaveFileError) -> (value: T, defaultedFields: [String], droppedFields: [String])
   {
-    let log = DecodeLog()
+    let log = DecodeLog(userInfo: userInfo)
     let decoded: T
     do {
       decoded = try TreeDecoder(value: value, codingPath: [], log: log).decodeValue(type)
@@ -93,9 +96,12 @@ public struct SaveValueDecoder {
 /// What one decode saw: fields filled from defaults, and every object's fields with whether
 /// the type asked for them. One decode, one thread: not shared.
 final class DecodeLog {
+  let userInfo: [CodingUserInfoKey: Any]
   var defaulted: [String] = []
   var bulkDropped: [(path: String, declared: Bool)] = []
   private var objects: [FieldUsage] = []
+
+  init(userInfo: [CodingUserInfoKey: any Sendable] = [:]) { self.userInfo = userInfo }
 
   func track(_ usage: FieldUsage) { objects.append(usage) }
 
@@ -185,9 +191,12 @@ private struct TreeDecoder: Decoder {
   let log: DecodeLog
   /// Fields the type being decoded declares removed (``SaveRemovedFields``).
   var removedFields: [String] = []
-  var userInfo: [CodingUserInfoKey: Any] { [:] }
+  var userInfo: [CodingUserInfoKey: Any] { log.userInfo }
 
   func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
+    if let treeType = type as? any SaveValueConvertible.Type {
+      return try treeType.init(saveValue: value, path: fieldPath(codingPath)) as! T
+    }
     if let bulkType = type as? any BulkArrayCodable.Type, case .bulk(let bulk) = value {
       do {
         return try bulkType.fromBulk(bulk, path: fieldPath(codingPath), log: log) as! T

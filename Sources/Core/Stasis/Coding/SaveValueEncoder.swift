@@ -7,6 +7,9 @@ import Foundation
 /// format's ``SaveValue/bytes(_:)`` value (the decoder still reads byte arrays that older
 /// builds stored as arrays of numbers).
 public struct SaveValueEncoder {
+  /// What the values' `encode(to:)` read from `encoder.userInfo`, as with `JSONEncoder`.
+  public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
   /// Creates an encoder.
   public init() {}
 
@@ -14,7 +17,8 @@ public struct SaveValueEncoder {
   /// field, as the decoder's errors are.
   public func encode<T: Encodable>(_ value: T) throws(SaveFileError) -> SaveValue {
     if let bulk = value as? any BulkArrayCodable { return .bulk(bulk.bulkArray) }
-    let node = EncodingNode(root: EncodingContext())
+    if let tree = value as? any SaveValueConvertible { return tree.saveValue }
+    let node = EncodingNode(root: EncodingContext(userInfo: userInfo))
     do {
       try node.encode(value)
     } catch let error as SaveFileError {
@@ -224,6 +228,8 @@ private final class EncodingNode {
       try value.encode(to: TreeEncoder(node: self))
     } else if let bulk = value as? any BulkArrayCodable {
       set(.bulk(bulk.bulkArray))
+    } else if let tree = value as? any SaveValueConvertible {
+      set(tree.saveValue)
     } else if let sorted = value as? any SortedPairsEncodable {
       try sorted.encodeSortedPairs(to: TreeEncoder(node: self))
     } else if let sorted = value as? any SortedElementsEncodable {
@@ -258,6 +264,9 @@ private final class EncodingContext {
   /// array of structs asks for each element, and a metatype comparison costs less than the
   /// two conformance checks.
   @exclusivity(unchecked) var lastPlainType: Any.Type?
+  let userInfo: [CodingUserInfoKey: Any]
+
+  init(userInfo: [CodingUserInfoKey: any Sendable]) { self.userInfo = userInfo }
 
   func isPlain(_ type: Any.Type) -> Bool { lastPlainType == type }
 }
@@ -340,7 +349,7 @@ extension Set where Element: Comparable {
 private struct TreeEncoder: Encoder {
   let node: EncodingNode
   var codingPath: [any CodingKey] { node.codingPath }
-  var userInfo: [CodingUserInfoKey: Any] { [:] }
+  var userInfo: [CodingUserInfoKey: Any] { node.context.userInfo }
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
     node.becomeObject()

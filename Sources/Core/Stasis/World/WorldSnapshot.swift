@@ -1,0 +1,188 @@
+/// An entity world as a save holds it: the entities' identities, ascending, and one column per
+/// component type, each listing the entities that have the component and their values in the
+/// same order. A value (``SavedWorld/snapshot()`` copies the live world into it), so it goes in
+/// a game's `State` like any field, and the store, sync, merges and replays carry it.
+///
+/// In the file it is one tree (docs/FORMAT.md, *Entity worlds*): `stasisWorld` (the layout's
+/// version), `entities` and `nextIdentity`, and `components`, an object of columns by name,
+/// each with `version`, `entities` and `values` (bulk, or a list of trees). `stasis dump` and
+/// `stasis diff` show it by entity.
+public struct WorldSnapshot: Sendable, Equatable, Codable {
+  /// The version of this layout that this build writes and reads.
+  public static let layoutVersion: UInt32 = 1
+
+  /// One component type's column.
+  public struct Column: Sendable, Equatable {
+    /// The component's registered name.
+    public var name: String
+    /// The component's own version when saved.
+    public var version: UInt32
+    /// The entities that have the component, ascending.
+    public var entities: [EntityIdentity]
+    /// Their values, in the same order: bulk, or an array of trees.
+    public var values: SaveValue
+
+    /// The value of `entity`'s component, or nil when it has none.
+    public func value(of entity: EntityIdentity) -> SaveValue? {
+      guard let index = binarySearch(entities, entity) else { return nil }
+      return element(at: index)
+    }
+
+    /// The value at `index`, as a tree (a bulk element as an object of its fields).
+    public func element(at index: Int) -> SaveValue {
+      switch values {
+      case .bulk(let bulk): return .object(bulk.element(at: index))
+      case .array(let items): return items[index]
+      default: return .null
+      }
+    }
+  }
+
+  /// The saved entities, ascending.
+  public var entities: [EntityIdentity]
+  /// The identity the next spawned entity gets: above every identity ever given.
+  public var nextIdentity: UInt64
+  /// The component columns, by name ascending.
+  public var columns: [Column]
+
+  /// A world with no entities.
+  public init() {
+    entities = []
+    nextIdentity = 1
+    columns = []
+  }
+
+  /// A world of `entities` and `columns`, sorted as a save holds them.
+  public init(entities: [EntityIdentity], nextIdentity: UInt64, columns: [Column]) {
+    self.entities = entities.sorted()
+    self.nextIdentity = nextIdentity
+    self.columns = columns.sorted { $0.name < $1.name }
+  }
+
+  /// The column of the component `name`, or nil.
+  public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
+
+  /// The components of `entity`, by name: what `stasis dump` shows for it.
+  public func components(of entity: EntityIdentity) -> [(name: String, value: SaveValue)] {
+    columns.compactMap { column in column.value(of: entity).map { (column.name, $0) } }
+  }
+
+  /// Only ``SaveValueEncoder`` encodes a world (it stores the tree as it is); another encoder gets an error.
+  public func encode(to encoder: any Encoder) throws {
+    throw EncodingError.invalidValue(
+      self, .init(codingPath: encoder.codingPath, debugDescription: "a WorldSnapshot encodes with SaveValueEncoder"))
+  }
+
+  /// Only ``SaveValueDecoder`` decodes a world; another decoder gets an error.
+  public init(from decoder: any Decoder) throws {
+    throw DecodingError.dataCorrupted(
+      .init(codingPath: decoder.codingPath, debugDescription: "a WorldSnapshot decodes with SaveValueDecoder"))
+  }
+}
+
+extension WorldSnapshot: SaveValueConvertible {
+  var saveValue: SaveValue {
+    let columnObjects = columns.map { column in
+      (
+        column.name,
+        SaveValue.object(
+          SaveObject([
+            ("entities", .bulk(BulkArray(column.entities.map { IdentityElement(identity: $0.rawValue) }))),
+            ("values", column.values),
+            ("version", .uint32(column.version)),
+          ]))
+      )
+    }
+    return .object(
+      SaveObject([
+        ("components", .object(SaveObject(columnObjects))),
+        ("entities", .bulk(BulkArray(entities.map { IdentityElement(identity: $0.rawValue) }))),
+        ("nextIdentity", .uint64(nextIdentity)),
+        ("stasisWorld", .uint32(Self.layoutVersion)),
+      ]))
+  }
+
+  /// Checks everything a restore relies on, so a hostile file is refused here, whole: identities
+  /// ascending and below `nextIdentity`, every column's entities among the world's, as many
+  /// values as entities.
+  init(saveValue: SaveValue, path: String) throws(SaveFileError) {
+    func refuse(_ what: String, _ field: String? = nil) -> SaveFileError {
+      let at = [path, field].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ".")
+      return SaveFileError(.malformed, "entity world: \(what)", context: .init(field: at.isEmpty ? nil : at))
+    }
+    guard case .object(let object) = saveValue, let layout = object["stasisWorld"]?.uint64Value else {
+      throw refuse("not an entity world (no stasisWorld field)")
+    }
+    guard layout <= UInt64(Self.layoutVersion) else {
+      throw SaveFileError(
+        .newerFormat, "entity world layout \(layout); this build reads up to \(Self.layoutVersion)",
+        context: .init(field: path.isEmpty ? "stasisWorld" : "\(path).stasisWorld"),
+        suggestion: "update the game to load it")
+    }
+    func identities(_ value: SaveValue?, _ field: String) throws(SaveFileError) -> [EntityIdentity] {
+      guard case .bulk(let bulk)? = value, bulk.layout.fields.count == 1, bulk.layout.fields[0].type == .uint64 else {
+        throw refuse("identities are not a bulk array of u64", field)
+      }
+      let offset = bulk.layout.fields[0].offset
+      let stride = bulk.layout.stride
+      let list = bulk.withUnsafeBytes { raw in
+        (0..<bulk.count).map {
+          EntityIdentity(
+            rawValue: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * stride + offset, as: UInt64.self)))
+        }
+      }
+      for index in list.indices.dropFirst() where list[index - 1] >= list[index] {
+        throw refuse("identities are not strictly ascending at element \(index)", field)
+      }
+      if list.first?.rawValue == 0 { throw refuse("identity 0 is not an entity", field) }
+      return list
+    }
+    let entities = try identities(object["entities"], "entities")
+    guard let next = object["nextIdentity"]?.uint64Value else { throw refuse("no nextIdentity", "nextIdentity") }
+    if let last = entities.last, last.rawValue >= next {
+      throw refuse("entity \(last) is not below nextIdentity \(next)", "nextIdentity")
+    }
+    guard case .object(let columnObjects)? = object["components"] else { throw refuse("no components", "components") }
+    var columns: [Column] = []
+    let all = Set(entities)
+    for (name, value) in columnObjects.fields {
+      let field = "components.\(name)"
+      guard case .object(let columnObject) = value, let version = columnObject["version"]?.uint64Value,
+        let version32 = UInt32(exactly: version)
+      else { throw refuse("column has no version", field) }
+      let members = try identities(columnObject["entities"], "\(field).entities")
+      if let stray = members.first(where: { !all.contains($0) }) {
+        throw refuse("\(stray) has the component but is not an entity of the world", field)
+      }
+      let values = columnObject["values"] ?? .null
+      let count: Int
+      switch values {
+      case .bulk(let bulk): count = bulk.count
+      case .array(let items): count = items.count
+      default: throw refuse("values are neither bulk nor a list", "\(field).values")
+      }
+      guard count == members.count else {
+        throw refuse("\(count) values for \(members.count) entities", "\(field).values")
+      }
+      columns.append(Column(name: name, version: version32, entities: members, values: values))
+    }
+    self.init(entities: entities, nextIdentity: next, columns: columns)
+  }
+}
+
+/// One identity in a bulk column.
+struct IdentityElement: BulkStorable {
+  var identity: UInt64 = 0
+  static let bulkLayout = BulkLayout(stride: 8, fields: [BulkField(name: "identity", type: .uint64, offset: 0)])
+}
+
+/// The index of `value` in the ascending `list`, or nil.
+func binarySearch(_ list: [EntityIdentity], _ value: EntityIdentity) -> Int? {
+  var low = 0
+  var high = list.count
+  while low < high {
+    let middle = (low + high) / 2
+    if list[middle] < value { low = middle + 1 } else { high = middle }
+  }
+  return low < list.count && list[low] == value ? low : nil
+}
