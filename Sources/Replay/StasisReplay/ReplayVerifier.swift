@@ -26,13 +26,48 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
   /// The digest's scope: the replay's must have the same name.
   public let scope: DigestScope<State>
   /// The game's step: the state at a tick and that tick's input give the next tick's state.
+  /// (For a verifier that steps a live world, ``init(codec:digest:restore:snapshot:step:)``, it
+  /// restores the state, steps the world once and snapshots it: correct, and slow.)
   public let step: (inout State, Input) -> Void
+  /// The live world's restore, snapshot and step, for a verifier that steps it in place.
+  private let live: Live?
+
+  private struct Live {
+    let restore: (State) throws -> Void
+    let snapshot: () throws -> State
+    let step: (Input) -> Void
+  }
 
   /// A verifier of `codec`'s game's replays.
   public init(codec: SaveCodec<State>, digest scope: DigestScope<State>, step: @escaping (inout State, Input) -> Void) {
     self.codec = codec
     self.scope = scope
     self.step = step
+    live = nil
+  }
+
+  /// A verifier of a game that steps a live world in place (an entity world, ``SavedWorld``):
+  /// it restores the replay's start into the world once, then steps the world itself through
+  /// the inputs, and takes a snapshot only where a digest or a keyframe is compared. A
+  /// divergence names what differs, down to the entity and component (`world[#7].motion.x`).
+  ///
+  /// ```swift
+  /// let verifier = ReplayVerifier(
+  ///   codec: codec, digest: .sections(),
+  ///   restore: { try game.restore($0) }, snapshot: { try game.snapshotState() }, step: { game.step($0) })
+  /// ```
+  public init(
+    codec: SaveCodec<State>, digest scope: DigestScope<State>, restore: @escaping (State) throws -> Void,
+    snapshot: @escaping () throws -> State, step: @escaping (Input) -> Void
+  ) {
+    self.codec = codec
+    self.scope = scope
+    self.step = { state, input in
+      guard (try? restore(state)) != nil else { return }
+      step(input)
+      if let next = try? snapshot() { state = next }
+    }
+    live = Live(restore: restore, snapshot: snapshot, step: step)
   }
 
   /// Replays `file` from its start and compares every digest and every keyframe.
@@ -59,15 +94,48 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
     var before = (tick: file.manifest.startTick, file: file.start)
 
     var state = try replay.startState()
+    // A live world is restored once and stepped in place; its state is a snapshot taken only
+    // where something is compared (`stale` until then).
+    var stale = false
+    if let live {
+      do {
+        try live.restore(state)
+      } catch {
+        throw SaveFileError(
+          .refusedByGame, "the game could not restore the replay's start: \(error)",
+          context: .init(file: file.path, part: ReplayFile.startSection), underlyingError: error)
+      }
+    }
+    func advance(_ input: Input) {
+      if let live {
+        live.step(input)
+        stale = true
+      } else {
+        step(&state, input)
+      }
+    }
+    func current() throws(SaveFileError) -> State {
+      guard let live, stale else { return state }
+      do {
+        state = try live.snapshot()
+      } catch {
+        throw SaveFileError(
+          .refusedByGame, "the game could not snapshot its world: \(error)", context: .init(file: file.path),
+          underlyingError: error)
+      }
+      stale = false
+      return state
+    }
     var tick = file.manifest.startTick
     var lastMatch = tick
     var compared = 0
     var found: (tick: Int64, recorded: UInt64, replayed: UInt64, state: State)?
     var later: (tick: Int64, file: [UInt8])?
     for input in replay.inputs {
-      step(&state, input)
+      advance(input)
       tick += 1
       if let recorded = recordedAt[tick] {
+        let state = try current()
         let replayed = scope.digest(of: state, using: hasher)
         compared += 1
         if replayed != recorded {
@@ -78,6 +146,7 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
       // A keyframe is the recorded state itself: a difference the digest's scope leaves out
       // still shows here, section by section.
       if rebuilt < file.keyframes.count, file.keyframes[rebuilt].tick == tick {
+        let state = try current()
         let keyframe = try nextKeyframe()
         let recorded = try SaveFileFormat.decode(keyframe.file, path: file.path)
         if try document(of: state, tick: tick).sections != recorded.sections {
@@ -102,14 +171,16 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
       let keyframe = try nextKeyframe()
       if keyframe.tick >= found.tick { later = keyframe }
     }
+    // Played on from the divergence: the value (or the live world) is still there.
     var comparedTick = found.tick
     var replayedThere = found.state
     if let later, later.tick > found.tick {
       var at = found.tick
       while at < later.tick {
-        step(&replayedThere, replay.inputs[Int(at - file.manifest.startTick)])
+        advance(replay.inputs[Int(at - file.manifest.startTick)])
         at += 1
       }
+      replayedThere = try current()
       comparedTick = later.tick
     }
     let beforeFile = before.file

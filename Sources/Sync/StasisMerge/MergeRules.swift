@@ -40,11 +40,19 @@ public enum MergeRule: Sendable {
   /// (one value otherwise): an element both changed follows the rules for `path[*]`, else the
   /// fallback side's element. A rule for `path[*]` alone also merges the array this way.
   case byIndex
+  /// An entity world (``WorldSnapshot``), entity by entity, paired by ``EntityIdentity``
+  /// (`world[#7]`): an entity only one side added, changed or removed keeps that side's change;
+  /// one both changed merges component by component, and a component both changed follows the
+  /// rules for `path[*].component` (and below), else the fallback side's. An entity one side
+  /// removed and the other changed follows the rule for `path[*]` (`ours`, `theirs`, `custom`),
+  /// else the fallback side's. The merged world's next identity is the larger side's, so no
+  /// identity is given twice. A bulk component is whole (`ours`, `theirs` or the fallback).
+  case byEntity
   /// The game decides; nil leaves the value to the fallback. (For an element of a bulk array,
   /// which is whole, only `ours` and `theirs` apply; the others fall back.)
   case custom(@Sendable (MergeField) -> SaveValue?)
 
-  /// Its name in reports: `max`, `min`, `ours`, `theirs`, `union`, `by-key id`, `by-index`, `custom`.
+  /// Its name in reports: `max`, `min`, `ours`, `theirs`, `union`, `by-key id`, `by-index`, `by-entity`, `custom`.
   public var name: String {
     switch self {
     case .max: "max"
@@ -54,6 +62,7 @@ public enum MergeRule: Sendable {
     case .union: "union"
     case .byKey(let key): "by-key \(key)"
     case .byIndex: "by-index"
+    case .byEntity: "by-entity"
     case .custom: "custom"
     }
   }
@@ -64,7 +73,7 @@ public enum MergeRule: Sendable {
     case .ours: return field.ours
     case .theirs: return field.theirs
     case .custom(let decide): return decide(field)
-    case .union, .byKey, .byIndex: return nil
+    case .union, .byKey, .byIndex, .byEntity: return nil
     case .max, .min:
       guard let ours = field.ours, let theirs = field.theirs, let a = Self.number(ours), let b = Self.number(theirs)
       else { return nil }
@@ -246,6 +255,11 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
       return elements.isEmpty || elements.contains { exists(steps.dropFirst(), in: $0) }
     case (.element, .bulk(let array)):
       return array.count == 0 || exists(steps.dropFirst(), in: .object(array.element(at: 0)))
+    case (.element, .object) where WorldSnapshot.isWorld(value):  // an entity world: its components
+      guard let world = try? WorldSnapshot(tree: value) else { return false }
+      guard case .field(let name)? = steps.dropFirst().first else { return steps.count == 1 }
+      guard let column = world.column(name) else { return false }
+      return column.entities.isEmpty || exists(steps.dropFirst(2), in: column.element(at: 0))
     case (.element, .object(let object)):  // a dictionary declared by key: any entry
       return object.fields.isEmpty || object.fields.contains { exists(steps.dropFirst(), in: $0.value) }
     default:

@@ -377,6 +377,8 @@ struct Merger {
         if let merged = mergeByKey(base, ours, theirs, key: key, path: path) { return merged }
       case .byIndex:
         if let merged = mergeByIndex(base, ours, theirs, path: path) { return merged }
+      case .byEntity:
+        if let merged = mergeByEntity(base, ours, theirs, path: path) { return merged }
       default:
         if let value = rule.apply(field) {
           conflicts.append(ContestedValue(field: field, resolution: "rule \(rule.name) (\(pattern))"))

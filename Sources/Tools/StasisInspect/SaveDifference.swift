@@ -84,6 +84,11 @@ struct DiffCollection {
 func differences(
   _ a: SaveValue?, _ b: SaveValue?, path: String, keys: DiffAlignment, into result: inout DiffCollection
 ) {
+  if let a, let b, WorldSnapshot.isWorld(a), WorldSnapshot.isWorld(b), let left = try? WorldSnapshot(tree: a),
+    let right = try? WorldSnapshot(tree: b)
+  {
+    return worldDifferences(left, right, path: path, keys: keys, into: &result)
+  }
   switch (a, b) {
   case (.object(let left)?, .object(let right)?):
     var names = left.fields.map(\.name)
@@ -237,5 +242,48 @@ private func keyedBulkDifferences(
   }
   for (index, id) in rightKeys.keys.enumerated() where leftKeys.index[id] == nil {
     result.append(SaveDifference(path: elementPath(id), old: nil, new: .object(right.element(at: index))))
+  }
+}
+
+/// Two entity worlds entity by entity, paired by identity: an entity one side lacks is one
+/// difference (`world[#7]: (absent) → {2 fields}`, its components by name); one both have differs
+/// component by component (`world[#7].motion.x`, `world[#7].health: {1 fields} → (absent)`).
+private func worldDifferences(
+  _ left: WorldSnapshot, _ right: WorldSnapshot, path: String, keys: DiffAlignment, into result: inout DiffCollection
+) {
+  func entity(_ world: WorldSnapshot, _ identity: EntityIdentity) -> SaveValue {
+    .object(SaveObject(world.components(of: identity)))
+  }
+  var rightIndex = 0
+  var leftIndex = 0
+  while leftIndex < left.entities.count || rightIndex < right.entities.count {
+    let l = leftIndex < left.entities.count ? left.entities[leftIndex] : nil
+    let r = rightIndex < right.entities.count ? right.entities[rightIndex] : nil
+    if let l, r == nil || l < r! {
+      result.append(SaveDifference(path: "\(path)[\(l)]", old: entity(left, l), new: nil))
+      leftIndex += 1
+    } else if let r, l == nil || r < l! {
+      result.append(SaveDifference(path: "\(path)[\(r)]", old: nil, new: entity(right, r)))
+      rightIndex += 1
+    } else if let l {
+      let names = Array(Set(left.columns.map(\.name) + right.columns.map(\.name))).sorted()
+      for name in names {
+        differences(
+          left.column(name)?.value(of: l), right.column(name)?.value(of: l), path: "\(path)[\(l)].\(name)",
+          keys: keys, into: &result)
+      }
+      leftIndex += 1
+      rightIndex += 1
+    }
+  }
+  if left.nextIdentity != right.nextIdentity {
+    result.append(
+      SaveDifference(path: "\(path).nextIdentity", old: .uint64(left.nextIdentity), new: .uint64(right.nextIdentity)))
+  }
+  for name in Array(Set(left.columns.map(\.name) + right.columns.map(\.name))).sorted() {
+    let (old, new) = (left.column(name)?.version, right.column(name)?.version)
+    if old != new, old != nil, new != nil {
+      result.append(SaveDifference(path: "\(path).components.\(name).version", old: .uint32(old!), new: .uint32(new!)))
+    }
   }
 }

@@ -39,6 +39,9 @@ extension StreamedJSON {
         self.value(items[index], listing: listing, base: index < baseItems.count ? baseItems[index] : nil)
       }
     case .object(let fields):
+      if WorldSnapshot.isWorld(value), let world = try? WorldSnapshot(tree: value) {
+        return self.world(world, listing: listing)
+      }
       object(keys: fields.fields.map(\.name)) { index in
         let field = fields.fields[index]
         self.value(field.value, listing: listing, base: base?[field: field.name])
@@ -52,6 +55,55 @@ extension StreamedJSON {
         bulkSummary(bulk, base: baseBulk)
       }
     }
+  }
+
+  /// An entity world by entity: `{"$world": {"count", "nextIdentity", "components": {NAME:
+  /// {"version", "count"}}, "first": [...]}}`, each entity `{"entity": 7, "components": {NAME:
+  /// value}}`, a bulk component's value an object of its fields; with `.allElements`,
+  /// `entities` lists every entity, streamed, instead of `first`.
+  private func world(_ world: WorldSnapshot, listing: BulkListing) {
+    let shown =
+      listing == .allElements ? world.entities.count : min(world.entities.count, BulkDifference.listedElements)
+    let members: [(key: String, write: () -> Void)] = [
+      ("count", { self.number(world.entities.count) }),
+      ("nextIdentity", { self.number(world.nextIdentity) }),
+      (
+        "components",
+        {
+          self.object(keys: world.columns.map(\.name)) { index in
+            let column = world.columns[index]
+            self.object([
+              ("version", { self.number(column.version) }), ("count", { self.number(column.entities.count) }),
+            ])
+          }
+        }
+      ),
+      (
+        listing == .allElements ? "entities" : "first",
+        {
+          var cursors = Array(repeating: 0, count: world.columns.count)
+          self.array(world.entities.prefix(shown)) { identity in
+            var components: [(name: String, value: SaveValue)] = []
+            for (position, column) in world.columns.enumerated() {
+              let cursor = cursors[position]
+              guard cursor < column.entities.count, column.entities[cursor] == identity else { continue }
+              components.append((column.name, column.element(at: cursor)))
+              cursors[position] = cursor + 1
+            }
+            self.object([
+              ("entity", { self.number(identity.rawValue) }),
+              (
+                "components",
+                {
+                  self.object(keys: components.map(\.name)) { self.value(components[$0].value, listing: listing) }
+                }
+              ),
+            ])
+          }
+        }
+      ),
+    ]
+    object([("$world", { self.object(members) })])
   }
 
   private func bulkSummary(_ bulk: BulkArray, base: BulkArray?) {

@@ -14,7 +14,7 @@ struct Merge: ParsableCommand {
       listed, nothing is written, and the exit code is 1), every undeclared
       section with it, even one only the other side changed. So without
       declarations a merge is one side's save. Declared paths merge on their
-      own (rules: max, min, ours, theirs, union, by-index, by-key FIELD, where
+      own (rules: max, min, ours, theirs, union, by-index, by-entity, by-key FIELD, where
       FIELD may be a struct); a group of paths always comes from one side. A
       declared path, key or summary path the saves do not have is an error
       (exit 64). The report says, for each section, which side it came from
@@ -71,7 +71,7 @@ struct Merge: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "A rule for a path both sides changed: PATH=max|min|ours|theirs|union|by-index|'by-key FIELD'; PATH may use [*] for any index or key. Overrides the file's rule for the same path.",
+      "A rule for a path both sides changed: PATH=max|min|ours|theirs|union|by-index|by-entity|'by-key FIELD'; PATH may use [*] for any index or key. Overrides the file's rule for the same path.",
       valueName: "path=rule"))
   var rule: [String] = []
 

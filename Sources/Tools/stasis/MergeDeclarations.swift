@@ -17,7 +17,7 @@ import StasisCloud
 /// ```
 ///
 /// `PATH = RULE` declares a rule (`max`, `min`, `ours`, `theirs`, `union`, `by-index`,
-/// `by-key FIELD`; a path may use `[*]` for any index or key); `group PATH, PATH, …` declares
+/// `by-key FIELD`, `by-entity`; a path may use `[*]` for any index or key); `group PATH, PATH, …` declares
 /// paths that always come from one side together; `summary FIELD = PATH` makes a merged save's
 /// summary field the merged state's value at PATH.
 enum MergeDeclarations {
@@ -31,13 +31,14 @@ enum MergeDeclarations {
     case "theirs": return .theirs
     case "union": return .union
     case "by-index": return .byIndex
+    case "by-entity": return .byEntity
     default:
       guard words.count == 2, words[0] == "by-key" else { return nil }
       return .byKey(words[1])
     }
   }
 
-  static let ruleNames = "max, min, ours, theirs, union, by-index or by-key FIELD"
+  static let ruleNames = "max, min, ours, theirs, union, by-index, by-entity or by-key FIELD"
 
   /// A declarations file's largest size.
   static let maximumBytes = 1 << 20

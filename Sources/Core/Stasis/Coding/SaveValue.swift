@@ -168,8 +168,9 @@ public struct SaveObject: Sendable, Equatable {
 /// A value that is already a tree: the coders store it and hand it back as it is, so a type whose
 /// parts are trees of their own (``WorldSnapshot``'s component columns) is encoded once, not twice.
 protocol SaveValueConvertible {
-  /// The value's tree.
-  var saveValue: SaveValue { get }
+  /// The value's tree; an error when the value could not be made into one (a world whose
+  /// component failed to encode when the snapshot was taken).
+  func saveValue() throws(SaveFileError) -> SaveValue
   /// The value of a tree read from a save; `path` names the field for errors.
   init(saveValue: SaveValue, path: String) throws(SaveFileError)
 }

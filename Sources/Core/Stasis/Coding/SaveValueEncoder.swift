@@ -17,7 +17,7 @@ public struct SaveValueEncoder {
   /// field, as the decoder's errors are.
   public func encode<T: Encodable>(_ value: T) throws(SaveFileError) -> SaveValue {
     if let bulk = value as? any BulkArrayCodable { return .bulk(bulk.bulkArray) }
-    if let tree = value as? any SaveValueConvertible { return tree.saveValue }
+    if let tree = value as? any SaveValueConvertible { return try tree.saveValue() }
     let node = EncodingNode(root: EncodingContext(userInfo: userInfo))
     do {
       try node.encode(value)
@@ -229,7 +229,7 @@ private final class EncodingNode {
     } else if let bulk = value as? any BulkArrayCodable {
       set(.bulk(bulk.bulkArray))
     } else if let tree = value as? any SaveValueConvertible {
-      set(tree.saveValue)
+      set(try tree.saveValue())
     } else if let sorted = value as? any SortedPairsEncodable {
       try sorted.encodeSortedPairs(to: TreeEncoder(node: self))
     } else if let sorted = value as? any SortedElementsEncodable {

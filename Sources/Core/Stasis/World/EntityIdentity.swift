@@ -51,31 +51,35 @@ public struct EntityRef: Hashable, Codable, Sendable {
   /// No entity.
   public static let none = EntityRef(nil as UInt64?)
 
+  /// In a world's save a reference is `{"$entity": identity}` (or null), so tools without the
+  /// game's code see it (`stasis dump`) and a merge that gives an entity a new identity finds it.
+  private enum SavedKey: String, CodingKey { case entity = "$entity" }
+
   public init(from decoder: any Decoder) throws {
-    let container = try decoder.singleValueContainer()
-    guard !container.decodeNil() else {
+    guard let mapping = decoder.userInfo[.entityMapping] as? EntityMapping else {
+      let container = try decoder.singleValueContainer()
+      id = container.decodeNil() ? nil : try container.decode(UInt64.self)
+      return
+    }
+    if try decoder.singleValueContainer().decodeNil() {
       self = .none
       return
     }
-    let stored = try container.decode(UInt64.self)
-    guard let mapping = decoder.userInfo[.entityMapping] as? EntityMapping else {
-      id = stored
-      return
-    }
+    let stored = try decoder.container(keyedBy: SavedKey.self).decode(UInt64.self, forKey: .entity)
     id = mapping.restored(EntityIdentity(rawValue: stored), at: decoder.codingPath)
   }
 
   public func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    guard let id else { return try container.encodeNil() }
     guard let mapping = encoder.userInfo[.entityMapping] as? EntityMapping else {
-      return try container.encode(id)
+      var container = encoder.singleValueContainer()
+      return try id.map { try container.encode($0) } ?? container.encodeNil()
     }
-    if let identity = mapping.saved(id, at: encoder.codingPath) {
-      try container.encode(identity.rawValue)
-    } else {
-      try container.encodeNil()
+    guard let id, let identity = mapping.saved(id, at: encoder.codingPath) else {
+      var container = encoder.singleValueContainer()
+      return try container.encodeNil()
     }
+    var container = encoder.container(keyedBy: SavedKey.self)
+    try container.encode(identity.rawValue, forKey: .entity)
   }
 }
 

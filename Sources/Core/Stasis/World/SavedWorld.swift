@@ -91,8 +91,10 @@ public final class SavedWorld<World: EntityWorld> {
 
   /// The world as a value: every live entity by identity, every registered component by column,
   /// the unknown components kept from the last restore. References to entities that are not
-  /// tracked are saved as none and listed in ``lastSnapshotDanglingReferences``.
-  public func snapshot() throws(SaveFileError) -> WorldSnapshot {
+  /// tracked are saved as none and listed in ``lastSnapshotDanglingReferences``. A component
+  /// whose `encode(to:)` throws leaves its column out and makes the snapshot's
+  /// ``WorldSnapshot/failure``: saving it fails with that error, and the game plays on.
+  public func snapshot() -> WorldSnapshot {
     let live = world.entityIDs()
     let untracked = live.filter { identityOf[$0] == nil }.sorted()
     if !untracked.isEmpty {
@@ -111,17 +113,28 @@ public final class SavedWorld<World: EntityWorld> {
     }
     let mapping = EntityMapping(identityOf: identityOf)
     var columns: [WorldSnapshot.Column] = []
+    var failure: SaveFileError?
     for component in schema.components {
-      let (present, values) = try component.read(world, ids, mapping)
-      columns.append(
-        WorldSnapshot.Column(
-          name: component.name, version: component.version, entities: present.map { identities[$0] }, values: values))
+      do {
+        let (present, values) = try component.read(world, ids, mapping)
+        columns.append(
+          WorldSnapshot.Column(
+            name: component.name, version: component.version, entities: present.map { identities[$0] },
+            values: values))
+      } catch {
+        var located = error
+        located.context.field = ["components", component.name, error.context.field].compactMap { $0 }.joined(
+          separator: ".")
+        failure = failure ?? located
+      }
     }
     for kept in keptColumns {
       columns.append(kept.keeping(Set(identities)))
     }
     lastSnapshotDanglingReferences = mapping.dangling
-    return WorldSnapshot(entities: identities, nextIdentity: nextIdentity, columns: columns)
+    var snapshot = WorldSnapshot(entities: identities, nextIdentity: nextIdentity, columns: columns)
+    snapshot.failure = failure
+    return snapshot
   }
 
   // MARK: Restore

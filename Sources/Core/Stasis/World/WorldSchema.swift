@@ -97,8 +97,9 @@ public struct WorldSchema<World: EntityWorld> {
     precondition(!components.contains { $0.name == component.name }, "component '\(component.name)' registered twice")
     precondition(!rebuilds.contains { $0.name == component.name }, "'\(component.name)' is registered as transient")
     precondition(
-      !component.name.isEmpty && component.name.utf8.count <= FormatLimits.maxSectionNameBytes,
-      "a component's name is 1 to \(FormatLimits.maxSectionNameBytes) bytes")
+      !component.name.isEmpty && component.name.utf8.count <= FormatLimits.maxSectionNameBytes
+        && !component.name.hasPrefix("$"),
+      "a component's name is 1 to \(FormatLimits.maxSectionNameBytes) bytes, not starting with $ (tools' own keys)")
     components.append(component)
   }
 }

@@ -22,6 +22,14 @@ public struct WorldSnapshot: Sendable, Equatable, Codable {
     /// Their values, in the same order: bulk, or an array of trees.
     public var values: SaveValue
 
+    /// The column of `name` at `version`: `entities` ascending, their `values` in that order.
+    public init(name: String, version: UInt32, entities: [EntityIdentity], values: SaveValue) {
+      self.name = name
+      self.version = version
+      self.entities = entities
+      self.values = values
+    }
+
     /// The value of `entity`'s component, or nil when it has none.
     public func value(of entity: EntityIdentity) -> SaveValue? {
       guard let index = binarySearch(entities, entity) else { return nil }
@@ -59,6 +67,24 @@ public struct WorldSnapshot: Sendable, Equatable, Codable {
     self.columns = columns.sorted { $0.name < $1.name }
   }
 
+  /// The world a save's tree holds (a section, or a field of one), checked as a restore needs
+  /// it: a `malformed` error naming the field for a tree that is not a world or breaks its
+  /// layout, `newerFormat` for a layout this build does not know. Tools that read saves
+  /// without the game's code (`stasis dump`, `stasis diff`, merges) start here.
+  public init(tree: SaveValue) throws(SaveFileError) {
+    try self.init(saveValue: tree, path: "")
+  }
+
+  /// Whether `tree` is an entity world's (it has the `stasisWorld` field), well formed or not.
+  public static func isWorld(_ tree: SaveValue) -> Bool { tree[field: "stasisWorld"] != nil }
+
+  /// The world as the save's tree holds it.
+  public var tree: SaveValue { layout }
+
+  /// Why the snapshot cannot be saved: a component's `encode(to:)` threw when it was taken. A
+  /// save of it fails with this error (the game plays on; the previous save stays the newest).
+  public internal(set) var failure: SaveFileError?
+
   /// The column of the component `name`, or nil.
   public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
 
@@ -81,7 +107,12 @@ public struct WorldSnapshot: Sendable, Equatable, Codable {
 }
 
 extension WorldSnapshot: SaveValueConvertible {
-  var saveValue: SaveValue {
+  func saveValue() throws(SaveFileError) -> SaveValue {
+    if let failure { throw failure }
+    return layout
+  }
+
+  private var layout: SaveValue {
     let columnObjects = columns.map { column in
       (
         column.name,
