@@ -24,6 +24,7 @@ let package = Package(
     .executable(name: "stasis", targets: ["stasis"]),
     .executable(name: "stasis-bench", targets: ["stasis-bench"]),
     .executable(name: "stasis-example-tanks", targets: ["stasis-example-tanks"]),
+    .executable(name: "stasis-example-ecs", targets: ["stasis-example-ecs"]),
   ],
   // `Cloud` (on by default) is StasisCloud: sync over Foundation's URLSession, which the
   // toolchain ships (libcurl on Linux), so it brings no package. `AsyncHTTPClient` (on by
@@ -177,6 +178,13 @@ let package = Package(
     ),
     // Examples/: a second game adopting Stasis through the save coordinator (the README's guide).
     .executableTarget(name: "stasis-example-tanks", dependencies: ["Stasis"], path: "Examples/Tanks"),
+    // Examples/: an asteroids game on TinyECS, its world saved by entity (the guide "Saving an entity world").
+    .executableTarget(
+      name: "stasis-example-ecs",
+      dependencies: [
+        "Stasis", "StasisReplay", "StasisTinyECS", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Examples/ECSGame"),
     // A small roguelike written against 0.9.0's API, unchanged: it must build with deprecation
     // warnings only (scripts/compat.sh) and run (CompatGameTests). Not a product.
     .executableTarget(name: "stasis-compat", dependencies: ["Stasis", "StasisCloud"], path: "Examples/Compat"),

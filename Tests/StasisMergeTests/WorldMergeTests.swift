@@ -101,6 +101,18 @@ struct WorldMergeTests {
     #expect(result.nextIdentity == 7)
   }
 
+  @Test("an identity ours gave to an entity it has since removed is not given to theirs' spawn")
+  func noIdentityMeansTwoThings() throws {
+    let ours = try world([1: (3, 0, nil), 2: (2, 10, nil), 3: (1, 20, 2)], next: 5)  // spawned #4, and it died
+    let theirs = try world([1: (3, 0, nil), 2: (2, 10, nil), 3: (1, 20, 2), 4: (8, 4, nil)], next: 5)
+    let result = try merged(
+      ThreeWayMerge.merge(
+        base: base, ours: ours, theirs: theirs, rules: ["world": .byEntity], fallback: .ours, createdAt: 1))
+    #expect(result.entities.map(\.rawValue) == [1, 2, 3, 5])
+    #expect(health(result, 5) == 8)
+    #expect(result.nextIdentity == 6)
+  }
+
   @Test("without by-entity a world both sides changed is one value, from the fallback side")
   func undeclaredIsWhole() throws {
     let ours = try world([1: (5, 0, nil), 2: (2, 10, nil), 3: (1, 20, 2)], next: 4)

@@ -97,23 +97,24 @@ extension Merger {
     return result
   }
 
-  /// Their entities, where an entity both sides spawned since the base under one identity (each
-  /// device gave the next serial to its own spawn) is theirs under a new identity from `next`,
-  /// and their references to it follow: two spawns are two entities, never one merged from both.
-  /// An identical spawn on both sides is one entity.
+  /// Their entities, where one they spawned since the base under an identity ours also gave out
+  /// since the base (each device gives the next serial to its own spawn) is theirs under a new
+  /// identity from `next`, and their references to it follow: two spawns are two entities, never
+  /// one merged from both, and no identity means two things. A spawn identical on both sides is
+  /// one entity.
   static func reidentified(
     _ theirs: [SaveValue], spawnedAlsoBy ours: WorldSnapshot, since base: WorldSnapshot, next: inout UInt64
   ) -> [SaveValue] {
-    let ourEntities = Dictionary(
-      uniqueKeysWithValues: entities(of: ours).compactMap { entity in
-        entity[field: entityKey]?.uint64Value.map { ($0, entity) }
-      })
-    let inBase = Set(base.entities.map(\.rawValue))
+    var ourEntities: [UInt64: SaveValue] = [:]
+    for entity in entities(of: ours) {
+      if let id = entity[field: entityKey]?.uint64Value { ourEntities[id] = entity }
+    }
+    let ourNew = base.nextIdentity..<max(base.nextIdentity, ours.nextIdentity)
     var renamed: [UInt64: UInt64] = [:]
     for entity in theirs {
-      guard let id = entity[field: entityKey]?.uint64Value, !inBase.contains(id), let ourEntity = ourEntities[id],
-        ourEntity != entity
-      else { continue }
+      guard let id = entity[field: entityKey]?.uint64Value, ourNew.contains(id), ourEntities[id] != entity else {
+        continue
+      }
       renamed[id] = next
       next += 1
     }
