@@ -189,10 +189,13 @@ let package = Package(
     // warnings only (scripts/compat.sh) and run (CompatGameTests). Not a product.
     .executableTarget(name: "stasis-compat", dependencies: ["Stasis", "StasisCloud"], path: "Examples/Compat"),
     // The README's and the DocC articles' Swift blocks, compiled (ReadmeTests and GuideTests check every block is here).
+    // FirebladeECS's names and signatures, for the guide's FirebladeECS adapter (Saving an entity world).
+    .target(name: "StasisFirebladeStandIn", path: "Examples/FirebladeStandIn"),
     .target(
       name: "StasisReadmeSnippets",
       dependencies: [
         "Stasis", "StasisCloud", "StasisTesting", "StasisNotify", "StasisRecords", "StasisReplay",
+        "StasisFirebladeStandIn",
         .product(name: "Logging", package: "swift-log"),
         // Cloud saves' snippet of an HTTPCloudTransport that trusts a studio's own root.
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),

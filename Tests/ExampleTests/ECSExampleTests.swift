@@ -120,3 +120,18 @@ struct ECSExampleTests {
     #expect(try resumeMerged(both, frames: "700") == onceMore)
   }
 }
+
+@Suite("The guide's FirebladeECS adoption is short")
+struct WorldAdoptionSizeTests {
+  @Test("the adapter and the registration of Saving an entity world are at most 40 lines (the Asteroids game's were 164)")
+  func adapterLines() throws {
+    let source = try String(
+      contentsOf: packageRoot.appendingPathComponent("Examples/Snippets/WorldSnippets.swift"), encoding: .utf8)
+    let lines = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+    let start = try #require(lines.firstIndex { $0.hasPrefix("// MARK: The adapter and the registration") })
+    let end = try #require(lines.firstIndex { $0.hasPrefix("// MARK: The state a save holds") })
+    let code = lines[(start + 1)..<end].filter { !$0.isEmpty && !$0.hasPrefix("//") }
+    #expect(code.count <= 40)
+    #expect(code.count == 33, "the guide and the MARK say 33: \(code.count)")
+  }
+}

@@ -26,6 +26,9 @@ public final class SavedWorld<World: EntityWorld> {
   /// for the entities that still live, so a newer build's data survives an older build's save.
   private var keptColumns: [WorldSnapshot.Column] = []
   private let logger: Logger
+  /// True while ``restore(_:)`` spawns and despawns: an ECS creation event that calls
+  /// ``track(_:)`` then is the restore's own spawn, which already has its identity.
+  private var restoring = false
 
   /// References the last ``snapshot()`` found pointing at no tracked entity (saved as none).
   public private(set) var lastSnapshotDanglingReferences: [DanglingReference] = []
@@ -43,8 +46,11 @@ public final class SavedWorld<World: EntityWorld> {
   /// Gives the entity the game just spawned (ECS id `id`) a new identity. Call it where the game
   /// spawns, or from the ECS's creation event: identities given in the game's own order make a
   /// restored run save what the uninterrupted one saves. A reused id gets a new identity.
+  /// During a ``restore(_:)`` (an ECS event for the restore's own spawns) it changes nothing and
+  /// returns the identity the restore gives the entity.
   @discardableResult
   public func track(_ id: UInt64) -> EntityIdentity {
+    if restoring { return identityOf[id] ?? EntityIdentity(rawValue: 0) }
     if let old = identityOf[id] { idOf[old] = nil }
     let identity = EntityIdentity(rawValue: nextIdentity)
     nextIdentity += 1
@@ -56,7 +62,7 @@ public final class SavedWorld<World: EntityWorld> {
   /// Forgets the entity with ECS id `id`, which the game despawned. Optional: a snapshot leaves
   /// out what the world no longer has, and ``track(_:)`` replaces a reused id's identity.
   public func untrack(_ id: UInt64) {
-    guard let identity = identityOf.removeValue(forKey: id) else { return }
+    guard !restoring, let identity = identityOf.removeValue(forKey: id) else { return }
     idOf[identity] = nil
   }
 
@@ -209,6 +215,7 @@ public final class SavedWorld<World: EntityWorld> {
     }
 
     // 2. The world: out with what is live, in with the saved entities, in identity order.
+    restoring = true
     for id in world.entityIDs() { world.despawnEntity(id) }
     identityOf = [:]
     idOf = [:]
@@ -220,6 +227,7 @@ public final class SavedWorld<World: EntityWorld> {
       identityOf[id] = identity
       idOf[identity] = id
     }
+    restoring = false
     nextIdentity = snapshot.nextIdentity
     keptColumns = unknown
 
