@@ -366,3 +366,40 @@ struct EntityWorldTests {
     }
   }
 }
+
+/// An ECS that announces each entity it creates, as FirebladeECS tells its delegate.
+final class AnnouncingWorld: EntityWorld {
+  let inner = TinyWorld()
+  var created: ((UInt64) -> Void)?
+  func entityIDs() -> [UInt64] { inner.entityIDs() }
+  func spawnEntity() -> UInt64 {
+    let id = inner.spawnEntity()
+    created?(id)
+    return id
+  }
+  func despawnEntity(_ id: UInt64) { inner.despawnEntity(id) }
+}
+
+@MainActor
+@Suite("Identities given from the ECS's own creation events")
+struct CreationEventTests {
+  @Test("a restore's own spawns, announced by the ECS, change no identity and give none away")
+  func restoreIgnoresItsOwnSpawns() throws {
+    var schema = WorldSchema<AnnouncingWorld>()
+    schema.register(
+      "health", Health.self, get: { $0.inner.get(Health.self, $1) }, set: { $0.inner.assign($2, $1) })
+    let world = AnnouncingWorld()
+    let saved = SavedWorld(world, schema: schema)
+    world.created = { [unowned saved] in saved.track($0) }
+    for points in 1...5 { world.inner.assign(Health(points), world.spawnEntity()) }
+    world.despawnEntity(world.entityIDs()[1])
+    let snapshot = saved.snapshot()
+    #expect(snapshot.entities.map(\.rawValue) == [1, 3, 4, 5])
+    #expect(snapshot.nextIdentity == 6)
+
+    try saved.restore(snapshot)
+    let again = saved.snapshot()
+    #expect(again == snapshot)
+    #expect(saved.identity(of: world.spawnEntity()) == EntityIdentity(rawValue: 6))
+  }
+}
