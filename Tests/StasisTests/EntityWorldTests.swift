@@ -398,6 +398,7 @@ struct CreationEventTests {
     #expect(snapshot.nextIdentity == 6)
 
     try saved.restore(snapshot)
+    #expect(saved.id(of: EntityIdentity(rawValue: 6)) == nil, "no live entity has identity 6 yet")
     let again = saved.snapshot()
     #expect(again == snapshot)
     #expect(saved.identity(of: world.spawnEntity()) == EntityIdentity(rawValue: 6))
