@@ -172,7 +172,7 @@ let package = Package(
     .executableTarget(
       name: "stasis-bench",
       dependencies: [
-        "Stasis", "StasisDemoGame", "StasisSDL", "StasisTesting", "StasisReplay",
+        "Stasis", "StasisDemoGame", "StasisSDL", "StasisTesting", "StasisReplay", "StasisTinyECS",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

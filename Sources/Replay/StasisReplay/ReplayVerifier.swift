@@ -46,7 +46,7 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
     live = nil
   }
 
-  /// A verifier of a game that steps a live world in place (an entity world, ``SavedWorld``):
+  /// A verifier of a game that steps a live world in place (an entity world, `SavedWorld`):
   /// it restores the replay's start into the world once, then steps the world itself through
   /// the inputs, and takes a snapshot only where a digest or a keyframe is compared. A
   /// divergence names what differs, down to the entity and component (`world[#7].motion.x`).

@@ -40,7 +40,7 @@ public enum MergeRule: Sendable {
   /// (one value otherwise): an element both changed follows the rules for `path[*]`, else the
   /// fallback side's element. A rule for `path[*]` alone also merges the array this way.
   case byIndex
-  /// An entity world (``WorldSnapshot``), entity by entity, paired by ``EntityIdentity``
+  /// An entity world (`WorldSnapshot`), entity by entity, paired by `EntityIdentity`
   /// (`world[#7]`): an entity only one side added, changed or removed keeps that side's change;
   /// one both changed merges component by component, and a component both changed follows the
   /// rules for `path[*].component` (and below), else the fallback side's. An entity one side

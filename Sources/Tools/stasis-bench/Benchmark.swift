@@ -116,6 +116,9 @@ struct StasisBench: ParsableCommand {
   @Flag(help: "Measure only a padded struct's array (packed field by field) against the padding-free one.")
   var padding = false
 
+  @Flag(help: "Measure only a 100,000-entity world saved by entity against the same data as plain bulk arrays.")
+  var world = false
+
   func run() throws {
     if let writeCitySaves { return try writeCitySaveFiles(to: writeCitySaves) }
     let folder = directory ?? NSTemporaryDirectory() + "stasis-bench-\(getpid())"
@@ -124,6 +127,7 @@ struct StasisBench: ParsableCommand {
     if let cityRun { return try runCity(mode: cityRun, folder: folder) }
     if replays { return try measureReplays(folder: folder) }
     if padding { return try measurePadding(count: 100_000, folder: folder) }
+    if world { return try measureWorld(count: 100_000, folder: folder) }
     if autosaveMemory {
       let (skip, wait, plain) = try measureAutosaveMemory(folder: folder)
       func ratio(_ kib: Int) -> String { String(format: "%.2f", Double(kib) / Double(plain)) + "×" }

@@ -16,6 +16,10 @@ struct Diff: ParsableCommand {
         stasis diff a.stasis b.stasis --key serial  # bullets[serial=148]: a bulk array, paired the same way
         stasis diff a.stasis b.stasis --declarations merge.txt   # 'monsters = by-key id' aligns monsters
 
+      An entity world (a game's WorldSnapshot) is compared entity by entity,
+      paired by identity: world[#7]: (absent) → {2 fields} is an entity added,
+      world[#7].motion.x: 1.0 → 2.0 a component's field that changed.
+
       Bulk arrays (physics bodies) and byte strings (a tile map) are compared
       over their raw bytes and summarised: how many elements differ, the
       changed ranges (runs of differing elements: 4 is one element, 8..<10

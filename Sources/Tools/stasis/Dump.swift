@@ -26,6 +26,13 @@ struct Dump: ParsableCommand {
       array of every element instead, each an object of its fields, written as
       it goes.
 
+      An entity world (a game's WorldSnapshot) is shown by entity:
+        {"$world": {"count": 25, "nextIdentity": 66,
+                    "components": {"motion": {"version": 1, "count": 25}, ...},
+                    "first": [{"entity": 1, "components": {"motion": {...}}}, ...]}}
+      its first five entities, or with --all-elements "entities", every one. A
+      reference to another entity is {"$entity": 7}.
+
       A damaged file (a flipped bit, a truncation) still has its whole
       sections printed; each bad one is {"$damaged": "..."} or {"$missing":
       "..."}, the reason goes to standard error in one line, and the exit code
