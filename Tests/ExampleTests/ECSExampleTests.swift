@@ -123,7 +123,7 @@ struct ECSExampleTests {
 
 @Suite("The guide's FirebladeECS adoption is short")
 struct WorldAdoptionSizeTests {
-  @Test("the adapter and the registration of Saving an entity world are at most 40 lines (the Asteroids game's were 164)")
+  @Test("the guide's adapter and registration are at most 40 lines (the Asteroids game's were 164)")
   func adapterLines() throws {
     let source = try String(
       contentsOf: packageRoot.appendingPathComponent("Examples/Snippets/WorldSnippets.swift"), encoding: .utf8)

@@ -45,7 +45,7 @@ struct BenchWorldState: Codable, Sendable {
   var world: WorldSnapshot
 }
 
-extension TinyWorld: @retroactive EntityWorld {
+extension TinyWorld: EntityWorld {
   public func entityIDs() -> [UInt64] { entities.map { UInt64($0.id) } }
   public func spawnEntity() -> UInt64 { UInt64(createEntity().id) }
   public func despawnEntity(_ id: UInt64) { destroy(TinyEntity(UInt32(id))) }
