@@ -26,7 +26,7 @@ final class Display: Component {
 
 // MARK: The adapter and the registration: 33 lines without blanks and comments
 
-extension Nexus: EntityWorld {  // in a game, `@retroactive EntityWorld`: both are imported
+extension Nexus: EntityWorld {  // Swift 6 asks a game for `@retroactive` here: both are imported
   public func entityIDs() -> [UInt64] { makeEntitiesIterator().map { UInt64($0.identifier.id) } }
   public func spawnEntity() -> UInt64 { UInt64(createEntity().identifier.id) }
   public func despawnEntity(_ id: UInt64) { destroy(entityId: EntityIdentifier(UInt32(id))) }

@@ -113,16 +113,14 @@ extension WorldSnapshot: SaveValueConvertible {
   }
 
   private var layout: SaveValue {
+    // A column every entity has (most are) leaves its entities out: they are the world's.
     let columnObjects = columns.map { column in
-      (
-        column.name,
-        SaveValue.object(
-          SaveObject([
-            ("entities", .bulk(BulkArray(column.entities.map { IdentityElement(identity: $0.rawValue) }))),
-            ("values", column.values),
-            ("version", .uint32(column.version)),
-          ]))
-      )
+      var fields: [(name: String, value: SaveValue)] = []
+      if column.entities != entities {
+        fields.append(("entities", .bulk(BulkArray(column.entities.map { IdentityElement(identity: $0.rawValue) }))))
+      }
+      fields += [("values", column.values), ("version", .uint32(column.version))]
+      return (column.name, SaveValue.object(SaveObject(fields)))
     }
     return .object(
       SaveObject([
@@ -181,7 +179,7 @@ extension WorldSnapshot: SaveValueConvertible {
       guard case .object(let columnObject) = value, let version = columnObject["version"]?.uint64Value,
         let version32 = UInt32(exactly: version)
       else { throw refuse("column has no version", field) }
-      let members = try identities(columnObject["entities"], "\(field).entities")
+      let members = columnObject["entities"] == nil ? entities : try identities(columnObject["entities"], "\(field).entities")
       if let stray = members.first(where: { !all.contains($0) }) {
         throw refuse("\(stray) has the component but is not an entity of the world", field)
       }
