@@ -179,7 +179,8 @@ extension WorldSnapshot: SaveValueConvertible {
       guard case .object(let columnObject) = value, let version = columnObject["version"]?.uint64Value,
         let version32 = UInt32(exactly: version)
       else { throw refuse("column has no version", field) }
-      let members = columnObject["entities"] == nil ? entities : try identities(columnObject["entities"], "\(field).entities")
+      let members =
+        columnObject["entities"] == nil ? entities : try identities(columnObject["entities"], "\(field).entities")
       if let stray = members.first(where: { !all.contains($0) }) {
         throw refuse("\(stray) has the component but is not an entity of the world", field)
       }
