@@ -336,6 +336,40 @@ struct EntityWorldTests {
     #expect(live.entityIDs() == [sentinel])
   }
 
+  @Test("a next identity near the top, two columns of one name, and a snapshot that failed to encode are refused")
+  func hostileCounters() throws {
+    let (saved, _, _, _) = playedWorld()
+    let tree = saved.snapshot().tree
+    var high = tree
+    high[field: "nextIdentity"] = .uint64(.max)
+    #expect(throws: SaveFileError.self) { try WorldSnapshot(tree: high) }
+    var twice = tree
+    guard case .object(var components)? = tree[field: "components"] else {
+      Issue.record("no components")
+      return
+    }
+    components.fields.append(components.fields[0])
+    twice[field: "components"] = .object(components)
+    #expect {
+      try WorldSnapshot(tree: twice)
+    } throws: { ($0 as? SaveFileError)?.kind == .malformed }
+
+    final class Unencodable: TinyComponent, Codable {
+      func encode(to encoder: any Encoder) throws { throw CocoaErrorStandIn() }
+      init() {}
+    }
+    struct CocoaErrorStandIn: Error {}
+    var schema = asteroidsSchema()
+    schema.save("broken", Unencodable.self)
+    let world = TinyWorld()
+    let broken = SavedWorld(world, schema: schema)
+    world.assign(Unencodable(), broken.spawn())
+    let snapshot = broken.snapshot()
+    #expect(snapshot.failure?.context.field?.hasPrefix("components.broken") == true)
+    #expect(throws: SaveFileError.self) { try broken.restore(snapshot) }
+    #expect(world.entityIDs().count == 1, "the world is as it was")
+  }
+
   @Test("a world tree that breaks the layout is refused by name and field, before any restore")
   func hostileWorldRefused() throws {
     let (saved, _, _, _) = playedWorld()

@@ -46,7 +46,8 @@ public enum MergeRule: Sendable {
   /// rules for `path[*].component` (and below), else the fallback side's. An entity one side
   /// removed and the other changed follows the rule for `path[*]` (`ours`, `theirs`, `custom`),
   /// else the fallback side's. The merged world's next identity is the larger side's, so no
-  /// identity is given twice. A bulk component is whole (`ours`, `theirs` or the fallback).
+  /// identity is given twice. A bulk component is whole (`ours`, `theirs` or the fallback). When a
+  /// component's version or bulk layout differs between the saves, the world is one value again.
   case byEntity
   /// The game decides; nil leaves the value to the fallback. (For an element of a bulk array,
   /// which is whole, only `ours` and `theirs` apply; the others fall back.)

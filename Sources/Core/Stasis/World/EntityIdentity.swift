@@ -132,7 +132,7 @@ final class EntityMapping: @unchecked Sendable {
 
   /// The field inside one component: the column's element index is not part of it.
   private func fieldName(_ path: [any CodingKey]) -> String {
-    fieldPath(Array(path.drop { $0.intValue != nil }))
+    fieldPath(Array(path.dropFirst()))
   }
 }
 

@@ -47,13 +47,13 @@ public final class SavedWorld<World: EntityWorld> {
   /// spawns, or from the ECS's creation event: identities given in the game's own order make a
   /// restored run save what the uninterrupted one saves. A reused id gets a new identity.
   /// During a ``restore(_:)`` (an ECS event for the restore's own spawns) it changes nothing and
-  /// returns the identity the restore gives the entity.
+  /// returns identity 0: the restore gives the entity its saved identity once it is spawned.
   @discardableResult
   public func track(_ id: UInt64) -> EntityIdentity {
     if restoring { return identityOf[id] ?? EntityIdentity(rawValue: 0) }
     if let old = identityOf[id] { idOf[old] = nil }
     let identity = EntityIdentity(rawValue: nextIdentity)
-    nextIdentity += 1
+    nextIdentity += 1  // below 2^62 from any file (WorldSnapshot.maxIdentity): 2^62 spawns from overflow
     identityOf[id] = identity
     idOf[identity] = id
     return identity
@@ -155,6 +155,13 @@ public final class SavedWorld<World: EntityWorld> {
   /// world as it was.
   @discardableResult
   public func restore(_ snapshot: WorldSnapshot) throws(SaveFileError) -> WorldRestoreReport {
+    // A snapshot that could not be saved is not a world to restore: a column is missing from it.
+    if let failure = snapshot.failure { throw failure }
+    guard snapshot.nextIdentity <= WorldSnapshot.maxIdentity else {
+      throw SaveFileError(
+        .malformed, "entity world: nextIdentity \(snapshot.nextIdentity) is above \(WorldSnapshot.maxIdentity)",
+        context: .init(field: "nextIdentity"))
+    }
     var report = WorldRestoreReport(entities: snapshot.entities.count)
     // 1. Decode every column against stand-in ids: nothing live changes before this succeeds.
     var pending:

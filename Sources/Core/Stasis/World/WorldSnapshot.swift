@@ -10,6 +10,9 @@
 public struct WorldSnapshot: Sendable, Equatable, Codable {
   /// The version of this layout that this build writes and reads.
   public static let layoutVersion: UInt32 = 1
+  /// The largest `nextIdentity` a file may hold (2^62): far above any game's, and far enough
+  /// below `UInt64.max` that no spawn or merge can overflow.
+  public static let maxIdentity: UInt64 = 1 << 62
 
   /// One component type's column.
   public struct Column: Sendable, Equatable {
@@ -171,11 +174,17 @@ extension WorldSnapshot: SaveValueConvertible {
     if let last = entities.last, last.rawValue >= next {
       throw refuse("entity \(last) is not below nextIdentity \(next)", "nextIdentity")
     }
+    // Room for every identity a game and a merge could still give: a file near the top would trap.
+    guard next <= Self.maxIdentity else {
+      throw refuse("nextIdentity \(next) is above \(Self.maxIdentity)", "nextIdentity")
+    }
     guard case .object(let columnObjects)? = object["components"] else { throw refuse("no components", "components") }
     var columns: [Column] = []
     let all = Set(entities)
+    var names = Set<String>()  // lookup only: the columns keep the file's order until sorted
     for (name, value) in columnObjects.fields {
       let field = "components.\(name)"
+      guard names.insert(name).inserted else { throw refuse("two columns named '\(name)'", field) }
       guard case .object(let columnObject) = value, let version = columnObject["version"]?.uint64Value,
         let version32 = UInt32(exactly: version)
       else { throw refuse("column has no version", field) }
