@@ -27,17 +27,20 @@ public struct WorldSchema<World: EntityWorld> {
   /// The registered names of the transient components.
   public var transientNames: [String] { rebuilds.map(\.name) }
 
-  /// Saves the component `type` as a tree under `name`: `get` reads an entity's (nil when it has
-  /// none: an asteroid that lost its collision radius saves none), `set` gives a restored
-  /// entity the saved one. `version` is the component's own; `migrations` bring one element
-  /// saved at an older version to it.
+  /// Saves the component `type` under `name`: `get` reads an entity's (nil when it has none: an
+  /// asteroid that lost its collision radius saves none), `set` gives a restored entity the saved
+  /// one. `version` is the component's own; `migrations` bring one element saved at an older
+  /// version to it. A ``BulkStorable`` type is stored as a bulk column (its fields' bytes, one
+  /// copy; it holds no ``EntityRef``, so a reference goes in a tree component); any other as a
+  /// list of trees, its ``EntityRef`` fields remapped. The coders choose, as they do for any
+  /// array of the type.
   public mutating func register<C: Codable>(
     _ name: String, _ type: C.Type, version: UInt32 = 1, migrations: SchemaMigrations = SchemaMigrations(),
     get: @escaping (World, UInt64) -> C?, set: @escaping (World, UInt64, C) -> Void
   ) {
     add(
       RegisteredComponent(
-        name: name, version: version, migrations: migrations, bulk: false,
+        name: name, version: version, migrations: migrations,
         read: { world, ids, mapping throws(SaveFileError) in
           var present: [Int] = []
           var values: [C] = []
@@ -56,31 +59,6 @@ public struct WorldSchema<World: EntityWorld> {
           var decoder = SaveValueDecoder()
           decoder.userInfo[.entityMapping] = mapping
           let values = try decoder.decode([C].self, from: tree)
-          return DecodedColumn(count: values.count) { world, id, index in set(world, id, values[index]) }
-        }))
-  }
-
-  /// Saves the component `type` as a bulk column under `name`: its fields' bytes, one copy. A
-  /// ``BulkStorable`` type holds no ``EntityRef``: a reference goes in a tree component.
-  public mutating func register<C: BulkStorable>(
-    _ name: String, _ type: C.Type, version: UInt32 = 1, migrations: SchemaMigrations = SchemaMigrations(),
-    get: @escaping (World, UInt64) -> C?, set: @escaping (World, UInt64, C) -> Void
-  ) {
-    add(
-      RegisteredComponent(
-        name: name, version: version, migrations: migrations, bulk: true,
-        read: { world, ids, _ throws(SaveFileError) in
-          var present: [Int] = []
-          var values: [C] = []
-          for (index, id) in ids.enumerated() {
-            guard let component = get(world, id) else { continue }
-            present.append(index)
-            values.append(component)
-          }
-          return (present, .bulk(BulkArray(values)))
-        },
-        decode: { tree, _ throws(SaveFileError) in
-          let values = try SaveValueDecoder().decode([C].self, from: tree)
           return DecodedColumn(count: values.count) { world, id, index in set(world, id, values[index]) }
         }))
   }
@@ -109,7 +87,6 @@ struct RegisteredComponent<World: EntityWorld> {
   let name: String
   let version: UInt32
   let migrations: SchemaMigrations
-  let bulk: Bool
   /// The components of `ids` (live ECS ids in identity order): the positions that have one,
   /// and their values as one tree.
   let read: (World, [UInt64], EntityMapping) throws(SaveFileError) -> (present: [Int], values: SaveValue)
