@@ -3,13 +3,25 @@ import Stasis
 import StasisCloud
 import StasisTesting
 
+/// A build's game as its process's ``SaveCoordinator`` sees it, and as the simulation plays it:
+/// through the build-independent model.
+@MainActor
+protocol DeviceGame: SaveableGame {
+  /// The game's state as the model: read, and played to.
+  var model: GameModel { get set }
+  /// The digest of the model the latest snapshot was taken of: the save started next is of it.
+  var snapshotDigest: String { get }
+  /// For a game of entity worlds, what its restore of `document` failed to rebuild, entity by
+  /// entity (nil when it holds); nil for any other game.
+  func worldDifferences(from document: SaveDocument) -> String??
+}
+
 /// The simulated game as a ``SaveCoordinator`` sees it: a model in memory whose snapshot is
 /// the running build's state type.
 @MainActor
-final class CoordinatedGame<State: BuildState>: SaveableGame {
+final class CoordinatedGame<State: BuildState>: DeviceGame {
   var model = GameModel()
   var isPaused = false
-  /// The digest of the model the latest snapshot was taken of: the save started next is of it.
   private(set) var snapshotDigest = ""
 
   func snapshot() -> State {
@@ -20,6 +32,41 @@ final class CoordinatedGame<State: BuildState>: SaveableGame {
   func restore(_ state: State) throws { model = state.model }
 
   func summary(of state: State) throws -> SaveSummary { GameModel.summary(of: state.model) }
+
+  func worldDifferences(from document: SaveDocument) -> String?? { nil }
+}
+
+/// The world build's game: two entity worlds and the progress, played through the model.
+@MainActor
+final class WorldGame: DeviceGame {
+  let worlds: SimWorlds
+  let codec: SaveCodec<StateV3>
+  var isPaused = false
+  private(set) var snapshotDigest = ""
+
+  init(worlds: SimWorlds, codec: SaveCodec<StateV3>) {
+    self.worlds = worlds
+    self.codec = codec
+  }
+
+  var model: GameModel {
+    get { worlds.model }
+    set { worlds.apply(newValue) }
+  }
+
+  func snapshot() -> StateV3 {
+    snapshotDigest = worlds.model.digest
+    return worlds.snapshot()
+  }
+
+  func restore(_ state: StateV3) throws { try worlds.restore(state) }
+
+  func summary(of state: StateV3) throws -> SaveSummary { GameModel.summary(of: state.model ?? GameModel()) }
+
+  func worldDifferences(from document: SaveDocument) -> String?? {
+    guard let saved = try? codec.state(from: document) else { return .some("the restored save does not decode") }
+    return .some(worlds.differences(from: saved))
+  }
 }
 
 /// A save the device's coordinator started: its handle, why, the digest of its snapshot, and
@@ -44,6 +91,9 @@ protocol DeviceProcess: AnyObject {
   var cloud: CloudSync { get }
   var restoreFailure: RestoreFailure? { get }
   var isCatchingUp: Bool { get }
+  /// For a game of entity worlds, what its restore of `document` failed to rebuild (nil when
+  /// it holds); nil for any other game.
+  func worldDifferences(from document: SaveDocument) -> String??
   /// Tells the coordinator the model has stepped.
   func didStep()
   func saveNow(_ reason: SaveReason) -> SaveHandle
@@ -63,11 +113,11 @@ protocol DeviceProcess: AnyObject {
   func releaseUploads()
 }
 
-/// ``DeviceProcess`` for one build's state type.
+/// ``DeviceProcess`` for one build's game.
 @MainActor
-final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
-  let game: CoordinatedGame<State>
-  let coordinator: SaveCoordinator<CoordinatedGame<State>>
+final class CoordinatedProcess<Game: DeviceGame>: DeviceProcess, SaveSyncing {
+  let game: Game
+  let coordinator: SaveCoordinator<Game>
   let application: Application
   let clock: ManualClock
   private let cloudSync: CloudSync
@@ -78,10 +128,10 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
   var holdsUploads = false
 
   init(
-    codec: SaveCodec<State>, store: SaveStore, disk: SimulatedDisk, slot: SaveSlot,
+    game: Game, codec: SaveCodec<Game.State>, store: SaveStore, disk: SimulatedDisk, slot: SaveSlot,
     server: CloudCredentials, transport: any CloudTransport, configuration: CloudSyncConfiguration, logger: Logger
   ) {
-    game = CoordinatedGame()
+    self.game = game
     coordinator = SaveCoordinator(game: game, store: store, codec: codec, slot: slot, logger: logger)
     clock = ManualClock()
     application = Application(
@@ -104,6 +154,7 @@ final class CoordinatedProcess<State: BuildState>: DeviceProcess, SaveSyncing {
   var cloud: CloudSync { cloudSync }
   var restoreFailure: RestoreFailure? { coordinator.restoreFailure }
   var isCatchingUp: Bool { coordinator.isCatchingUp }
+  func worldDifferences(from document: SaveDocument) -> String?? { game.worldDifferences(from: document) }
 
   func didStep() { coordinator.didStep(frame: model.frame) }
   func saveNow(_ reason: SaveReason) -> SaveHandle { coordinator.saveNow(reason) }

@@ -59,6 +59,12 @@ final class SimulatedDevice {
   var replayName: String?
   /// Replays started on this device: the next is named `device-N`.
   var replaysStarted = 0
+  /// Processes started on this device: the world build's ECS ids start elsewhere in each.
+  private var launches: UInt64 = 0
+  /// Whether the last process was killed (not quit).
+  private var endedByKill = false
+  /// Whether the running process started after a kill.
+  private(set) var startedAfterKill = false
 
   init(name: String, server: InProcessServer, wallClock: @escaping @Sendable () -> Int64, plantedBug: PlantedBug?) {
     self.plantedBug = plantedBug
@@ -89,7 +95,7 @@ final class SimulatedDevice {
     #endif
     // A merged state's summary is the game's own, made from the state alone, off the main thread.
     var configuration = CloudSyncConfiguration(
-      policy: policy,
+      policy: build.policy(policy, declared: policyName == Simulation.declaredMerge.1),
       summarize: { document in
         guard let model = GameBuild.model(of: document) else { return document.summary }
         return GameModel.summary(of: model)
@@ -104,7 +110,11 @@ final class SimulatedDevice {
     let process = build.process(
       store: store, disk: disk, slot: Self.slot,
       server: CloudCredentials(url: "sim://server", token: InProcessServer.token, device: name), transport: line,
-      configuration: configuration, logger: logger)
+      configuration: configuration, logger: logger, firstID: 1 + launches * 1000,
+      rawReferences: plantedBug == .worldIDsSavedRaw)
+    launches += 1
+    startedAfterKill = endedByKill
+    endedByKill = false
     let events = cloudEvents
     process.cloud.onEvent { event in events.append(event) }
     self.process = process
@@ -118,6 +128,7 @@ final class SimulatedDevice {
 
   /// The process ends without a word (SIGKILL); the disk keeps what a real one would.
   func kill(_ random: inout SeededGenerator) -> Int {
+    endedByKill = true
     if disk.unflushedAfterFailedFlush.contains("\(Self.directory)/.timers") {  // TimerCenter's file
       recipes.killedWithUnflushedTimers()
     }

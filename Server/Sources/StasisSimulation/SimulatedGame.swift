@@ -1,6 +1,7 @@
 import Logging
 import Stasis
 import StasisCloud
+import StasisMerge
 import StasisTesting
 
 /// The simulated game's state, whichever build holds it: what the checker's digests are of.
@@ -108,8 +109,32 @@ public enum GameBuild: String, Sendable, CaseIterable {
   case v2
   /// Schema 2 that forgot the migration: schema-1 saves are byte-valid but unreadable.
   case v2WithoutMigration = "v2-no-migration"
+  /// Schema 3, the game moved to an entity-component system (``SimWorlds``): its creatures and
+  /// its ledger are entity worlds, with the migrations from schemas 1 and 2. A quit that runs
+  /// v2 runs it instead in part of the runs, from a generator of its own
+  /// (``Simulation/worldsRandom``), so the builds the other draws choose are as they were.
+  case v3World = "v3-world"
 
-  var schema: UInt32 { self == .v1 ? 1 : 2 }
+  /// The builds a quit draws from (the world build comes instead of v2, by its own draw).
+  static let drawn: [GameBuild] = [.v1, .v2, .v2WithoutMigration]
+
+  var schema: UInt32 {
+    switch self {
+    case .v1: 1
+    case .v2, .v2WithoutMigration: 2
+    case .v3World: 3
+    }
+  }
+
+  /// The declared merge's rules as the world build has them: its ledger is a world, merged by
+  /// entity (a union of the entries both sides spawned); the level still goes with its creatures.
+  static let worldRules = MergeRules(["ledger": .byEntity], groups: [["depth", "creatures"]])
+
+  /// `policy` as this build declares it: the world build's declared merge names its ledger's rule.
+  func policy(_ policy: ConflictPolicy, declared: Bool) -> ConflictPolicy {
+    guard self == .v3World, declared, case .merge(_, let fallback) = policy else { return policy }
+    return .merge(rules: Self.worldRules, fallback: fallback)
+  }
 
   static let gameName = "stasis-sim"
 
@@ -124,20 +149,41 @@ public enum GameBuild: String, Sendable, CaseIterable {
       game: GameIdentity(name: Self.gameName, build: rawValue, schemaVersion: 2), migrations: migrations)
   }
 
-  /// A process of this build: its coordinator saves and loads with this build's codec.
+  /// Schema 3, with the migrations from 1 (through 2) and from 2: a schema-2 state's
+  /// creatures and ledger are spawned as entities, in their order.
+  static var codecV3: SaveCodec<StateV3> {
+    var migrations = SchemaMigrations()
+    migrations.register(from: 1) { tree in tree.renameField("score", to: "points") }
+    migrations.register(from: 2) { tree in
+      let old = try SaveValueDecoder().decode(StateV2.self, from: tree)
+      tree = try SaveValueEncoder().encode(StateV3(old.model))
+    }
+    return SaveCodec<StateV3>(
+      game: GameIdentity(name: gameName, build: GameBuild.v3World.rawValue, schemaVersion: 3), migrations: migrations)
+  }
+
+  /// A process of this build: its coordinator saves and loads with this build's codec. The
+  /// world build's ECS ids start at `firstID`; `rawReferences` plants
+  /// ``PlantedBug/worldIDsSavedRaw`` in its schema.
   @MainActor
   func process(
     store: SaveStore, disk: SimulatedDisk, slot: SaveSlot, server: CloudCredentials, transport: any CloudTransport,
-    configuration: CloudSyncConfiguration, logger: Logger
+    configuration: CloudSyncConfiguration, logger: Logger, firstID: UInt64, rawReferences: Bool
   ) -> any DeviceProcess {
     switch self {
     case .v1:
       return CoordinatedProcess(
-        codec: codecV1, store: store, disk: disk, slot: slot, server: server, transport: transport,
-        configuration: configuration, logger: logger)
+        game: CoordinatedGame<StateV1>(), codec: codecV1, store: store, disk: disk, slot: slot, server: server,
+        transport: transport, configuration: configuration, logger: logger)
     case .v2, .v2WithoutMigration:
       return CoordinatedProcess(
-        codec: codecV2, store: store, disk: disk, slot: slot, server: server, transport: transport,
+        game: CoordinatedGame<StateV2>(), codec: codecV2, store: store, disk: disk, slot: slot, server: server,
+        transport: transport, configuration: configuration, logger: logger)
+    case .v3World:
+      let codec = Self.codecV3
+      return CoordinatedProcess(
+        game: WorldGame(worlds: SimWorlds(firstID: firstID, rawReferences: rawReferences), codec: codec),
+        codec: codec, store: store, disk: disk, slot: slot, server: server, transport: transport,
         configuration: configuration, logger: logger)
     }
   }
@@ -155,18 +201,29 @@ public enum GameBuild: String, Sendable, CaseIterable {
       return nil
     }
     model.score &+= 1_000_000
-    let edited: SaveDocument? =
-      document.game.schemaVersion == 1
-      ? try? SaveCodec<StateV1>(game: document.game).document(
+    let edited: SaveDocument?
+    switch document.game.schemaVersion {
+    case 1:
+      edited = try? SaveCodec<StateV1>(game: document.game).document(
         for: StateV1(model), summary: document.summary, createdAt: document.createdAt)
-      : try? SaveCodec<StateV2>(game: document.game).document(
+    case 2:
+      edited = try? SaveCodec<StateV2>(game: document.game).document(
         for: StateV2(model), summary: document.summary, createdAt: document.createdAt)
+    default:  // the worlds as they were, entity by entity; only the points change
+      guard var state = try? codecV3.state(from: document) else { return nil }
+      state.points = model.score
+      edited = try? SaveCodec<StateV3>(game: document.game).document(
+        for: state, summary: document.summary, createdAt: document.createdAt)
+    }
     return edited.map { SaveFileFormat.encode($0) }
   }
 
   /// The model a document holds, for any build's document.
   static func model(of document: SaveDocument) -> GameModel? {
-    if document.game.schemaVersion == 1 { return (try? GameBuild.v1.codecV1.state(from: document))?.model }
-    return (try? GameBuild.v2.codecV2.state(from: document))?.model
+    switch document.game.schemaVersion {
+    case 1: return (try? GameBuild.v1.codecV1.state(from: document))?.model
+    case 2: return (try? GameBuild.v2.codecV2.state(from: document))?.model
+    default: return (try? codecV3.state(from: document))?.model
+    }
   }
 }

@@ -37,6 +37,9 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   /// Issue 45: the game's step reads state no save holds (a count of the run's steps, as a
   /// `static var` would be), so a replay cannot take its steps again.
   case stepReadsHiddenState = "step-reads-hidden-state"
+  /// Issue 55: the world build saves the creature each creature follows as its ECS id, a plain
+  /// number, not a reference: a restore gives the entities new ids, and it follows another.
+  case worldIDsSavedRaw = "world-ids-saved-raw"
 
   /// The bugs planted in the server's storage: on SQLite or on PostgreSQL, whichever the run's
   /// server uses (`--postgres`).
@@ -140,7 +143,7 @@ public struct SimulationResult: Sendable {
   public var replayedTicks = 0
 }
 
-/// Each invariant the checker holds every run to (26, as `docs/SIMULATION.md` describes them),
+/// Each invariant the checker holds every run to (27, as `docs/SIMULATION.md` describes them),
 /// and ``harness`` for a run that could not go on. A failure names the one it broke
 /// (``SimulationResult/broken``), with a message for people.
 public enum Invariant: String, Sendable, CaseIterable {
@@ -196,6 +199,9 @@ public enum Invariant: String, Sendable, CaseIterable {
   case loopHoldsItsThread = "loop-holds-its-thread"
   /// Every replay a device recorded plays back through the game's step to every digest.
   case replaysVerify = "replays-verify"
+  /// A restored entity world holds the saved entities under their identities, with their
+  /// components and the next identity, and each reference points at the entity saved.
+  case worldRestoredByEntity = "world-restored-by-entity"
   /// The run itself could not go on (a fault could not be armed, the server not restarted).
   case harness
 }
@@ -251,6 +257,10 @@ public struct SimulationEvent: Sendable, Hashable, CustomStringConvertible {
     /// A new process went on recording the replay of the process before it (killed or quit),
     /// which ended on the state it restored.
     case replayWentOn = "replay-went-on"
+    /// The world build restored its entity worlds, with creatures, in a process started after a kill.
+    case worldRestoredAfterKill = "world-restored-after-kill"
+    /// The world build merged a conflict (its ledger by entity, its creatures with the level).
+    case worldMerged = "world-merged"
   }
 
   /// What was met.
@@ -326,6 +336,9 @@ public final class Simulation {
   /// Where builds meet across devices (``carryOnWithNewerBuild(_:)``): its own
   /// generator, so adding it moved no seed's other draws.
   private var buildsRandom: SeededGenerator
+  /// Whether a quit that runs v2 runs the world build instead: its own generator, so adding
+  /// the build moved no seed's other draws.
+  private var worldsRandom: SeededGenerator
 
   /// The declared merge: the level goes with its creatures, from one side; the ledger is a
   /// union; the rest by play time.
@@ -344,6 +357,7 @@ public final class Simulation {
     random = SeededGenerator(seed: seed)
     recipeRandom = SeededGenerator(seed: seed ^ 0x7E_C1_9E)
     buildsRandom = SeededGenerator(seed: seed ^ 0xB0_11_D5)
+    worldsRandom = SeededGenerator(seed: seed ^ 0x3C_5E_E7)
     self.server = server
     devices = []
     result = SimulationResult(seed: seed, trace: [])
@@ -656,8 +670,8 @@ public final class Simulation {
       wallClock.advance(by: jump)
       note("clock: jumps \(jump / 1000) s")
     case 81..<86:
-      let builds = GameBuild.allCases
-      let build = builds[random.below(builds.count)]
+      var build = GameBuild.drawn[random.below(GameBuild.drawn.count)]
+      if build == .v2, worldsRandom.chance(50) { build = .v3World }
       let newGame = random.chance(35)
       note("\(device.name): quit, then run build \(build.rawValue)\(newGame ? " and start a new game" : "")")
       await quit(device)
@@ -666,7 +680,10 @@ public final class Simulation {
       if result.failure != nil { return }
       device.build = build
       await coldStart(device, newGame: newGame)
-      if !newGame { await carryOnWithNewerBuild(device) }
+      if !newGame {
+        await carryOnWithNewerBuild(device)
+        await worldsMeet(device)
+      }
     case 86..<89:
       let policies: [(String, ConflictPolicy)] = [
         ("recent", .mostRecent), ("playtime", .longestPlayTime), ("progress", .highestProgress),
@@ -684,6 +701,44 @@ public final class Simulation {
       note("\(device.name): sync")
       await synchronize(device)
     }
+  }
+
+  /// Issue 55, generated: `device` has just come back on the world build. The update reaches
+  /// another device too, which launches on it merging by the declarations. Both start from the
+  /// slot's head, and each plays and saves, spawning ledger entities under identities both give
+  /// out; each syncs, and the second meets the first's upload as a conflict: its declared merge
+  /// takes the ledgers by entity and the level with its creatures from one side. Everything it
+  /// draws comes from its own generator: the seed's other operations stay as they were.
+  private func worldsMeet(_ device: SimulatedDevice) async {
+    guard device.build == .v3World, device.network.isOnline, server.isUp, device.process?.isPaused == false,
+      device.sync?.status.state != .conflict, worldsRandom.chance(60),
+      let other = devices.first(where: {
+        $0 !== device && $0.isRunning && $0.network.isOnline && $0.process?.isPaused == false
+          && $0.sync?.status.state != .conflict
+      })
+    else { return }
+    swap(&random, &worldsRandom)
+    defer { swap(&random, &worldsRandom) }
+    note("\(other.name): quit, then run build v3-world (\(Self.declaredMerge.1)): the update reaches it too")
+    await quit(other)
+    await checkAll()
+    guard result.failure == nil else { return }
+    other.build = .v3World
+    (other.policy, other.policyName) = Self.declaredMerge
+    await coldStart(other)
+    await save(device, .manual)
+    await synchronize(device)
+    await synchronize(other)
+    guard device.sync?.status.state == .synced, other.sync?.status.state == .synced else {
+      return note("worlds: the two devices are not in step; they do not meet")
+    }
+    for player in [device, other] {
+      play(player, frames: 1 + random.below(60))
+      await save(player, .manual)
+    }
+    await synchronize(device)
+    await synchronize(other)
+    await checkAll()
   }
 
   /// Issue 43 case 6, generated: `device` has just come back on the newer build. Another device
@@ -1229,6 +1284,7 @@ public final class Simulation {
         }
         if index == events.lastIndex(where: { if case .restored = $0 { true } else { false } }) {
           checkDigest(device, generation: generation, model: process.model)
+          checkWorld(device, generation: generation, process: process, coldStart: coldStart)
         }
         checker.checks += 1
         if coldStart, generation < newestDurable, skipped.isEmpty, device.sha256(of: newestDurable) != nil {
@@ -1276,6 +1332,24 @@ public final class Simulation {
         .mergedSummary,
         "summary: generation \(generation) on \(device.name) says frame \(summary.frame), but its state is at frame "
           + "\(model.frame)")
+    }
+  }
+
+  /// A world build's restore rebuilt the saved worlds entity by entity (``SimWorlds/differences(from:)``).
+  private func checkWorld(_ device: SimulatedDevice, generation: Int, process: any DeviceProcess, coldStart: Bool) {
+    guard device.build == .v3World else { return }
+    guard let bytes = device.disk.contents(of: device.path(of: generation)),
+      let document = try? SaveFileFormat.decode(bytes, path: "sim"), let found = process.worldDifferences(from: document)
+    else {
+      result.skippedChecks += 1
+      return
+    }
+    checker.checks += 1
+    if let found {
+      return fail(.worldRestoredByEntity, "world: \(device.name) restored generation \(generation), but \(found)")
+    }
+    if coldStart, device.startedAfterKill, !(process.model.creatures.isEmpty) {
+      met(.worldRestoredAfterKill, by: device)
     }
   }
 
@@ -1346,6 +1420,7 @@ public final class Simulation {
       if own { fail(.noSelfConflict, "self-conflict: \(device.name) conflicted with its own upload r\(report.theirs)") }
       if report.outcome == .merged {
         result.merges += 1
+        if device.build == .v3World { met(.worldMerged, by: device) }
         await checkMergedLedger(device, report, isLast: index == conflicts.count - 1)
       }
     }

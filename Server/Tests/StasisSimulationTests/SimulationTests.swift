@@ -169,6 +169,32 @@ struct SimulationTests {
     #expect(result.met(.killedWhileWriteHeld, by: "device-2"), "the scenario still occurs")
   }
 
+  // Issue 55: the world build (schema 3) keeps its creatures and its ledger as entity worlds,
+  // whose creatures spawn and die with each level and follow one another by reference. A device
+  // on it is killed, cold-starts in a process whose ECS ids start elsewhere, and restores its
+  // worlds entity by entity; the same seed with the creature's leader saved as a raw ECS id
+  // breaks `world-restored-by-entity`.
+  @Test("an entity-world device restores its worlds by identity across kills; a raw ECS id saved is caught")
+  func entityWorldAcrossKills() async {
+    let found = await scenario(from: 1) { result in
+      guard result.met(.worldRestoredAfterKill) else { return false }
+      let planted = await Simulation.run(seed: result.seed, operations: 150, planting: .worldIDsSavedRaw)
+      return planted.broken == .worldRestoredByEntity
+    }
+    #expect(found != nil, "the scenario occurs, and the planted bug is found, within \(Self.searchWidth) seeds")
+    #expect(found?.failure == nil, "seed \(found?.seed ?? 0): \(found?.failure ?? "")")
+  }
+
+  // Issue 55: a world-build device merges a conflict: its ledger world by entity (the entries
+  // both sides spawned since the base, under identities both gave out), its creatures' world
+  // whole with the level. Every ledger entry of both sides is kept, no creature stands in a wall.
+  @Test("an entity-world device merges its ledger by entity and keeps every entry of both sides")
+  func entityWorldMerged() async {
+    let found = await scenario(from: 1) { $0.met(.worldMerged) }
+    #expect(found != nil, "the scenario occurs within \(Self.searchWidth) seeds")
+    #expect(found?.failure == nil, "seed \(found?.seed ?? 0): \(found?.failure ?? "")")
+  }
+
   // A fixed range, so `swift test` alone exercises every operation; CI then runs fresh seeds
   // for a minute on SQLite and half a minute on PostgreSQL (scripts/test.sh).
   @Test("fifteen seeds break no invariant")
@@ -242,6 +268,7 @@ struct SimulationTests {
       .unflushedSettingsAndTimers: [.settingKept, .timerFiresOnce],
       .settingsOverwriteNewer: [.settingKept],
       .stepReadsHiddenState: [.replaysVerify],
+      .worldIDsSavedRaw: [.worldRestoredByEntity],
     ]
     #expect(
       found.broken.map { expected[bug]!.contains($0) } == true,
