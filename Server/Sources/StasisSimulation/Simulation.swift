@@ -1339,7 +1339,8 @@ public final class Simulation {
   private func checkWorld(_ device: SimulatedDevice, generation: Int, process: any DeviceProcess, coldStart: Bool) {
     guard device.build == .v3World else { return }
     guard let bytes = device.disk.contents(of: device.path(of: generation)),
-      let document = try? SaveFileFormat.decode(bytes, path: "sim"), let found = process.worldDifferences(from: document)
+      let document = try? SaveFileFormat.decode(bytes, path: "sim"),
+      let found = process.worldDifferences(from: document)
     else {
       result.skippedChecks += 1
       return
