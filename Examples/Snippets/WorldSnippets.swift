@@ -114,3 +114,46 @@ func migratedSchema() -> WorldSchema<Nexus> {
     set: { nexus, id, transform in nexus.entity(from: EntityIdentifier(UInt32(id))).assign(transform) })
   return schema
 }
+
+// MARK: An ECS whose components are values in dense arrays (Bevy's, EnTT's shape)
+
+struct Spark: BulkStorable {
+  var x = 0.0, y = 0.0, life = 0.0
+  static let bulkLayout = BulkLayout(of: Spark.self, [.field("x", \.x), .field("y", \.y), .field("life", \.life)])
+}
+
+/// One component's values in one array, beside their entities' ids (swap-remove).
+struct DenseStorage<Value> {
+  var ids: [UInt32] = []
+  var values: [Value] = []
+
+  mutating func insert(_ value: Value, for id: UInt64) {
+    if let index = ids.firstIndex(of: UInt32(id)) {
+      values[index] = value
+      return
+    }
+    ids.append(UInt32(id))
+    values.append(value)
+  }
+}
+
+final class SparkWorld: EntityWorld {
+  var alive: [UInt64] = []
+  var sparks = DenseStorage<Spark>()
+  private var next: UInt64 = 0
+  func entityIDs() -> [UInt64] { alive }
+  func spawnEntity() -> UInt64 {
+    defer { next += 1 }
+    alive.append(next)
+    return next
+  }
+  func despawnEntity(_ id: UInt64) { alive.removeAll { $0 == id } }
+}
+
+func denseSchema() -> WorldSchema<SparkWorld> {
+  var schema = WorldSchema<SparkWorld>()
+  schema.register(
+    "spark", Spark.self, column: { WorldColumn(ids: $0.sparks.ids, values: $0.sparks.values) },
+    set: { world, id, spark in world.sparks.insert(spark, for: id) })
+  return schema
+}

@@ -92,7 +92,7 @@ extension CodingUserInfoKey {
 /// coding; records the references that found no entity. One coding, one thread.
 final class EntityMapping: @unchecked Sendable {
   /// ECS id → identity, for a snapshot.
-  let identityOf: [UInt64: EntityIdentity]
+  let identityOf: IdentityTable
   /// Identity → ECS id, for a restore.
   let idOf: [EntityIdentity: UInt64]
   /// The entities of the column being coded, by element: the coding path's first index.
@@ -104,7 +104,7 @@ final class EntityMapping: @unchecked Sendable {
   /// True once a reference was looked up: a column without one decodes the same with any mapping.
   var used = false
 
-  init(identityOf: [UInt64: EntityIdentity] = [:], idOf: [EntityIdentity: UInt64] = [:]) {
+  init(identityOf: IdentityTable = IdentityTable(), idOf: [EntityIdentity: UInt64] = [:]) {
     self.identityOf = identityOf
     self.idOf = idOf
   }
@@ -160,5 +160,49 @@ public struct DanglingReference: Sendable, Equatable, CustomStringConvertible {
   public var description: String {
     let to = target.map { "refers to \($0), which is not in the save" } ?? "refers to an entity that is not tracked"
     return "\(entity) \(component).\(field) \(to)"
+  }
+}
+
+/// ECS id → identity, looked up for every entity of every snapshot: a flat array for the small
+/// ids most ECSs give (indexes into their storage, reused), a dictionary for the rest (ids with
+/// a generation in their high bits). A value: a snapshot takes it along, copied on write.
+struct IdentityTable: Sendable {
+  /// Ids below this are kept in `flat` (8 bytes each, up to the largest id seen).
+  static let flatLimit: UInt64 = 1 << 20
+  private var flat: [UInt64] = []  // identity's raw value; 0: none
+  private var other: [UInt64: EntityIdentity] = [:]  // lookup only
+  /// How many ids have an identity.
+  private(set) var count = 0
+
+  subscript(id: UInt64) -> EntityIdentity? {
+    get {
+      if id < Self.flatLimit {
+        let index = Int(id)
+        guard index < flat.count, flat[index] != 0 else { return nil }
+        return EntityIdentity(rawValue: flat[index])
+      }
+      return other[id]
+    }
+    set {
+      let old = self[id]
+      count += (newValue == nil ? 0 : 1) - (old == nil ? 0 : 1)
+      guard id < Self.flatLimit else {
+        other[id] = newValue
+        return
+      }
+      let index = Int(id)
+      if index >= flat.count {
+        guard newValue != nil else { return }
+        flat += repeatElement(0, count: Swift.max(index + 1 - flat.count, flat.count))
+      }
+      flat[index] = newValue?.rawValue ?? 0
+    }
+  }
+
+  /// Removes every id.
+  mutating func removeAll() {
+    flat.removeAll(keepingCapacity: true)
+    other.removeAll()
+    count = 0
   }
 }

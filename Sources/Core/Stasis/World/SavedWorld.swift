@@ -19,7 +19,7 @@ public final class SavedWorld<World: EntityWorld> {
   /// What is saved of it.
   public let schema: WorldSchema<World>
 
-  private var identityOf: [UInt64: EntityIdentity] = [:]  // lookup only; order comes from the identities
+  private var identityOf = IdentityTable()
   private var idOf: [EntityIdentity: UInt64] = [:]
   private var nextIdentity: UInt64 = 1
   /// Columns of components this build does not register, from the last restore: written back
@@ -29,6 +29,10 @@ public final class SavedWorld<World: EntityWorld> {
   /// True while ``restore(_:)`` spawns and despawns: an ECS creation event that calls
   /// ``track(_:)`` then is the restore's own spawn, which already has its identity.
   private var restoring = false
+  /// The last snapshot's entities: what the world listed, and its ids and identities in identity
+  /// order. Taken again while the world lists the same entities and no identity changed (nil
+  /// after any change).
+  private var lastOrder: (live: [UInt64], ids: [UInt64], identities: [EntityIdentity])?
 
   /// References the last ``snapshot()`` found pointing at no tracked entity (saved as none).
   public private(set) var lastSnapshotDanglingReferences: [DanglingReference] = []
@@ -55,6 +59,7 @@ public final class SavedWorld<World: EntityWorld> {
     let identity = EntityIdentity(rawValue: nextIdentity)
     nextIdentity += 1  // below 2^62 from any file (WorldSnapshot.maxIdentity): 2^62 spawns from overflow
     identityOf[id] = identity
+    lastOrder = nil
     idOf[identity] = id
     return identity
   }
@@ -62,7 +67,9 @@ public final class SavedWorld<World: EntityWorld> {
   /// Forgets the entity with ECS id `id`, which the game despawned. Optional: a snapshot leaves
   /// out what the world no longer has, and ``track(_:)`` replaces a reused id's identity.
   public func untrack(_ id: UInt64) {
-    guard !restoring, let identity = identityOf.removeValue(forKey: id) else { return }
+    guard !restoring, let identity = identityOf[id] else { return }
+    identityOf[id] = nil
+    lastOrder = nil
     idOf[identity] = nil
   }
 
@@ -102,45 +109,82 @@ public final class SavedWorld<World: EntityWorld> {
   /// ``WorldSnapshot/failure``: saving it fails with that error, and the game plays on.
   public func snapshot() -> WorldSnapshot {
     let live = world.entityIDs()
-    let untracked = live.filter { identityOf[$0] == nil }.sorted()
+    let (ids, identities) = order(of: live)
+    let mapping = EntityMapping(identityOf: identityOf)
+    var columns: [WorldSnapshot.Column] = []
+    var deferred: [@Sendable () -> Result<WorldSnapshot.Column, SaveFileError>] = []
+    var failure: SaveFileError?
+    for component in schema.components {
+      let (name, version) = (component.name, component.version)
+      switch component.source {
+      case .perEntity(let read):
+        do {
+          let (present, values) = try read(world, ids, identities, mapping)
+          columns.append(
+            WorldSnapshot.Column(
+              name: name, version: version, entities: present.map { identities[$0] }, values: values))
+        } catch {
+          failure = failure ?? error.inComponent(name)
+        }
+      case .dense(let capture):
+        // The ECS's arrays and the identities as they are now; the work is where it is encoded.
+        let make = capture(world)
+        let table = identityOf
+        deferred.append {
+          make(table, ids, identities).map {
+            WorldSnapshot.Column(name: name, version: version, entities: $0.entities, values: $0.values)
+          }
+          .mapError { $0.inComponent(name) }
+        }
+      }
+    }
+    if !keptColumns.isEmpty {
+      let alive = Set(identities)
+      for kept in keptColumns { columns.append(kept.keeping(alive)) }
+    }
+    lastSnapshotDanglingReferences = mapping.dangling
+    var snapshot = WorldSnapshot(ascending: identities, nextIdentity: nextIdentity, columns: columns)
+    snapshot.failure = failure
+    if !deferred.isEmpty { snapshot.deferred = DeferredColumns(deferred) }
+    return snapshot
+  }
+
+  /// The live entities' ids and identities in identity order; untracked ones are tracked now,
+  /// and identities of entities the world no longer has are forgotten.
+  private func order(of live: [UInt64]) -> (ids: [UInt64], identities: [EntityIdentity]) {
+    // An array compares in O(1) while the ECS has not written to its list since.
+    if let last = lastOrder, last.live == live { return (last.ids, last.identities) }
+    var identities: [EntityIdentity] = []
+    identities.reserveCapacity(live.count)
+    var untracked: [UInt64] = []
+    let table = identityOf  // a local copy: no access check per entity
+    for id in live {
+      if let identity = table[id] { identities.append(identity) } else { untracked.append(id) }
+    }
     if !untracked.isEmpty {
       logger.warning(
         "\(untracked.count) entities were never tracked; they get identities now, in ECS id order (track where the game spawns)"
       )
-      for id in untracked { track(id) }
+      for id in untracked.sorted() { track(id) }
+      identities = live.map { identityOf[$0]! }
     }
-    let pairs = live.map { (identity: identityOf[$0]!, id: $0) }.sorted { $0.identity < $1.identity }
-    let ids = pairs.map(\.id)
-    let identities = pairs.map(\.identity)
-    // Identities of entities the world no longer has are forgotten.
-    if identityOf.count != pairs.count {
-      identityOf = Dictionary(uniqueKeysWithValues: pairs.map { ($0.id, $0.identity) })
-      idOf = Dictionary(uniqueKeysWithValues: pairs.map { ($0.identity, $0.id) })
+    // Storage order is identity order until a swap-remove moves an entity: then sort.
+    var ids = live
+    if zip(identities, identities.dropFirst()).contains(where: { $0 >= $1 }) {
+      let order = identities.indices.sorted { identities[$0] < identities[$1] }
+      ids = order.map { live[$0] }
+      identities = order.map { identities[$0] }
     }
-    let mapping = EntityMapping(identityOf: identityOf)
-    var columns: [WorldSnapshot.Column] = []
-    var failure: SaveFileError?
-    for component in schema.components {
-      do {
-        let (present, values) = try component.read(world, ids, mapping)
-        columns.append(
-          WorldSnapshot.Column(
-            name: component.name, version: component.version, entities: present.map { identities[$0] },
-            values: values))
-      } catch {
-        var located = error
-        located.context.field = ["components", component.name, error.context.field].compactMap { $0 }.joined(
-          separator: ".")
-        failure = failure ?? located
+    if identityOf.count != identities.count {
+      identityOf.removeAll()
+      idOf = Dictionary(minimumCapacity: ids.count)
+      for (id, identity) in zip(ids, identities) {
+        identityOf[id] = identity
+        idOf[identity] = id
       }
     }
-    for kept in keptColumns {
-      columns.append(kept.keeping(Set(identities)))
-    }
-    lastSnapshotDanglingReferences = mapping.dangling
-    var snapshot = WorldSnapshot(entities: identities, nextIdentity: nextIdentity, columns: columns)
-    snapshot.failure = failure
-    return snapshot
+    lastOrder = (live, ids, identities)
+    return (ids, identities)
   }
 
   // MARK: Restore
@@ -203,10 +247,7 @@ public final class SavedWorld<World: EntityWorld> {
       do {
         decoded = try component.decode(column.values, standIns)
       } catch {
-        var located = error
-        located.context.field = ["components", component.name, error.context.field].compactMap { $0 }.joined(
-          separator: ".")
-        throw located
+        throw error.inComponent(component.name)
       }
       pending.append((component, column, standIns.used ? nil : decoded))
     }
@@ -224,7 +265,8 @@ public final class SavedWorld<World: EntityWorld> {
     // 2. The world: out with what is live, in with the saved entities, in identity order.
     restoring = true
     for id in world.entityIDs() { world.despawnEntity(id) }
-    identityOf = [:]
+    identityOf.removeAll()
+    lastOrder = nil
     idOf = [:]
     var ids: [UInt64] = []
     ids.reserveCapacity(snapshot.entities.count)
@@ -303,6 +345,15 @@ public struct WorldRestoreReport: Sendable, Equatable {
   public var unknownComponents: [String] = []
   /// References that pointed at entities the save does not hold, restored as ``EntityRef/none``.
   public var danglingReferences: [DanglingReference] = []
+}
+
+extension SaveFileError {
+  /// The error, its field placed under the component's column (`components.NAME.field`).
+  func inComponent(_ name: String) -> SaveFileError {
+    var located = self
+    located.context.field = ["components", name, context.field].compactMap { $0 }.joined(separator: ".")
+    return located
+  }
 }
 
 extension WorldSnapshot.Column {

@@ -41,7 +41,7 @@ public struct WorldSchema<World: EntityWorld> {
     add(
       RegisteredComponent(
         name: name, version: version, migrations: migrations,
-        read: { world, ids, mapping throws(SaveFileError) in
+        source: .perEntity { world, ids, identities, mapping throws(SaveFileError) in
           var present: [Int] = []
           var values: [C] = []
           for (index, id) in ids.enumerated() {
@@ -50,17 +50,52 @@ public struct WorldSchema<World: EntityWorld> {
             values.append(component)
           }
           mapping.component = name
-          mapping.entities = present.map { mapping.identityOf[ids[$0]]! }
+          mapping.entities = present.map { identities[$0] }
           var encoder = SaveValueEncoder()
           encoder.userInfo[.entityMapping] = mapping
           return (present, try encoder.encode(values))
-        },
-        decode: { tree, mapping throws(SaveFileError) in
-          var decoder = SaveValueDecoder()
-          decoder.userInfo[.entityMapping] = mapping
-          let values = try decoder.decode([C].self, from: tree)
-          return DecodedColumn(count: values.count) { world, id, index in set(world, id, values[index]) }
-        }))
+        }, decode: Self.decoder(C.self, set: set)))
+  }
+
+  /// Saves the component `type` under `name` straight from the ECS's own storage, for an ECS
+  /// that keeps a component's values in one contiguous array (Bevy, EnTT, flecs, a game's own;
+  /// not FirebladeECS, whose components are classes: use ``register(_:_:version:migrations:get:set:)``).
+  /// `column` hands over that storage as it is: the ids of the entities that have the component
+  /// and their values, in the storage's order. Arrays are copied on write, so a snapshot takes
+  /// them without copying a byte on the game's thread; sorting them by identity, gathering and
+  /// encoding happen where the save is encoded, on the store's worker. The game's next write to
+  /// the storage copies it (the copy a snapshot needs, paid once). `set` gives a restored
+  /// entity the saved value.
+  ///
+  /// ```swift
+  /// schema.register("motion", Motion.self, column: { WorldColumn(ids: $0.motions.ids, values: $0.motions.values) },
+  ///                 set: { world, id, motion in world.motions.insert(motion, for: id) })
+  /// ```
+  public mutating func register<C: BulkStorable, ID: FixedWidthInteger & Sendable>(
+    _ name: String, _ type: C.Type, version: UInt32 = 1, migrations: SchemaMigrations = SchemaMigrations(),
+    column: @escaping (World) -> WorldColumn<C, ID>, set: @escaping (World, UInt64, C) -> Void
+  ) {
+    add(
+      RegisteredComponent(
+        name: name, version: version, migrations: migrations,
+        source: .dense { world in
+          let storage = column(world)
+          return { table, ids, identities in
+            Result { () throws(SaveFileError) in try storage.inIdentityOrder(table, ids: ids, identities: identities) }
+          }
+        }, decode: Self.decoder(C.self, set: set)))
+  }
+
+  /// Decodes a saved column of `C`, ready to give each element to its restored entity.
+  private static func decoder<C: Decodable>(_ type: C.Type, set: @escaping (World, UInt64, C) -> Void) -> (
+    SaveValue, EntityMapping
+  ) throws(SaveFileError) -> DecodedColumn<World> {
+    { tree, mapping throws(SaveFileError) in
+      var decoder = SaveValueDecoder()
+      decoder.userInfo[.entityMapping] = mapping
+      let values = try decoder.decode([C].self, from: tree)
+      return DecodedColumn(count: values.count) { world, id, index in set(world, id, values[index]) }
+    }
   }
 
   /// Marks a component transient (a sprite, a sound, a state machine, a closure): it is never
@@ -84,12 +119,26 @@ public struct WorldSchema<World: EntityWorld> {
 
 /// One saved component type, erased to what a snapshot and a restore do with it.
 struct RegisteredComponent<World: EntityWorld> {
+  /// Where a snapshot reads a component's values.
+  enum Source {
+    /// Entity by entity, on the game's thread: of `ids` (live ECS ids in identity order, whose
+    /// identities are the second list), the positions that have one, and their values as one tree.
+    case perEntity(
+      (World, [UInt64], [EntityIdentity], EntityMapping) throws(SaveFileError) -> (present: [Int], values: SaveValue))
+    /// The ECS's storage taken whole on the game's thread; the returned work, given the
+    /// snapshot's identities (its table, and its live ids with their identities in identity
+    /// order), makes the column on any thread.
+    case dense(
+      (World) ->
+        @Sendable (IdentityTable, [UInt64], [EntityIdentity]) -> Result<
+          (entities: [EntityIdentity], values: SaveValue), SaveFileError
+        >)
+  }
+
   let name: String
   let version: UInt32
   let migrations: SchemaMigrations
-  /// The components of `ids` (live ECS ids in identity order): the positions that have one,
-  /// and their values as one tree.
-  let read: (World, [UInt64], EntityMapping) throws(SaveFileError) -> (present: [Int], values: SaveValue)
+  let source: Source
   /// A saved column's values, decoded, ready to be given to the restored entities.
   let decode: (SaveValue, EntityMapping) throws(SaveFileError) -> DecodedColumn<World>
 }
@@ -98,4 +147,63 @@ struct RegisteredComponent<World: EntityWorld> {
 struct DecodedColumn<World> {
   let count: Int
   let assign: (World, UInt64, Int) -> Void
+}
+
+/// A component's storage in an ECS that keeps its values in one array: the ids of the entities
+/// that have the component and their values, in the same order (the storage's, whatever it is).
+/// ``WorldSchema/register(_:_:version:migrations:column:set:)`` takes it from the ECS as it is.
+public struct WorldColumn<Component: BulkStorable, ID: FixedWidthInteger & Sendable>: Sendable {
+  /// The ECS ids of the entities that have the component.
+  public var ids: [ID]
+  /// Their values, in the same order.
+  public var values: [Component]
+
+  /// The storage of `ids` and their `values`, in the same order.
+  public init(ids: [ID], values: [Component]) {
+    self.ids = ids
+    self.values = values
+  }
+
+  /// The column in identity order: the entities `table` knows (the snapshot's live ones), their
+  /// values gathered in that order and encoded. Off the game's thread. A storage that holds
+  /// every live entity in identity order (`ids`, whose identities are `identities`) is taken as it is.
+  func inIdentityOrder(_ table: IdentityTable, ids live: [UInt64], identities: [EntityIdentity]) throws(SaveFileError)
+    -> (entities: [EntityIdentity], values: SaveValue)
+  {
+    guard ids.count == values.count else {
+      throw SaveFileError(.malformed, "the storage has \(ids.count) ids and \(values.count) values")
+    }
+    // (`ids as? [UInt64]` would cast element by element: the types are compared instead.)
+    if ID.self == UInt64.self, unsafeBitCast(ids, to: [UInt64].self) == live {
+      return (identities, try SaveValueEncoder().encode(values))
+    }
+    // Index loops: this code is generic over the component and the id, unspecialized, and an
+    // iterator's tuples cost a metadata lookup per element.
+    let count = ids.count
+    var entities: [EntityIdentity] = []
+    var positions: [Int] = []
+    entities.reserveCapacity(count)
+    positions.reserveCapacity(count)
+    ids.withUnsafeBufferPointer { ids in
+      for position in 0..<count {
+        guard let identity = table[UInt64(truncatingIfNeeded: ids[position])] else { continue }  // not live
+        entities.append(identity)
+        positions.append(position)
+      }
+    }
+    let gathered: [Component]
+    if zip(entities, entities.dropFirst()).contains(where: { $0 >= $1 }) {
+      let order = entities.indices.sorted { entities[$0] < entities[$1] }
+      entities = order.map { entities[$0] }
+      gathered = order.map { values[positions[$0]] }
+      if let twice = zip(entities, entities.dropFirst()).first(where: { $0 == $1 }) {
+        throw SaveFileError(.malformed, "the storage holds entity \(twice.0) twice")
+      }
+    } else if positions.count == values.count {
+      gathered = values
+    } else {
+      gathered = positions.map { values[$0] }
+    }
+    return (entities, try SaveValueEncoder().encode(gathered))
+  }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An entity world as a save holds it: the entities' identities, ascending, and one column per
 /// component type, each listing the entities that have the component and their values in the
 /// same order. A value (``SavedWorld/snapshot()`` copies the live world into it), so it goes in
@@ -13,6 +15,9 @@ public struct WorldSnapshot: Sendable, Equatable, Codable {
   /// The largest `nextIdentity` a file may hold (2^62): far above any game's, and far enough
   /// below `UInt64.max` that no spawn or merge can overflow.
   public static let maxIdentity: UInt64 = 1 << 62
+  /// The most entities a file's world may hold (2^24): runs of identities (`entityRuns`) are
+  /// short, so this bounds what a few bytes of a hostile file can make a reader allocate.
+  public static let maxEntities = 1 << 24
 
   /// One component type's column.
   public struct Column: Sendable, Equatable {
@@ -53,21 +58,45 @@ public struct WorldSnapshot: Sendable, Equatable, Codable {
   public var entities: [EntityIdentity]
   /// The identity the next spawned entity gets: above every identity ever given.
   public var nextIdentity: UInt64
-  /// The component columns, by name ascending.
-  public var columns: [Column]
+  /// The component columns, by name ascending. A column registered from the ECS's storage
+  /// (``WorldSchema/register(_:_:version:migrations:column:set:)``) is made the first time it is
+  /// read: on the store's worker, as the save is encoded.
+  public var columns: [Column] {
+    get {
+      guard let deferred else { return ready }
+      return (ready + deferred.columns).sorted { $0.name < $1.name }
+    }
+    set {
+      ready = newValue
+      deferred = nil
+    }
+  }
+
+  /// The columns made when the snapshot was taken.
+  private var ready: [Column]
+  /// The columns made when first read (nil: none).
+  var deferred: DeferredColumns?
 
   /// A world with no entities.
   public init() {
-    entities = []
-    nextIdentity = 1
-    columns = []
+    self.init(ascending: [], nextIdentity: 1, columns: [])
   }
 
   /// A world of `entities` and `columns`, sorted as a save holds them.
   public init(entities: [EntityIdentity], nextIdentity: UInt64, columns: [Column]) {
-    self.entities = entities.sorted()
+    self.init(ascending: entities.sorted(), nextIdentity: nextIdentity, columns: columns)
+  }
+
+  /// A world of `entities`, already ascending, and `columns`.
+  init(ascending entities: [EntityIdentity], nextIdentity: UInt64, columns: [Column]) {
+    self.entities = entities
     self.nextIdentity = nextIdentity
-    self.columns = columns.sorted { $0.name < $1.name }
+    self.ready = columns.sorted { $0.name < $1.name }
+  }
+
+  public static func == (lhs: WorldSnapshot, rhs: WorldSnapshot) -> Bool {
+    lhs.entities == rhs.entities && lhs.nextIdentity == rhs.nextIdentity && lhs.failure == rhs.failure
+      && lhs.columns == rhs.columns
   }
 
   /// The world a save's tree holds (a section, or a field of one), checked as a restore needs
@@ -86,7 +115,11 @@ public struct WorldSnapshot: Sendable, Equatable, Codable {
 
   /// Why the snapshot cannot be saved: a component's `encode(to:)` threw when it was taken. A
   /// save of it fails with this error (the game plays on; the previous save stays the newest).
-  public internal(set) var failure: SaveFileError?
+  public internal(set) var failure: SaveFileError? {
+    get { ownFailure ?? deferred?.failure }
+    set { ownFailure = newValue }
+  }
+  private var ownFailure: SaveFileError?
 
   /// The column of the component `name`, or nil.
   public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
@@ -119,19 +152,34 @@ extension WorldSnapshot: SaveValueConvertible {
     // A column every entity has (most are) leaves its entities out: they are the world's.
     let columnObjects = columns.map { column in
       var fields: [(name: String, value: SaveValue)] = []
-      if column.entities != entities {
-        fields.append(("entities", .bulk(BulkArray(column.entities.map { IdentityElement(identity: $0.rawValue) }))))
-      }
+      if column.entities != entities { fields.append(Self.identityField(column.entities)) }
       fields += [("values", column.values), ("version", .uint32(column.version))]
+      fields.sort { $0.name < $1.name }
       return (column.name, SaveValue.object(SaveObject(fields)))
     }
-    return .object(
-      SaveObject([
-        ("components", .object(SaveObject(columnObjects))),
-        ("entities", .bulk(BulkArray(entities.map { IdentityElement(identity: $0.rawValue) }))),
-        ("nextIdentity", .uint64(nextIdentity)),
-        ("stasisWorld", .uint32(Self.layoutVersion)),
-      ]))
+    var fields: [(name: String, value: SaveValue)] = [
+      ("components", .object(SaveObject(columnObjects))), Self.identityField(entities),
+      ("nextIdentity", .uint64(nextIdentity)), ("stasisWorld", .uint32(Self.layoutVersion)),
+    ]
+    fields.sort { $0.name < $1.name }
+    return .object(SaveObject(fields))
+  }
+
+  /// A list of identities as the file holds it: `entities`, one `u64` each, or `entityRuns`,
+  /// `(first, count)` pairs of consecutive identities, where the runs take less than half the
+  /// bytes (a world whose entities mostly live on, in spawn order: most are).
+  private static func identityField(_ list: [EntityIdentity]) -> (name: String, value: SaveValue) {
+    var runs: [IdentityRun] = []
+    for identity in list {
+      if let last = runs.last, last.first + last.count == identity.rawValue {
+        runs[runs.count - 1].count += 1
+      } else {
+        runs.append(IdentityRun(first: identity.rawValue, count: 1))
+        if runs.count * 4 > list.count { break }  // no shorter than half: listed one by one
+      }
+    }
+    if runs.count * 4 <= list.count, !list.isEmpty { return ("entityRuns", .bulk(BulkArray(runs))) }
+    return ("entities", .bulk(BulkArray(list.map { IdentityElement(identity: $0.rawValue) })))
   }
 
   /// Checks everything a restore relies on, so a hostile file is refused here, whole: identities
@@ -151,16 +199,42 @@ extension WorldSnapshot: SaveValueConvertible {
         context: .init(field: path.isEmpty ? "stasisWorld" : "\(path).stasisWorld"),
         suggestion: "update the game to load it")
     }
-    func identities(_ value: SaveValue?, _ field: String) throws(SaveFileError) -> [EntityIdentity] {
-      guard case .bulk(let bulk)? = value, bulk.layout.fields.count == 1, bulk.layout.fields[0].type == .uint64 else {
-        throw refuse("identities are not a bulk array of u64", field)
-      }
-      let offset = bulk.layout.fields[0].offset
-      let stride = bulk.layout.stride
-      let list = bulk.withUnsafeBytes { raw in
-        (0..<bulk.count).map {
-          EntityIdentity(
-            rawValue: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * stride + offset, as: UInt64.self)))
+    func identities(in holder: SaveObject, _ field: String) throws(SaveFileError) -> [EntityIdentity] {
+      let list: [EntityIdentity]
+      let key = holder["entityRuns"] == nil ? "entities" : "entityRuns"
+      let field = field.isEmpty ? key : "\(field).\(key)"
+      if let runs = holder["entityRuns"] {
+        guard case .bulk(let bulk) = runs, bulk.layout.fields.map(\.type) == [.uint64, .uint64],
+          bulk.layout.fields.map(\.name) == ["first", "count"]
+        else { throw refuse("identity runs are not a bulk array of (first u64, count u64)", field) }
+        let (first, count, stride) = (bulk.layout.fields[0].offset, bulk.layout.fields[1].offset, bulk.layout.stride)
+        var expanded: [EntityIdentity] = []
+        let bad: String? = bulk.withUnsafeBytes { raw in
+          for index in 0..<bulk.count {
+            let start = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * stride + first, as: UInt64.self))
+            let length = UInt64(
+              littleEndian: raw.loadUnaligned(fromByteOffset: index * stride + count, as: UInt64.self))
+            guard length > 0, length <= UInt64(Self.maxEntities - expanded.count), start <= Self.maxIdentity else {
+              return "run \(index) (\(start), \(length)) is empty, too long or above \(Self.maxIdentity)"
+            }
+            expanded += (start..<(start + length)).lazy.map(EntityIdentity.init(rawValue:))
+          }
+          return nil
+        }
+        if let bad { throw refuse(bad, field) }
+        list = expanded
+      } else {
+        guard case .bulk(let bulk)? = holder["entities"], bulk.layout.fields.count == 1,
+          bulk.layout.fields[0].type == .uint64
+        else { throw refuse("identities are not a bulk array of u64", field) }
+        guard bulk.count <= Self.maxEntities else { throw refuse("more than \(Self.maxEntities) entities", field) }
+        let offset = bulk.layout.fields[0].offset
+        let stride = bulk.layout.stride
+        list = bulk.withUnsafeBytes { raw in
+          (0..<bulk.count).map {
+            EntityIdentity(
+              rawValue: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * stride + offset, as: UInt64.self)))
+          }
         }
       }
       for index in list.indices.dropFirst() where list[index - 1] >= list[index] {
@@ -169,7 +243,7 @@ extension WorldSnapshot: SaveValueConvertible {
       if list.first?.rawValue == 0 { throw refuse("identity 0 is not an entity", field) }
       return list
     }
-    let entities = try identities(object["entities"], "entities")
+    let entities = try identities(in: object, "")
     guard let next = object["nextIdentity"]?.uint64Value else { throw refuse("no nextIdentity", "nextIdentity") }
     if let last = entities.last, last.rawValue >= next {
       throw refuse("entity \(last) is not below nextIdentity \(next)", "nextIdentity")
@@ -189,7 +263,8 @@ extension WorldSnapshot: SaveValueConvertible {
         let version32 = UInt32(exactly: version)
       else { throw refuse("column has no version", field) }
       let members =
-        columnObject["entities"] == nil ? entities : try identities(columnObject["entities"], "\(field).entities")
+        columnObject["entities"] == nil && columnObject["entityRuns"] == nil
+        ? entities : try identities(in: columnObject, field)
       if let stray = members.first(where: { !all.contains($0) }) {
         throw refuse("\(stray) has the component but is not an entity of the world", field)
       }
@@ -207,6 +282,41 @@ extension WorldSnapshot: SaveValueConvertible {
     }
     self.init(entities: entities, nextIdentity: next, columns: columns)
   }
+}
+
+/// Columns a snapshot makes when first read, once, on whichever thread reads them first (the
+/// store's worker, encoding the save): the ECS's storage as the game's thread took it.
+final class DeferredColumns: Sendable {
+  private let makers: [@Sendable () -> Result<WorldSnapshot.Column, SaveFileError>]
+  private let made = Mutex<(columns: [WorldSnapshot.Column], failure: SaveFileError?)?>(nil)
+
+  init(_ makers: [@Sendable () -> Result<WorldSnapshot.Column, SaveFileError>]) { self.makers = makers }
+
+  var columns: [WorldSnapshot.Column] { resolved.columns }
+  var failure: SaveFileError? { resolved.failure }
+
+  private var resolved: (columns: [WorldSnapshot.Column], failure: SaveFileError?) {
+    made.withLock { made in
+      if let made { return made }
+      var columns: [WorldSnapshot.Column] = []
+      var failure: SaveFileError?
+      for make in makers {
+        switch make() {
+        case .success(let column): columns.append(column)
+        case .failure(let error): failure = failure ?? error
+        }
+      }
+      made = (columns, failure)
+      return (columns, failure)
+    }
+  }
+}
+
+/// A run of consecutive identities in a bulk column: `first`, `first + 1`, … `count` of them.
+struct IdentityRun: BulkStorable {
+  var first: UInt64 = 0
+  var count: UInt64 = 0
+  static let bulkLayout = BulkLayout(of: IdentityRun.self, [.field("first", \.first), .field("count", \.count)])
 }
 
 /// One identity in a bulk column.
