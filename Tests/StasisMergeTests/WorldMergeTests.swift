@@ -86,6 +86,21 @@ struct WorldMergeTests {
     #expect(outcome.conflicts.first?.resolution == "rule max (world[*].health.points)")
   }
 
+  @Test("a rule below a bulk component is refused by name: a bulk component merges whole")
+  func ruleBelowBulkRefused() throws {
+    let ours = try world([1: (3, 5, nil), 2: (2, 10, nil), 3: (1, 20, 2)], next: 4)
+    let theirs = try world([1: (3, 7, nil), 2: (2, 10, nil), 3: (1, 20, 2)], next: 4)
+    let outcome = ThreeWayMerge.merge(
+      base: base, ours: ours, theirs: theirs, rules: ["world": .byEntity, "world[*].place.x": .max],
+      fallback: .ours, createdAt: 1)
+    #expect(outcome.document == nil)
+    #expect(outcome.refusal?.contains("world[*].place.x") == true, "\(outcome.refusal ?? "no refusal")")
+    let whole = ThreeWayMerge.merge(
+      base: base, ours: ours, theirs: theirs, rules: ["world": .byEntity, "world[*].place": .theirs],
+      fallback: .ours, createdAt: 1)
+    #expect(try merged(whole).column("place")?.value(of: EntityIdentity(rawValue: 1))?[field: "x"] == .float32(7))
+  }
+
   @Test("two spawns under one identity, one per side, stay two entities, and references follow the renamed one")
   func bothSpawned() throws {
     let ours = try world([1: (3, 0, nil), 2: (2, 10, nil), 3: (1, 20, 2), 4: (10, 1, nil)], next: 5)

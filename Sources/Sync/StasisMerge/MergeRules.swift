@@ -260,6 +260,9 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
       guard let world = try? WorldSnapshot(tree: value) else { return false }
       guard case .field(let name)? = steps.dropFirst().first else { return steps.count == 1 }
       guard let column = world.column(name) else { return false }
+      // A bulk component merges whole (its fields are bytes of one element): a rule below it
+      // would do nothing, so it names no path a merge has.
+      if steps.count > 2, case .bulk = column.values { return false }
       return column.entities.isEmpty || exists(steps.dropFirst(2), in: column.element(at: 0))
     case (.element, .object(let object)):  // a dictionary declared by key: any entry
       return object.fields.isEmpty || object.fields.contains { exists(steps.dropFirst(), in: $0.value) }

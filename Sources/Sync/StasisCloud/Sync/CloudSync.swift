@@ -137,7 +137,10 @@ public final class CloudSync: Sendable {
     let engine = SyncEngine(
       client: client, store: store, slot: slot, configuration: configuration, logger: logger, commands: continuation)
     self.engine = engine
-    Task.detached {
+    // High priority, as SettingsSync's round trip: on Linux a task of medium priority starts
+    // only after every job queued on the pool before it, and a quit waits for this task's
+    // uploads inside its budget.
+    Task.detached(priority: .high) {
       for await command in stream { await engine.run(command) }
     }
   }
