@@ -8,7 +8,7 @@ import Logging
 /// let saved = SavedWorld(world, schema: schema)
 /// let ship = saved.spawn()                       // or saved.track(id) where the ECS spawned it
 /// world.assign(Motion(), to: TinyEntity(UInt32(ship)))
-/// let snapshot = try saved.snapshot()            // a value: goes in the game's State
+/// let snapshot = saved.snapshot()                // a value: goes in the game's State
 /// try saved.restore(snapshot)                    // despawns, respawns, remaps, rebuilds
 /// ```
 ///
