@@ -111,7 +111,7 @@ final class SimulatedDevice {
       store: store, disk: disk, slot: Self.slot,
       server: CloudCredentials(url: "sim://server", token: InProcessServer.token, device: name), transport: line,
       configuration: configuration, logger: logger, firstID: 1 + launches * 1000,
-      rawReferences: plantedBug == .worldIDsSavedRaw)
+      rawReferences: plantedBug.savesWorldReferencesRaw)
     launches += 1
     startedAfterKill = endedByKill
     endedByKill = false

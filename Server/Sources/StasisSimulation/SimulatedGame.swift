@@ -151,7 +151,7 @@ public enum GameBuild: String, Sendable, CaseIterable {
 
   /// Schema 3, with the migrations from 1 (through 2) and from 2: a schema-2 state's
   /// creatures and ledger are spawned as entities, in their order.
-  static var codecV3: SaveCodec<StateV3> {
+  static let codecV3: SaveCodec<StateV3> = {
     var migrations = SchemaMigrations()
     migrations.register(from: 1) { tree in tree.renameField("score", to: "points") }
     migrations.register(from: 2) { tree in
@@ -160,11 +160,11 @@ public enum GameBuild: String, Sendable, CaseIterable {
     }
     return SaveCodec<StateV3>(
       game: GameIdentity(name: gameName, build: GameBuild.v3World.rawValue, schemaVersion: 3), migrations: migrations)
-  }
+  }()
 
   /// A process of this build: its coordinator saves and loads with this build's codec. The
-  /// world build's ECS ids start at `firstID`; `rawReferences` plants
-  /// ``PlantedBug/worldIDsSavedRaw`` in its schema.
+  /// world build's ECS ids start at `firstID`; with `rawReferences` its schema saves the leader
+  /// a creature follows as a plain number (``SimWorlds/init(firstID:rawReferences:)``).
   @MainActor
   func process(
     store: SaveStore, disk: SimulatedDisk, slot: SaveSlot, server: CloudCredentials, transport: any CloudTransport,

@@ -71,7 +71,7 @@ struct Follows: Codable, Sendable, Equatable {
   var leader = EntityRef.none
 }
 
-/// ``PlantedBug/worldIDsSavedRaw``'s component: the leader's ECS id saved as a number, as a
+/// The leader's ECS id saved as a plain number, as a
 /// game that knows nothing of identities would save it.
 struct RawFollows: Codable, Sendable {
   var leader: UInt64
@@ -136,7 +136,8 @@ final class SimWorlds {
   var score: Int64 = 0
   var depth: Int64 = 1
 
-  /// Worlds whose ECS ids start at `firstID`; with `rawReferences`, the planted bug's schema.
+  /// Worlds whose ECS ids start at `firstID`; with `rawReferences`, the leader is saved as a
+  /// plain number (``RawFollows``), not a reference.
   init(firstID: UInt64, rawReferences: Bool) {
     creatures = SimECS(firstID: firstID)
     ledger = SimECS(firstID: firstID)

@@ -104,6 +104,12 @@ extension Simulation {
   }
 #endif
 
+// A bug in the game's own code, not a library's rule: no seam, and the same in every build.
+extension PlantedBug? {
+  /// Whether the world build saves the creature each creature follows as its raw ECS id.
+  var savesWorldReferencesRaw: Bool { self == .worldIDsSavedRaw }
+}
+
 /// What one seed's run did, and the invariant it broke, if one broke.
 public struct SimulationResult: Sendable {
   /// The seed.
