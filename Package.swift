@@ -82,7 +82,7 @@ let package = Package(
     // Replays and desync bundles: inputs, keyframes (as deltas) and a digest timeline in one
     // Stasis file; the verifier that narrows a divergence. Its digest is XXH3 (Debian's xxhash):
     // only a game that records replays links it.
-    .target(name: "StasisReplay", dependencies: ["Stasis", "StasisDelta", "StasisInspect", "CStasisXXHash"]),
+    .target(name: "StasisReplay", dependencies: ["Stasis", "StasisDelta", "StasisMerge", "CStasisXXHash"]),
     // xxHash from the system, found through pkg-config.
     .systemLibrary(name: "CStasisXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
     // zstd from the system, found through pkg-config.
@@ -164,7 +164,7 @@ let package = Package(
     .executableTarget(
       name: "stasis",
       dependencies: [
-        "Stasis", "StasisInspect", "StasisCloud", "StasisRecords", "StasisReplay",
+        "Stasis", "StasisInspect", "StasisMerge", "StasisCloud", "StasisRecords", "StasisReplay",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -252,7 +252,8 @@ let package = Package(
       name: "CLITests", dependencies: ["Stasis", "StasisRecords", "StasisReplay", "StasisTestSupport"],
       exclude: ["Goldens"]),
     // StasisInspect's strings against what the built `stasis` prints for the same saves.
-    .testTarget(name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "StasisTestSupport"]),
+    .testTarget(
+      name: "StasisInspectTests", dependencies: ["Stasis", "StasisInspect", "StasisMerge", "StasisTestSupport"]),
     // Examples/Tanks built and run, every Swift block of the README and the guide compiled.
     .testTarget(name: "ExampleTests", dependencies: ["Stasis", "StasisTestSupport"]),
     // DesktopNotifier against a real session bus (its own dbus-daemon) and a notification server

@@ -56,7 +56,7 @@ let package = Package(
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         .product(name: "Mustache", package: "swift-mustache"),
-        .product(name: "StasisInspect", package: "Stasis"),
+        .product(name: "StasisInspect", package: "Stasis"), .product(name: "StasisMerge", package: "Stasis"),
         // Desync bundles are read with the library's own reader.
         .product(name: "StasisReplay", package: "Stasis"),
         // The connection cap and the request deadline live in the HTTP/1 channel's pipeline.

@@ -1,5 +1,6 @@
 import Stasis
 import StasisInspect
+import StasisMerge
 import Testing
 
 /// A bullet of a shooter's bulk array: its `serial` is its identity; `x`, `y` and `ttl` change.

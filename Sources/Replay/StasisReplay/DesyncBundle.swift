@@ -1,5 +1,5 @@
 import Stasis
-import StasisInspect
+import StasisMerge
 
 /// What a verification found at the first divergence: the `desync` section of a bundle.
 public struct DesyncReport: Codable, Sendable, Equatable {
@@ -181,7 +181,7 @@ public struct DesyncBundle: Sendable {
   /// (recorded first); empty when no recorded state is known.
   public func differences() throws(SaveFileError) -> [SaveDifference] {
     guard let recorded else { return [] }
-    return SaveInspection.differences(try SaveFileFormat.decode(recorded), try SaveFileFormat.decode(replayed))
+    return SaveDifference.between(try SaveFileFormat.decode(recorded), try SaveFileFormat.decode(replayed))
   }
 
   /// Writes the bundle to `SAVES/replays/NAME.desync.stasis` durably, signed with the store's

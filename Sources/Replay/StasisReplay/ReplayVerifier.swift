@@ -1,5 +1,5 @@
 import Stasis
-import StasisInspect
+import StasisMerge
 
 extension SaveFileError.Kind {
   /// A replay's digests were taken over another scope than the verifier's (``DigestScope``):
@@ -191,7 +191,7 @@ public struct ReplayVerifier<State: Codable & Sendable, Input: Codable & Sendabl
     if let recordedFile {
       let recorded = try SaveFileFormat.decode(recordedFile)
       let replayed = try SaveFileFormat.decode(replayedFile)
-      differences = SaveInspection.differences(recorded, replayed).map(\.text)
+      differences = SaveDifference.between(recorded, replayed).map(\.text)
     }
     let inputsFrom = Int(before.tick - file.manifest.startTick)
     let inputsTo = Int((recordedFile == nil ? found.tick : comparedTick) - file.manifest.startTick)

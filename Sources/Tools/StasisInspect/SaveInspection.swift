@@ -1,4 +1,7 @@
 import Stasis
+import StasisMerge
+
+@_exported import struct StasisMerge.SaveDifference
 
 /// A save's tree and two saves' differences, rendered exactly as the `stasis` CLI prints them:
 /// what `stasis dump` and `stasis diff` show on a terminal, for a page or a log.
@@ -34,7 +37,7 @@ public enum SaveInspection {
   /// sections field by field. Arrays of objects are compared index by index; bulk arrays and
   /// byte strings element by element, each one difference. Empty when the saves are equal.
   public static func differences(_ old: SaveDocument, _ new: SaveDocument) -> [SaveDifference] {
-    differences(old, new, alignment: DiffAlignment())
+    SaveDifference.between(old, new)
   }
 
   /// Exactly what `stasis diff OLD NEW` prints, without colours: a line per difference (a bulk
@@ -91,11 +94,7 @@ extension SaveInspection {
   package static func differences(
     _ old: SaveDocument, _ new: SaveDocument, alignment: DiffAlignment, warnings: inout [String]
   ) -> [SaveDifference] {
-    var result = DiffCollection()
-    StasisInspect.differences(metadata(old), metadata(new), path: "metadata", keys: alignment, into: &result)
-    StasisInspect.differences(old.tree, new.tree, path: "", keys: alignment, into: &result)
-    warnings += result.warnings
-    return result.differences
+    SaveDifference.between(old, new, alignment: alignment, warnings: &warnings)
   }
 
   /// `stasis diff`'s text: a line per difference and the count, or `no differences`.
@@ -125,17 +124,5 @@ extension SaveInspection {
       }
     }
     json.finish()
-  }
-
-  /// A header's summary as the fields `diff` compares under `metadata`. The game's own fields
-  /// are under `summary`, as `inspect --json` shows them: none can shadow a fixed field.
-  private static func metadata(_ document: SaveDocument) -> SaveValue {
-    let summary = document.summary
-    return .object(
-      SaveObject([
-        ("slot", .string(summary.slot)), ("summary", summary.details), ("playTime", .float64(summary.playTime)),
-        ("frame", .int64(summary.frame)), ("progress", summary.progress.map { .float64($0) } ?? .null),
-        ("device", .string(summary.device)), ("schemaVersion", .uint32(document.game.schemaVersion)),
-      ]))
   }
 }

@@ -1,19 +1,6 @@
 import Foundation
 import Stasis
-
-/// A short rendering of a value for diff lines: `(absent)` for nil.
-package func shortText(_ value: SaveValue?) -> String {
-  guard let value else { return "(absent)" }
-  switch value {
-  case .array(let items): return "[\(items.count) items]"
-  case .object(let object): return "{\(object.fields.count) fields}"
-  case .bulk(let bulk): return "[\(bulk.count) × \(bulk.layout.stride)-byte elements]"
-  case .bytes(let bytes): return "<\(bytes.count) bytes>"
-  case .string(let text): return "\"\(text)\""
-  default:
-    return "\(value.jsonObject)"
-  }
-}
+import StasisMerge
 
 extension StreamedJSON {
   /// `value` as ``SaveValue/jsonObject`` gives it (`null` when absent), except that a bulk array is
@@ -142,24 +129,5 @@ extension StreamedJSON {
 
   private func nonFiniteText(_ number: Double) -> String {
     number.isNaN ? "NaN" : number > 0 ? "Infinity" : "-Infinity"
-  }
-}
-
-extension ScalarType {
-  /// The type's name in the format (`f32`, `u16`, `bool`), as `SaveValue.typeName` says it.
-  var formatName: String {
-    switch self {
-    case .bool: return "bool"
-    case .int8: return "i8"
-    case .int16: return "i16"
-    case .int32: return "i32"
-    case .int64: return "i64"
-    case .uint8: return "u8"
-    case .uint16: return "u16"
-    case .uint32: return "u32"
-    case .uint64: return "u64"
-    case .float32: return "f32"
-    case .float64: return "f64"
-    }
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StasisMerge
 
 /// Pretty JSON written as it is made, byte for byte what `JSONSerialization` writes with
 /// sorted keys (the CLI's `jsonText`): `stasis dump --all-elements` streams a million

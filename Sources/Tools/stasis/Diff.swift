@@ -3,6 +3,7 @@ import Foundation
 import Stasis
 import StasisCloud
 import StasisInspect
+import StasisMerge
 
 struct Diff: ParsableCommand {
   static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Stasis
 import StasisInspect
+import StasisMerge
 
 struct Dump: ParsableCommand {
   static let configuration = CommandConfiguration(

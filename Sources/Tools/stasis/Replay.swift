@@ -1,6 +1,7 @@
 import ArgumentParser
 import Stasis
 import StasisInspect
+import StasisMerge
 import StasisReplay
 
 struct ReplayCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import Stasis
 import StasisInspect
+import StasisMerge
 
 /// The game's own summary fields of a header (``SaveSummary/details``), by name, for tables
 /// and metadata: the top-level fields of an object, or one `summary` field for anything else.

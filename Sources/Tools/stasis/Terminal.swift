@@ -1,5 +1,6 @@
 import Foundation
 import StasisInspect
+import StasisMerge
 
 #if canImport(Glibc)
   import Glibc

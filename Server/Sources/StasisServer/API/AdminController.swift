@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import Stasis
 import StasisInspect
+import StasisMerge
 
 /// `/v1/admin/…`: the studio's API, for the staff's own tools and `stasis-server admin`.
 /// A staff API key (`stasis-server staff key NAME`) in `Authorization: Bearer KEY`; the

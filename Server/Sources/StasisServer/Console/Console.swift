@@ -6,6 +6,7 @@ import Mustache
 import NIOCore
 import Stasis
 import StasisInspect
+import StasisMerge
 import StasisReplay
 
 /// The studio console at `/console`: pages rendered on the server from mustache templates,

@@ -1,5 +1,4 @@
 import Stasis
-import StasisMerge
 
 /// One difference between two saves: a line of `stasis diff`.
 public struct SaveDifference: Sendable {
@@ -11,7 +10,7 @@ public struct SaveDifference: Sendable {
   /// The new save's value there; nil when only the old save has it.
   public let new: SaveValue?
   /// For bulk arrays and byte strings: which elements differ, and the first few field by field.
-  let bulk: BulkDifference?
+  package let bulk: BulkDifference?
 
   init(path: String, old: SaveValue?, new: SaveValue?, bulk: BulkDifference? = nil) {
     self.path = path
@@ -37,12 +36,52 @@ public struct SaveDifference: Sendable {
   }
 
   /// This difference's lines of `stasis diff`, painted when `out` is a terminal.
-  func write(listing: BulkListing, to out: TextOutput) {
+  package func write(listing: BulkListing, to out: TextOutput) {
     if let bulk {
       bulk.writeText(path: path, listing: listing, to: out)
     } else {
       out.line(out.paint(path, .bold) + ": " + out.paint(oldText, .red) + " → " + out.paint(newText, .green))
     }
+  }
+}
+
+extension SaveDifference {
+  /// What differs between two saves, in the order `stasis diff OLD NEW` lists it: the header's
+  /// metadata (`metadata.frame`, `metadata.summary.…`, `metadata.schemaVersion`), then the
+  /// sections field by field. Arrays of objects are compared index by index; bulk arrays and
+  /// byte strings element by element, each one difference. Empty when the saves are equal.
+  ///
+  /// The merge's own module computes it, below the CLI's renderers, so that replays, merges and
+  /// conflicts name what differs without the tools (`SaveInspection.differences` is this).
+  public static func between(_ old: SaveDocument, _ new: SaveDocument) -> [SaveDifference] {
+    var warnings: [String] = []
+    return between(old, new, alignment: DiffAlignment(), warnings: &warnings)
+  }
+
+  /// As ``between(_:_:)``, arrays of objects and bulk arrays aligned as `alignment` says, adding
+  /// to `warnings` a line for each bulk array that has its key field but could not be paired by
+  /// it (a float field, or a key twice) and was compared index by index:
+  /// `bullets: not paired by 'serial': …; compared index by index`.
+  package static func between(
+    _ old: SaveDocument, _ new: SaveDocument, alignment: DiffAlignment, warnings: inout [String]
+  ) -> [SaveDifference] {
+    var result = DiffCollection()
+    differences(metadata(old), metadata(new), path: "metadata", keys: alignment, into: &result)
+    differences(old.tree, new.tree, path: "", keys: alignment, into: &result)
+    warnings += result.warnings
+    return result.differences
+  }
+
+  /// A header's summary as the fields a difference compares under `metadata`. The game's own
+  /// fields are under `summary`, as `inspect --json` shows them: none can shadow a fixed field.
+  private static func metadata(_ document: SaveDocument) -> SaveValue {
+    let summary = document.summary
+    return .object(
+      SaveObject([
+        ("slot", .string(summary.slot)), ("summary", summary.details), ("playTime", .float64(summary.playTime)),
+        ("frame", .int64(summary.frame)), ("progress", summary.progress.map { .float64($0) } ?? .null),
+        ("device", .string(summary.device)), ("schemaVersion", .uint32(document.game.schemaVersion)),
+      ]))
   }
 }
 
@@ -284,6 +323,39 @@ private func worldDifferences(
     let (old, new) = (left.column(name)?.version, right.column(name)?.version)
     if old != new, old != nil, new != nil {
       result.append(SaveDifference(path: "\(path).components.\(name).version", old: .uint32(old!), new: .uint32(new!)))
+    }
+  }
+}
+
+/// A short rendering of a value for diff lines: `(absent)` for nil.
+package func shortText(_ value: SaveValue?) -> String {
+  guard let value else { return "(absent)" }
+  switch value {
+  case .array(let items): return "[\(items.count) items]"
+  case .object(let object): return "{\(object.fields.count) fields}"
+  case .bulk(let bulk): return "[\(bulk.count) × \(bulk.layout.stride)-byte elements]"
+  case .bytes(let bytes): return "<\(bytes.count) bytes>"
+  case .string(let text): return "\"\(text)\""
+  default:
+    return "\(value.jsonObject)"
+  }
+}
+
+extension ScalarType {
+  /// The type's name in the format (`f32`, `u16`, `bool`), as `SaveValue.typeName` says it.
+  package var formatName: String {
+    switch self {
+    case .bool: return "bool"
+    case .int8: return "i8"
+    case .int16: return "i16"
+    case .int32: return "i32"
+    case .int64: return "i64"
+    case .uint8: return "u8"
+    case .uint16: return "u16"
+    case .uint32: return "u32"
+    case .uint64: return "u64"
+    case .float32: return "f32"
+    case .float64: return "f64"
     }
   }
 }

@@ -17,9 +17,9 @@ package enum BulkListing: Sendable {
 }
 
 /// One element that differs between two bulk arrays (or byte strings): its fields that differ.
-struct ElementChange: Sendable {
-  var index: Int
-  var fields: [(name: String, old: SaveValue?, new: SaveValue?)]
+package struct ElementChange: Sendable {
+  package var index: Int
+  package var fields: [(name: String, old: SaveValue?, new: SaveValue?)]
 }
 
 /// Two bulk arrays (or byte strings: a byte is an element) compared element by element over
@@ -40,23 +40,23 @@ package struct BulkDifference: Sendable {
   }
 
   /// Changed ranges a summary lists; the rest are counted.
-  static let listedRanges = 10
+  package static let listedRanges = 10
   /// Differing elements a summary shows field by field; the rest are counted.
-  static let listedElements = 5
+  package static let listedElements = 5
 
   let old: Elements
   let new: Elements
   /// How many elements differ (an element only one side has counts).
   package private(set) var differing = 0
   /// How many maximal runs of differing elements there are.
-  private(set) var rangeCount = 0
+  package private(set) var rangeCount = 0
   /// The first ``listedRanges`` runs, in order, end exclusive.
-  private(set) var ranges: [Range<Int>] = []
+  package private(set) var ranges: [Range<Int>] = []
   /// The first ``listedElements`` differing elements.
-  private(set) var first: [ElementChange] = []
+  package private(set) var first: [ElementChange] = []
 
-  var oldCount: Int { old.count }
-  var newCount: Int { new.count }
+  package var oldCount: Int { old.count }
+  package var newCount: Int { new.count }
 
   package init(old: Elements, new: Elements) {
     self.old = old
@@ -77,7 +77,7 @@ package struct BulkDifference: Sendable {
   }
 
   /// Calls `body` with each maximal run of differing elements, in order.
-  func forEachChangedRange(_ body: (Range<Int>) -> Void) {
+  package func forEachChangedRange(_ body: (Range<Int>) -> Void) {
     let common = min(old.count, new.count)
     var runStart: Int?
     func element(_ index: Int, differs: Bool) {
@@ -140,7 +140,7 @@ package struct BulkDifference: Sendable {
   }
 
   /// The fields of element `index` that differ, by name (old side's order, then the new's).
-  func changes(at index: Int) -> ElementChange {
+  package func changes(at index: Int) -> ElementChange {
     switch (old, new) {
     case (.bytes(let left), .bytes(let right)):
       let old = index < left.count ? SaveValue.uint8(left[index]) : nil
@@ -244,63 +244,5 @@ extension BulkDifference {
     "[\(change.index)] "
       + change.fields.map { "\($0.name) \(shortText($0.old)) → \(shortText($0.new))" }
       .joined(separator: ", ")
-  }
-}
-
-// MARK: - JSON
-
-extension BulkDifference {
-  /// `{"oldCount", "newCount", "differingElements", "changedRanges": [[start, end], …],
-  /// "moreRanges", "first": [{"index", "fields": [{"field", "old", "new"}]}]}`: ranges end
-  /// exclusive; with `.allElements` every range and every differing element, streamed.
-  func writeJSON(to json: StreamedJSON, listing: BulkListing) {
-    let all = listing == .allElements
-    json.object([
-      ("oldCount", { json.number(oldCount) }),
-      ("newCount", { json.number(newCount) }),
-      ("differingElements", { json.number(differing) }),
-      ("moreRanges", { json.number(all ? 0 : rangeCount - ranges.count) }),
-      (
-        "changedRanges",
-        {
-          json.array {
-            let write = { (range: Range<Int>) in json.array([range.lowerBound, range.upperBound]) { json.number($0) } }
-            if all { forEachChangedRange(write) } else { ranges.forEach(write) }
-          }
-        }
-      ),
-      (
-        "first",
-        {
-          json.array {
-            if all {
-              forEachChangedRange { range in
-                for index in range { writeChange(changes(at: index), to: json) }
-              }
-            } else {
-              for change in first { writeChange(change, to: json) }
-            }
-          }
-        }
-      ),
-    ])
-  }
-
-  private func writeChange(_ change: ElementChange, to json: StreamedJSON) {
-    json.object([
-      ("index", { json.number(change.index) }),
-      (
-        "fields",
-        {
-          json.array(change.fields) { field in
-            json.object([
-              ("field", { json.string(field.name) }),
-              ("old", { json.value(field.old, listing: .summary) }),
-              ("new", { json.value(field.new, listing: .summary) }),
-            ])
-          }
-        }
-      ),
-    ])
   }
 }
