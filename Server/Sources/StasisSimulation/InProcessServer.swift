@@ -60,7 +60,7 @@ public final class InProcessServer: Sendable {
   package var committedState: (any SaveBackend)? {
     if let backend { return backend }
     return inspection.withLock { inspection in
-      if inspection == nil { inspection = try? Self.open(location, seams: nil) }
+      if inspection == nil { inspection = try? Self.open(location, plantedBug: nil) }
       return inspection?.backend
     }
   }
@@ -126,12 +126,7 @@ public final class InProcessServer: Sendable {
 
   /// Opens the database and builds the router.
   public func start() async throws {
-    #if SimulationSeams
-      let seams = plantedBug.serverSeams
-    #else
-      let seams: StorageSeams? = nil
-    #endif
-    let opened = try Self.open(location, seams: seams)
+    let opened = try Self.open(location, plantedBug: plantedBug)
     let backend = opened.backend
     let death: any DeathInsideCommit
     switch (location, backend) {
@@ -159,27 +154,19 @@ public final class InProcessServer: Sendable {
     await opened?.close()
   }
 
-  /// Opens the backend at `location` (with `seams`, in the simulation's build), and what closes it.
-  private static func open(_ location: Location, seams: StorageSeams?) throws -> Opened {
+  /// Opens the backend at `location` (its rules varied for `plantedBug`, in the simulation's
+  /// build), and what closes it.
+  private static func open(_ location: Location, plantedBug: PlantedBug?) throws -> Opened {
     switch location {
     case .sqlite(let path):
       // Every revision stored as a delta when it may be, however small: the simulation's saves
       // are a few KB, and its chains, pins and collection must be the real ones.
-      #if SimulationSeams
-        let backend = try SQLiteBackend(path: path, seams: seams ?? StorageSeams(), smallestDelta: 0)
-      #else
-        let backend = try SQLiteBackend(path: path, smallestDelta: 0)
-      #endif
+      let backend = try plantedBug.sqlite(path: path, smallestDelta: 0)
       return Opened(backend: backend, close: {})
     case .postgres(let url, _, _):
       var logger = Logger(label: "stasis.sim.postgres")
       logger.logLevel = .critical
-      #if SimulationSeams
-        let backend = try PostgresBackend(
-          url: url, connections: 2, smallestDelta: 0, seams: seams ?? StorageSeams(), logger: logger)
-      #else
-        let backend = try PostgresBackend(url: url, connections: 2, smallestDelta: 0, logger: logger)
-      #endif
+      let backend = try plantedBug.postgres(url: url, connections: 2, smallestDelta: 0, logger: logger)
       let pool = Task { await backend.run() }
       return Opened(
         backend: backend,

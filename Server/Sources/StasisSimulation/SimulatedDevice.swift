@@ -84,15 +84,9 @@ final class SimulatedDevice {
   func start() -> any DeviceProcess {
     var logger = Logger(label: "stasis.sim.\(name)")
     logger.logLevel = .critical
-    #if SimulationSeams
-      let store = SaveStore(
-        directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, fileSystem: disk,
-        wallClock: wallClock, device: name, logger: logger, seams: plantedBug.storeSeams)
-    #else
-      let store = SaveStore(
-        directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, fileSystem: disk,
-        wallClock: wallClock, device: name, logger: logger)
-    #endif
+    let store = plantedBug.store(
+      directory: Self.directory, generationsToKeep: Self.generationsToKeep, signing: signing, disk: disk,
+      wallClock: wallClock, device: name, logger: logger)
     // A merged state's summary is the game's own, made from the state alone, off the main thread.
     var configuration = CloudSyncConfiguration(
       policy: build.policy(policy, declared: policyName == Simulation.declaredMerge.1),
@@ -100,9 +94,7 @@ final class SimulatedDevice {
         guard let model = GameBuild.model(of: document) else { return document.summary }
         return GameModel.summary(of: model)
       }, autosaveUploadInterval: .zero, sleep: { _ in throw CancellationError() })
-    #if SimulationSeams
-      plantedBug.vary(&configuration)
-    #endif
+    plantedBug.varySync(&configuration)
     // Parts of 256 bytes: the simulation's saves and deltas are a few KB, and their uploads
     // must go in parts, cut and resumed, as a large save's do.
     configuration.transfer.partSize = 256

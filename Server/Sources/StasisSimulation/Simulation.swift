@@ -48,62 +48,6 @@ public enum PlantedBug: String, Sendable, CaseIterable {
   ]
 }
 
-extension Simulation {
-  /// Whether this build can plant bugs: only under the `SimulationSeams` trait (`swift build
-  /// --traits SimulationSeams`, as `scripts/test.sh` builds `Server/`). Without it the libraries
-  /// hold no switch to vary their rules by, and `stasis-sim --plant` says so.
-  public nonisolated static var canPlant: Bool {
-    #if SimulationSeams
-      true
-    #else
-      false
-    #endif
-  }
-}
-
-// The catalogue's one mapping: each bug is one rule varied through the seams the libraries and
-// the server compile under the `SimulationSeams` trait. Nothing outside the simulation names a
-// bug; the libraries only know which rule a switch varies.
-#if SimulationSeams
-  extension PlantedBug? {
-    /// The store's rules in a run planting this bug (the store's own for nil).
-    var storeSeams: SaveStore.Seams {
-      var seams = SaveStore.Seams()
-      switch self {
-      case .generationAtLockTime: seams.writesInSnapshotOrder = false
-      case .pruneUnreadable: seams.prunesUnreadable = true
-      case .keepNothingBeforeWriting: seams.keepsBeforeWriting = false
-      case .sameStateTwice: seams.comparesWithNewestFile = false
-      case .unflushedSettingsAndTimers: seams.flushesFolderFiles = false
-      default: break
-      }
-      return seams
-    }
-
-    /// The server storage rules in a run planting this bug, on either backend (its own for nil).
-    var serverSeams: StorageSeams {
-      var seams = StorageSeams()
-      switch self {
-      case .dropAcknowledgedUpload: seams.prunesAllButOne = true
-      case .collectionIgnoresChains: seams.followsChains = false
-      case .settingsOverwriteNewer: seams.settingsUpsertIsConditional = false
-      default: break
-      }
-      return seams
-    }
-
-    /// Varies a device's sync (and its merges) for a run planting this bug.
-    func vary(_ configuration: inout CloudSyncConfiguration) {
-      switch self {
-      case .newestOnlyAfterLostAnswer: configuration.recognisesOnlyNewest = true
-      case .mergeAcrossUnrelatedHistories: configuration.mergesAcrossUnrelatedHistories = true
-      case .mergeSectionBySection: configuration.mergesRestValueByValue = true
-      default: break
-      }
-    }
-  }
-#endif
-
 // A bug in the game's own code, not a library's rule: no seam, and the same in every build.
 extension PlantedBug? {
   /// Whether the world build saves the creature each creature follows as its raw ECS id.

@@ -159,7 +159,7 @@ struct UnrelatedHistoryTests {
   @Test("the rule varied (merge against the base B continues): 27 of B's transactions vanish, as the adopter saw")
   func mergeAcrossUnrelatedHistoriesVaried() async throws {
     #if SimulationSeams
-      let (b, report, raw, server) = try await independentStarts { $0.mergesAcrossUnrelatedHistories = true }
+      let (b, report, raw, server) = try await independentStarts { $0.seams.mergesAcrossUnrelatedHistories = true }
       defer { server.stop() }
       #expect(report.error == nil)
       #expect(b.sync.status.conflicts.first?.outcome == .merged)

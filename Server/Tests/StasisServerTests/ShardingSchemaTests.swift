@@ -18,8 +18,8 @@ struct ShardingSchemaTests {
   static let directory: Set<String> = ["players", "tokens"]
   /// The studio's: reference tables, keyed by nothing of a player's.
   static let studio: Set<String> = ["staff", "staff_sessions", "audit"]
-  /// The backend's own bookkeeping, never sharded (SQLite's id counters).
-  static let bookkeeping: Set<String> = ["id_sequences"]
+  /// The backends' own bookkeeping, never sharded (SQLite's id counters, PostgreSQL's migrations).
+  static let bookkeeping: Set<String> = ["id_sequences", "stasis_migrations"]
 
   @Test("every table of a player's data is keyed by the player; nothing spans players", arguments: Backend.allCases)
   func rules(backend: Backend) async throws {

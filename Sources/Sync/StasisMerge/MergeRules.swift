@@ -104,14 +104,10 @@ public struct MergeRules: Sendable, ExpressibleByDictionaryLiteral {
   /// Groups of paths (sections, or fields inside them) taken together from one side: the side
   /// that changed them, or the fallback's when both did. Rules inside a group do not apply.
   public private(set) var groups: [[String]]
-  #if SimulationSeams
-    /// Undeclared values merge one by one, each from the side that changed it, instead of a
-    /// section whole from one side. Only the simulation's build (the `SimulationSeams` trait)
-    /// can vary this rule; everywhere else it is the constant false.
-    @_spi(Simulation) public var mergesRestValueByValue = false
-  #else
-    var mergesRestValueByValue: Bool { false }
-  #endif
+  /// Undeclared values merge one by one, each from the side that changed it, instead of a
+  /// section whole from one side: false, the rule. Only the sync sets it, from its own rules
+  /// (`SyncRules`), which only the simulation's build varies.
+  package var mergesRestValueByValue = false
 
   /// No declarations: a section both sides changed comes whole from the fallback side.
   public init() { self.init([(pattern: String, rule: MergeRule)](), groups: []) }

@@ -20,23 +20,8 @@ package final class PostgresBackend: SaveBackend {
   /// replicated" and answers success, so a timeout there would send a `201` for a save that a
   /// failover can lose.
   let resetsTimeoutBeforeCommit: Bool
-  #if SimulationSeams
-    /// The storage rules as the simulation varies them (``StorageSeams``); the rules elsewhere.
-    let seams: StorageSeams
-
-    /// A backend whose rules are varied by `seams`: the simulation's honesty check. The
-    /// upload function it creates (``migrate()``) collects pieces as they say, in its database,
-    /// for every server on it: give it a database of its own.
-    package convenience init(
-      url: String, connections: Int = 20, smallestDelta: Int = PieceRules.smallestDelta, seams: StorageSeams,
-      logger: Logger
-    ) throws {
-      try self.init(
-        url: url, connections: connections, statementTimeout: nil, smallestDelta: smallestDelta, logger: logger,
-        with: seams)
-    }
-
-  #endif
+  /// The storage rules (``StorageRules``): the defaults, except in the simulation's build.
+  let rules: StorageRules
 
   /// A backend for `url` (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`), with at most
   /// `connections` pooled connections. With `statementTimeout`, PostgreSQL cancels any
@@ -48,16 +33,14 @@ package final class PostgresBackend: SaveBackend {
   ) throws {
     try self.init(
       url: url, connections: connections, statementTimeout: statementTimeout, smallestDelta: smallestDelta,
-      logger: logger, with: StorageSeams())
+      logger: logger, rules: StorageRules())
   }
 
-  private init(
+  init(
     url: String, connections: Int, statementTimeout: Duration?, smallestDelta: Int, logger: Logger,
-    with seams: StorageSeams
+    rules: StorageRules
   ) throws {
-    #if SimulationSeams
-      self.seams = seams
-    #endif
+    self.rules = rules
     self.smallestDelta = smallestDelta
     guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
       let user = parts.user
@@ -85,39 +68,32 @@ package final class PostgresBackend: SaveBackend {
   /// Runs the connection pool until cancelled.
   package func run() async { await client.run() }
 
-  /// Creates the tables when they are missing (every statement is `IF NOT EXISTS`, so two
-  /// servers starting together both succeed; the advisory lock keeps them from interleaving).
-  /// Without a statement timeout: a migration that rewrites a large table (v9's keys) takes as
-  /// long as it takes, and a server waiting on the advisory lock waits for it. A migration that
-  /// lost a deadlock (an older server's upload holding a table it locks, on the first start of a
-  /// rolling upgrade) or its connection is run again, three times in all.
-  package func migrate() async throws {
+  /// Brings the schema up to date: runs every step of ``migrations()`` that `stasis_migrations`
+  /// does not record with the same text, and records it (each statement is also `IF NOT EXISTS`
+  /// or `CREATE OR REPLACE`, so a database made before the table existed takes every step once).
+  /// A second start finds every step recorded and runs no DDL. The advisory lock keeps two
+  /// servers starting together from interleaving. Without a statement timeout: a migration that
+  /// rewrites a large table (v9's keys) takes as long as it takes, and a server waiting on the
+  /// advisory lock waits for it. A migration that lost a deadlock (an older server's upload
+  /// holding a table it locks, on the first start of a rolling upgrade) or its connection is
+  /// run again, three times in all.
+  @discardableResult
+  package func migrate() async throws -> PostgresMigrationReport {
     var attempt = 1
     while true {
       do {
-        return try await migrateOnce()
+        let report = try await client.withTransaction(logger: logger) { connection in
+          try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
+          try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
+          return try await migrate(connection)
+        }
+        logger.info(
+          "schema: \(report.ran.count) steps run, \(report.applied.count) already applied (stasis_migrations)",
+          metadata: report.ran.isEmpty ? [:] : ["ran": "\(report.ran.joined(separator: "; "))"])
+        return report
       } catch  where attempt < 3 && DatabaseUnavailable.isWorthAnotherConnection(error) {
         logger.notice("the migration is run again: \(error)")
         attempt += 1
-      }
-    }
-  }
-
-  private func migrateOnce() async throws {
-    try await client.withTransaction(logger: logger) { connection in
-      try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
-      try await connection.query("SELECT pg_advisory_xact_lock(7817001)", logger: logger)
-      // stasis_put_v1 pruned conflict losers, v2 and v3 stored no pieces: they are dropped, so
-      // no server of those versions calls them. stasis_put_v4, the rule in PL/pgSQL, is neither
-      // made nor dropped: a server of the version before may still run beside this one, on the
-      // same tables and locks (docs/SERVER.md, "Upgrading"); the next version drops it.
-      for statement in ServerSchema.postgres + ServerSchema.postgresStudio + ServerSchema.postgresSettings
-        + ServerSchema.postgresBundles
-        + ServerSchema.postgresReplays + ServerSchema.postgresSharding + [
-          Self.dropPutFunctionV1
-        ] + Self.uploadFunctions(followsChains: followsChains) + Self.dropPutFunctionsBeforePieces
-      {
-        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
       }
     }
   }

@@ -12,27 +12,17 @@ package final class SQLiteBackend: SaveBackend {
   /// Files smaller than this are stored whole (``PieceRules/smallestDelta``; the simulation's
   /// small saves chain with 0).
   package let smallestDelta: Int
-  #if SimulationSeams
-    /// The storage rules as the simulation varies them (``StorageSeams``); the rules elsewhere.
-    let seams: StorageSeams
-
-    /// A backend whose rules are varied by `seams`: the simulation's honesty check.
-    package convenience init(path: String, seams: StorageSeams, smallestDelta: Int = PieceRules.smallestDelta) throws {
-      try self.init(path: path, smallestDelta: smallestDelta, with: seams)
-    }
-
-  #endif
+  /// The storage rules (``StorageRules``): the defaults, except in the simulation's build.
+  let rules: StorageRules
 
   /// Opens (creating with its folder) the database at `path` and brings its schema up to date.
   /// `smallestDelta`: files smaller than this are stored whole.
   package convenience init(path: String, smallestDelta: Int = PieceRules.smallestDelta) throws {
-    try self.init(path: path, smallestDelta: smallestDelta, with: StorageSeams())
+    try self.init(path: path, smallestDelta: smallestDelta, rules: StorageRules())
   }
 
-  private init(path: String, smallestDelta: Int, with seams: StorageSeams) throws {
-    #if SimulationSeams
-      self.seams = seams
-    #endif
+  init(path: String, smallestDelta: Int, rules: StorageRules) throws {
+    self.rules = rules
     self.smallestDelta = smallestDelta
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -485,115 +475,4 @@ enum ServerSchema {
       PRIMARY KEY (upload_id, position)
     );
     """
-
-  static let postgres: [String] = [
-    """
-    CREATE TABLE IF NOT EXISTS players (
-      id BIGSERIAL PRIMARY KEY,
-      name TEXT NOT NULL UNIQUE,
-      token_hash BYTEA NOT NULL UNIQUE,
-      created_at BIGINT NOT NULL,
-      revoked BOOLEAN NOT NULL DEFAULT FALSE
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS slots (
-      player_id BIGINT NOT NULL REFERENCES players(id),
-      name TEXT NOT NULL,
-      next_revision BIGINT NOT NULL,
-      head_revision BIGINT,
-      PRIMARY KEY (player_id, name)
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS revisions (
-      player_id BIGINT NOT NULL,
-      slot TEXT NOT NULL,
-      revision BIGINT NOT NULL,
-      base_revision BIGINT,
-      size BIGINT NOT NULL,
-      sha256 TEXT NOT NULL,
-      uploaded_at BIGINT NOT NULL,
-      device TEXT NOT NULL,
-      game TEXT NOT NULL,
-      build TEXT NOT NULL,
-      schema_version BIGINT NOT NULL,
-      created_at BIGINT NOT NULL,
-      play_time DOUBLE PRECISION NOT NULL,
-      progress DOUBLE PRECISION,
-      summary TEXT NOT NULL,
-      file BYTEA NOT NULL,
-      PRIMARY KEY (player_id, slot, revision)
-    )
-    """,
-    // A save is dense binary already: PostgreSQL's TOAST compression (pglz) gained 0 % on the
-    // demo's 12 KB saves and 2 % on its 380 KB ones, and took over a third of the database's CPU
-    // under load. Stored out of line, uncompressed. Checked first, so a start takes no lock.
-    """
-    DO $$ BEGIN
-      IF (SELECT attstorage FROM pg_attribute WHERE attrelid = 'revisions'::regclass AND attname = 'file') <> 'e' THEN
-        ALTER TABLE revisions ALTER COLUMN file SET STORAGE EXTERNAL;
-      END IF;
-    END $$
-    """,
-    // v2: the revision a conflict's loser lost to (null: not a loser, pruned as usual).
-    "ALTER TABLE revisions ADD COLUMN IF NOT EXISTS lost_to BIGINT",
-    // v3: the revision whose state a revision continues; every revision stored before it
-    // continued its base. Added and filled once, in the migration's advisory lock.
-    """
-    DO $$ BEGIN
-      IF NOT EXISTS (
-        SELECT 1 FROM information_schema.columns WHERE table_name = 'revisions' AND column_name = 'parent'
-        AND table_schema = current_schema()
-      ) THEN
-        ALTER TABLE revisions ADD COLUMN parent BIGINT;
-        UPDATE revisions SET parent = base_revision;
-      END IF;
-    END $$
-    """,
-    // v4: revisions stored as pieces (``PieceRules``); a revision with a piece has an empty `file`.
-    """
-    CREATE TABLE IF NOT EXISTS pieces (
-      id BIGSERIAL PRIMARY KEY,
-      player_id BIGINT NOT NULL,
-      slot TEXT NOT NULL,
-      base BIGINT,
-      depth BIGINT NOT NULL,
-      chain BIGINT NOT NULL,
-      size BIGINT NOT NULL,
-      data BYTEA NOT NULL
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS pieces_by_slot ON pieces (player_id, slot)",
-    """
-    DO $$ BEGIN
-      IF (SELECT attstorage FROM pg_attribute WHERE attrelid = 'pieces'::regclass AND attname = 'data') <> 'e' THEN
-        ALTER TABLE pieces ALTER COLUMN data SET STORAGE EXTERNAL;
-      END IF;
-    END $$
-    """,
-    "ALTER TABLE revisions ADD COLUMN IF NOT EXISTS piece BIGINT",
-    // v4: resumable uploads, their parts, and the piece each one's delta is built on.
-    """
-    CREATE TABLE IF NOT EXISTS uploads (
-      id TEXT PRIMARY KEY,
-      player_id BIGINT NOT NULL,
-      slot TEXT NOT NULL,
-      created_at BIGINT NOT NULL,
-      length BIGINT NOT NULL,
-      received BIGINT NOT NULL DEFAULT 0,
-      headers TEXT NOT NULL,
-      delta_piece BIGINT
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS uploads_by_slot ON uploads (player_id, slot)",
-    """
-    CREATE TABLE IF NOT EXISTS upload_parts (
-      upload_id TEXT NOT NULL,
-      position BIGINT NOT NULL,
-      data BYTEA NOT NULL,
-      PRIMARY KEY (upload_id, position)
-    )
-    """,
-  ]
 }

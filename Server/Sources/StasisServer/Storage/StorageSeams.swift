@@ -1,32 +1,27 @@
-#if SimulationSeams
-  /// The storage rules that the simulation's build can vary, one switch each, the same for both
-  /// backends: each default is the rule. Only the `SimulationSeams` trait compiles them (on only
-  /// in the simulation's build); which variation is a planted bug is the simulation's own
-  /// catalogue, and it plants each on SQLite and on PostgreSQL.
-  package struct StorageSeams: Sendable {
-    /// An upload prunes every older revision but one, whatever the slot keeps.
-    package var prunesAllButOne = false
-    /// Collection keeps the pieces that needed pieces are deltas on, not only those named.
-    package var followsChains = true
-    /// The settings merge keeps a stored value with a newer stamp.
-    package var settingsUpsertIsConditional = true
+import Logging
 
-    /// The rules.
-    package init() {}
-  }
-#else
-  /// Nothing: only the simulation's build varies the storage rules (and no type of that name
-  /// exists in any other build: `scripts/check-no-planted-bugs.sh` looks for it).
-  package typealias StorageSeams = Void
-#endif
+/// The storage rules, one switch each, the same for both backends and each written here once:
+/// every default is the rule. A backend holds them as a value and reads every branch from it.
+/// Outside the simulation's build nothing can hand a backend other values: the initialisers at
+/// the end of this file are this module's one seam, compiled only under the `SimulationSeams`
+/// trait; which variation is a planted bug is the simulation's own catalogue, and it plants
+/// each on SQLite and on PostgreSQL.
+package struct StorageRules: Sendable {
+  /// An upload prunes every older revision but one, whatever the slot keeps.
+  package var prunesAllButOne = false
+  /// Collection keeps the pieces that needed pieces are deltas on, not only those named.
+  package var followsChains = true
+  /// The settings merge keeps a stored value with a newer stamp.
+  package var settingsUpsertIsConditional = true
 
-/// A backend whose storage rules the simulation's build can vary: both read each rule here, so
-/// the rules and their constants are written once.
+  /// The rules.
+  package init() {}
+}
+
+/// A backend whose storage rules the simulation's build can vary: both read each rule here.
 protocol VariedStorageRules {
-  #if SimulationSeams
-    /// The storage rules as the simulation varies them; the defaults are the rules.
-    var seams: StorageSeams { get }
-  #endif
+  /// The storage rules this backend stores by.
+  var rules: StorageRules { get }
   /// Files smaller than this are stored whole (``PieceRules/smallestDelta``).
   var smallestDelta: Int { get }
 }
@@ -45,16 +40,9 @@ extension VariedStorageRules {
 }
 
 extension VariedStorageRules {
-  #if SimulationSeams
-    var prunesAllButOne: Bool { seams.prunesAllButOne }
-    var followsChains: Bool { seams.followsChains }
-    var settingsUpsertIsConditional: Bool { seams.settingsUpsertIsConditional }
-  #else
-    // The storage rules: constants outside the simulation's build.
-    var prunesAllButOne: Bool { false }
-    var followsChains: Bool { true }
-    var settingsUpsertIsConditional: Bool { true }
-  #endif
+  var prunesAllButOne: Bool { rules.prunesAllButOne }
+  var followsChains: Bool { rules.followsChains }
+  var settingsUpsertIsConditional: Bool { rules.settingsUpsertIsConditional }
 }
 
 extension SQLiteBackend: VariedStorageRules {}
@@ -82,3 +70,29 @@ extension ServerSchema {
       """
   }
 }
+
+#if SimulationSeams
+  /// The storage rules under the name the simulation's build gives every seam.
+  package typealias StorageSeams = StorageRules
+
+  extension SQLiteBackend {
+    /// A backend whose rules are varied by `seams`: the simulation's honesty check.
+    package convenience init(path: String, seams: StorageSeams, smallestDelta: Int = PieceRules.smallestDelta) throws {
+      try self.init(path: path, smallestDelta: smallestDelta, rules: seams)
+    }
+  }
+
+  extension PostgresBackend {
+    /// A backend whose rules are varied by `seams`: the simulation's honesty check. The
+    /// upload function it creates (``migrate()``) collects pieces as they say, in its database,
+    /// for every server on it: give it a database of its own.
+    package convenience init(
+      url: String, connections: Int = 20, smallestDelta: Int = PieceRules.smallestDelta, seams: StorageSeams,
+      logger: Logger
+    ) throws {
+      try self.init(
+        url: url, connections: connections, statementTimeout: nil, smallestDelta: smallestDelta, logger: logger,
+        rules: seams)
+    }
+  }
+#endif

@@ -124,7 +124,7 @@ extension SaveStore {
     if let known = writers.newestState(slot: slot.name), known.generation == generation, known.size == size {
       return (known, nil)
     }
-    guard comparesWithNewestFile, let bytes = try? readBytes(at: path) else { return nil }
+    guard rules.comparesWithNewestFile, let bytes = try? readBytes(at: path) else { return nil }
     let verification = bytes.withUnsafeBytes { SaveFileFormat.verify($0, path: path, signing: signing) }
     guard verification.isValid, let header = verification.header,
       verification.signature != .unsigned || !refusesUnsigned(file: path)
@@ -194,7 +194,7 @@ extension SaveStore {
       if releaseReadBackLocked(slot: slot, kept: &kept) { try writeKept(kept, slot: slot) }
       keptList = kept
     }
-    if pruning, keepsBeforeWriting,
+    if pruning, rules.keepsBeforeWriting,
       let read = try keepWhatMustBeKept(existing, slot: slot, writer: writer, verdicts: verdicts)
     {
       keptList = read
@@ -501,7 +501,7 @@ extension SaveStore {
         continue
       }
       let path = path(of: slot, generation: generation)
-      let prunedAnyway = prunesUnreadable && verdict.mustBeKept != nil  // never, outside the simulation's seam
+      let prunedAnyway = rules.prunesUnreadable && verdict.mustBeKept != nil  // never, outside the simulation's seam
       if kept.contains(generation), !prunedAnyway { continue }  // kept until the game or the player lets it go
       if let reason = verdict.mustBeKept, !prunedAnyway {
         if loggedKept.withLock({ $0.insert(path).inserted }) {

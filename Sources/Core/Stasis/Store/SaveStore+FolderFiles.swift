@@ -23,7 +23,7 @@ extension SaveStore {
     } catch {
       throw SaveFileError("the save folder could not be created", cause: error)
     }
-    try replaceHiddenFile(bytes, named: name, in: directory, durable: flushesFolderFiles)
+    try replaceHiddenFile(bytes, named: name, in: directory, durable: rules.flushesFolderFiles)
   }
 
   /// `DIRECTORY/.NAME`'s bytes, or nil when there is none.

@@ -70,10 +70,9 @@ public final class SaveStore: Sendable {
   /// slot that syncs, so the catch-up that follows has ours without reading and decoding it again.
   let handedOver = Mutex<(wanted: Set<String>, file: (path: String, bytes: [UInt8], document: SaveDocument)?)>(
     ([], nil))
-  #if SimulationSeams
-    /// The rules the simulation's build varies in this store; the store's own everywhere else.
-    @_spi(Simulation) public let seams: Seams
-  #endif
+  /// The rules this store writes by (``StoreRules``): the defaults, except in the simulation's
+  /// build (`StoreRules.swift`, this module's one seam).
+  let rules: StoreRules
 
   /// Creates a store over `directory` (created on the first save).
   ///
@@ -100,64 +99,8 @@ public final class SaveStore: Sendable {
   ) {
     self.init(
       directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout, signing: signing,
-      fileSystem: fileSystem, wallClock: wallClock, device: device, logger: logger, with: Seams())
+      fileSystem: fileSystem, wallClock: wallClock, device: device, logger: logger, rules: StoreRules())
   }
-
-  #if SimulationSeams
-    /// A store whose rules are varied by `seams`: the simulation's honesty check.
-    @_spi(Simulation) public convenience init(
-      directory: String,
-      generationsToKeep: Int,
-      lockTimeout: Duration = .seconds(5),
-      signing: SigningPolicy = .none,
-      fileSystem: any FileSystem,
-      wallClock: @escaping @Sendable () -> Int64,
-      device: String?,
-      logger: Logger,
-      seams: Seams
-    ) {
-      self.init(
-        directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout, signing: signing,
-        fileSystem: fileSystem, wallClock: wallClock, device: device, logger: logger, with: seams)
-    }
-
-    /// The store's rules that the simulation's build can vary, one switch each: each default is
-    /// the rule. Only the `SimulationSeams` trait compiles them (off by default, on only in
-    /// `Server/`'s build of `stasis-sim`); which variation is a planted bug is the simulation's
-    /// own catalogue, not the library's.
-    @_spi(Simulation) public struct Seams: Sendable {
-      /// Snapshots are written in the order they were handed over, and a waiting one is
-      /// superseded by a newer one.
-      public var writesInSnapshotOrder = true
-      /// Settings and timers are flushed when replaced.
-      public var flushesFolderFiles = true
-      /// A snapshot is compared with the slot's newest file even before this store loaded it.
-      public var comparesWithNewestFile = true
-      /// A write keeps what must be kept (generations this build cannot read) before it writes.
-      public var keepsBeforeWriting = true
-      /// Pruning removes a generation this build cannot read.
-      public var prunesUnreadable = false
-
-      /// The store's own rules.
-      public init() {}
-    }
-
-    var flushesFolderFiles: Bool { seams.flushesFolderFiles }
-    var comparesWithNewestFile: Bool { seams.comparesWithNewestFile }
-    var keepsBeforeWriting: Bool { seams.keepsBeforeWriting }
-    var prunesUnreadable: Bool { seams.prunesUnreadable }
-  #else
-    /// Nothing: only the simulation's build varies the store's rules (and no type of that name
-    /// exists in any other build: `scripts/check-no-planted-bugs.sh` looks for it).
-    typealias Seams = Void
-
-    // The store's rules: constants outside the simulation's build, so the compiler removes
-    // every branch on them.
-    var flushesFolderFiles: Bool { true }
-    var comparesWithNewestFile: Bool { true }
-    var keepsBeforeWriting: Bool { true }
-    var prunesUnreadable: Bool { false }
-  #endif
 
   init(
     directory: String,
@@ -168,14 +111,10 @@ public final class SaveStore: Sendable {
     wallClock: @escaping @Sendable () -> Int64,
     device: String?,
     logger: Logger,
-    with seams: Seams
+    rules: StoreRules
   ) {
-    #if SimulationSeams
-      self.seams = seams
-      writers = SlotWriters(inSnapshotOrder: seams.writesInSnapshotOrder)
-    #else
-      writers = SlotWriters()
-    #endif
+    self.rules = rules
+    writers = SlotWriters(inSnapshotOrder: rules.writesInSnapshotOrder)
     self.device = device ?? ProcessInfo.processInfo.hostName
     self.directory = directory
     self.generationsToKeep = max(1, generationsToKeep)

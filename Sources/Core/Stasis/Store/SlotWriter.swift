@@ -52,23 +52,17 @@ final class SlotWriters: Sendable {
   private let newest = Mutex<[String: NewestState]>([:])
   private let gates = Mutex<[String: SlotGate]>([:])
   private let nextSequence = Atomic<UInt64>(1)
-  #if SimulationSeams
-    /// False only where the simulation varies the rule (`SaveStore.Seams`).
-    private let inSnapshotOrder: Bool
+  /// False only where the simulation varies the rule (``StoreRules/writesInSnapshotOrder``).
+  private let inSnapshotOrder: Bool
 
-    init(inSnapshotOrder: Bool = true) {
-      self.inSnapshotOrder = inSnapshotOrder
-    }
+  init(inSnapshotOrder: Bool = true) {
+    self.inSnapshotOrder = inSnapshotOrder
+  }
 
-    /// The newest waiting snapshot goes first, and none is superseded: only where the
-    /// simulation varies the rule.
-    private var newestFirst: Bool { !inSnapshotOrder }
-  #else
-    init() {}
-
-    /// Snapshots go in the order they were handed over; a waiting one is superseded.
-    private var newestFirst: Bool { false }
-  #endif
+  /// Snapshots go in the order they were handed over, and a waiting one is superseded; the
+  /// newest waiting snapshot goes first, and none is superseded, only where the simulation
+  /// varies the rule.
+  private var newestFirst: Bool { !inSnapshotOrder }
 
   /// The next snapshot's number: taken on the thread that hands the snapshot over.
   func takeSequence() -> UInt64 { nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue }

@@ -32,20 +32,9 @@ public struct CloudSyncConfiguration: Sendable {
   public var longestRetry: Duration
   /// How retries wait; tests replace it to drive retries without real time.
   public var sleep: @Sendable (Duration) async throws -> Void
-  #if SimulationSeams
-    // The sync's rules that the simulation's build can vary (the `SimulationSeams` trait): each
-    // default is the rule, and every other build compiles the constant.
-    /// A conflict merges against the revision this device continues, shared with the server's
-    /// head or not.
-    @_spi(Simulation) public var mergesAcrossUnrelatedHistories = false
-    /// After a lost `201`, only the newest local generation is compared with the head.
-    @_spi(Simulation) public var recognisesOnlyNewest = false
-    /// A conflict's merge takes undeclared values one by one (``MergeRules``' seam of that name).
-    @_spi(Simulation) public var mergesRestValueByValue = false
-  #else
-    var mergesAcrossUnrelatedHistories: Bool { false }
-    var recognisesOnlyNewest: Bool { false }
-  #endif
+  /// The rules the sync decides by (``SyncRules``): the defaults, except in the simulation's
+  /// build (`SyncRules.swift`, this module's one seam).
+  var rules = SyncRules()
   /// How files go over the wire: deltas (on by default, against a server that takes them) and
   /// the size of a resumable upload's parts. `transfer.deltas = false` sends whole files.
   public var transfer = TransferOptions()

@@ -332,7 +332,7 @@ extension SyncEngine {
   /// shared base: its history cannot tell a new game from a continuation.
   func sharedBase(_ continued: Int?, theirs: Int) async -> Result<SharedBase, CloudError> {
     guard let continued else { return .success(.none(.neverAgreed, nil)) }
-    if configuration.mergesAcrossUnrelatedHistories { return .success(.shared(continued)) }
+    if configuration.rules.mergesAcrossUnrelatedHistories { return .success(.shared(continued)) }
     let history: [RemoteRevision]
     do {
       guard let listed = try await listRevisions(holding: theirs) else {
@@ -409,9 +409,7 @@ extension SyncEngine {
           policy: fallback, base: nil, ours: ours, theirs: theirs, theirsRevision: theirsRevision, report: &report)
       }
       var rules = rules
-      #if SimulationSeams
-        rules.mergesRestValueByValue = rules.mergesRestValueByValue || configuration.mergesRestValueByValue
-      #endif
+      rules.mergesRestValueByValue = rules.mergesRestValueByValue || configuration.rules.mergesRestValueByValue
       let merged = ThreeWayMerge.merge(
         base: base.document, ours: ours.document, theirs: theirs, rules: rules,
         fallback: fallback.side(ours: ours.document, theirs: theirs),

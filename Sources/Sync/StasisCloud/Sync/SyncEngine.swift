@@ -393,7 +393,7 @@ final class SyncEngine: Sendable {
   /// device may have built on it since: then that is a conflict, on the right base.)
   func recogniseOwnUploads(newest local: (generation: Int, bytes: [UInt8])?) async -> Bool {
     var record = load()
-    var mine = configuration.recognisesOnlyNewest ? [] : record.sent
+    var mine = configuration.rules.recognisesOnlyNewest ? [] : record.sent
     if let local {
       mine.append(SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base))
     }
