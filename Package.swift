@@ -239,7 +239,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
       ]),
     // What the test targets share: the repository's root, built products, processes.
-    .target(name: "StasisTestSupport", path: "Tests/Support"),
+    .target(name: "StasisTestSupport", dependencies: ["StasisTesting"], path: "Tests/Support"),
     .testTarget(
       name: "DemoGameTests",
       dependencies: [

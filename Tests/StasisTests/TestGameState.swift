@@ -1,4 +1,5 @@
 import Stasis
+import StasisTesting
 
 /// A game-shaped state for the store's tests: a score, a level with progress, a 2D camera
 /// and an array of physics bodies.
@@ -81,11 +82,10 @@ struct TestSummary: Codable, Equatable {
 let testGame = GameIdentity(name: "stasis-tests", build: "test", schemaVersion: 1)
 let testCodec = SaveCodec<TestGameState>(game: testGame)
 
-/// A fresh temporary folder for one test.
+/// A fresh temporary folder for one test, removed with the others when the test process exits
+/// (`TemporaryFolder.untilExit`).
 func makeTemporaryDirectory() -> String {
-  var template = Array("/tmp/stasis-tests-XXXXXX".utf8CString)
-  let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-  return String(cString: path!)
+  try! TemporaryFolder.untilExit(prefix: "stasis-tests")
 }
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 // Helpers the test targets share: the repository, built products, processes, folders.
 import Foundation
+import StasisTesting
 
 /// The package's root folder.
 public let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -80,11 +81,10 @@ public func run(
     stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
 }
 
-/// A fresh empty folder under the system's temporary folder.
+/// A fresh empty folder under the system's temporary folder, removed with the others when the
+/// test process exits (`StasisTesting`'s `TemporaryFolder.untilExit`).
 public func temporaryFolder() throws -> URL {
-  let url = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-test-\(UUID().uuidString)")
-  try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  return url
+  URL(fileURLWithPath: try TemporaryFolder.untilExit(prefix: "stasis-test"))
 }
 
 /// A process whose standard output is read line by line as it comes.

@@ -87,6 +87,8 @@ struct GameThreadTests {
       #expect(a.cloud.status.base == round + 1)
 
       // B launches again, a new process: the base it holds is found on disk.
+      let held = SaveStore(directory: bFolder)
+      let newestLocal = held.path(of: "autosave", generation: try #require(try held.generations(of: "autosave").first))
       let b = Launch(
         TestGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
         server: server.base, token: token, device: "B")
@@ -101,8 +103,39 @@ struct GameThreadTests {
         wire.bytesReceived <= 2 * changed + 4096,
         "round \(round): \(wire.bytesReceived) B on the wire for \(changed) B of changed agents")
       #expect(b.counters.readBacks == 0, "restored from what the sync wrote, in memory")
+      // The document level: the newest local file read once (the launch's restore, handed to the
+      // catch-up), each file decoded once, each state made once, and the download's state
+      // restored as the sync's verification decoded it.
+      let work = b.counters
+      let revision = "r\(round + 1)"
+      #expect(work.reads[newestLocal] == 1, "round \(round): \(work.reads)")
+      // The older generations are read only by the write's pruning, which verifies each once
+      // before it removes one (a generation this build cannot read is never pruned).
+      #expect(work.reads.values.allSatisfy { $0 == 1 }, "round \(round): \(work.reads)")
+      #expect(work.decodes == [newestLocal: 1, revision: 1], "round \(round): \(work.decodes)")
+      #expect(work.stateDecodes == [newestLocal: 1, revision: 1], "round \(round): \(work.stateDecodes)")
+      #expect(work.restores == 2, "round \(round): the launch's restore, then the download's, from memory")
       _ = b.application.quit()
     }
+  }
+
+  @Test("a background save with cloud copies its bytes once: encoded in one piece, uploaded as written")
+  func backgroundSaveCopiesOnce() async throws {
+    defer { server.stop() }
+    let city = SyntheticCity(agents: 1 << 14, side: 64, ledger: 50, seed: 3)
+    let a = Launch(
+      TestGame(city), codec: cityCodec, folder: folder("a"), server: server.base, token: token, device: "A")
+    a.application.launch()
+    let before = a.counters
+    a.application.enterBackground()  // the background save, and its upload inside the budget
+    while a.application.hasBackgroundEpisode { a.application.waitForBackgroundWork() }
+    await a.cloud.settle()
+    #expect(a.cloud.status.base == 1, "the background save went up")
+    #expect(a.counters.uploadCopies == before.uploadCopies, "no second copy of the file for its upload")
+    #expect(a.counters.reads(since: before).isEmpty, "the upload read nothing back from disk")
+    let generation = try #require(try a.store.generations(of: "autosave").first)
+    let size = try a.store.readBytes(at: a.store.path(of: "autosave", generation: generation)).count
+    #expect(a.transferred.fileBytesUploaded == size, "the file went up whole, as written: \(a.transferred)")
   }
 
   @Test("a return with nothing new is one request (304) and decodes only the save it restores, once")

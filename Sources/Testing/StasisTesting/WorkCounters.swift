@@ -19,6 +19,14 @@ public struct WorkCounters: Sendable, Equatable {
   /// `r7` for a revision the cloud sync downloaded, or `SLOT (incoming)` for bytes a sync wrote
   /// without handing over their document.
   public var decodes: [String: Int]
+  /// States made of documents by the game's codec (migrations, validation), by file: a
+  /// generation's path, `rN` for a download the sync verified, `merged` for a merge it checked.
+  public var stateDecodes: [String: Int]
+  /// States given to the game (`SaveableGame.restore(_:)`) by the coordinator.
+  public var restores: Int
+  /// Written files copied again, in one piece, for their upload (a save whose sync asked for
+  /// its file after the encoding began): 0 when a background save with cloud copies its bytes once.
+  public var uploadCopies: Int
   /// Save files read whole from disk, by path (`SaveStore.readBytes(at:)`: a load, a write's
   /// check of the slot's newest generation, a tool's read).
   public var reads: [String: Int]
@@ -36,11 +44,18 @@ public struct WorkCounters: Sendable, Equatable {
   @MainActor
   public init(store: SaveStore, application: Application? = nil) {
     var decodes: [String: Int] = [:]
+    var stateDecodes: [String: Int] = [:]
     var reads: [String: Int] = [:]
-    var readBacks = 0
+    var (readBacks, restores, uploadCopies) = (0, 0, 0)
     for (key, count) in store.counts.all {
       if key == OperationCounts.readBacks {
         readBacks = count
+      } else if key == OperationCounts.restores {
+        restores = count
+      } else if key == OperationCounts.uploadCopies {
+        uploadCopies = count
+      } else if key.hasPrefix("state ") {
+        stateDecodes[String(key.dropFirst("state ".count))] = count
       } else if key.hasPrefix("decode ") {
         decodes[String(key.dropFirst("decode ".count))] = count
       } else if key.hasPrefix("read ") {
@@ -48,6 +63,9 @@ public struct WorkCounters: Sendable, Equatable {
       }
     }
     self.decodes = decodes
+    self.stateDecodes = stateDecodes
+    self.restores = restores
+    self.uploadCopies = uploadCopies
     self.reads = reads
     self.readBacks = readBacks
     waitsOnGameThread = application?.counts[OperationCounts.gameThreadWaits] ?? 0
@@ -56,6 +74,11 @@ public struct WorkCounters: Sendable, Equatable {
   /// The decodes made since `earlier`, by file (files not decoded since are left out).
   public func decodes(since earlier: WorkCounters) -> [String: Int] {
     Self.since(decodes, earlier.decodes)
+  }
+
+  /// The states decoded since `earlier`, by file (files not decoded since are left out).
+  public func stateDecodes(since earlier: WorkCounters) -> [String: Int] {
+    Self.since(stateDecodes, earlier.stateDecodes)
   }
 
   /// The whole-file reads made since `earlier`, by path (paths not read since are left out).

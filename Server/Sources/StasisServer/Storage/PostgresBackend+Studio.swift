@@ -195,7 +195,8 @@ extension PostgresBackend {
   ) async throws -> (PutOutcome, AuditEntry?) {
     let logger = self.logger
     let rule = uploadRule(precondition, loser: loser, metadata: metadata, delta: delta, keep: keep, limits: limits)
-    return try await client.withTransaction(logger: logger) { connection in
+    // The same retry as a player's upload: a staff restore is an upload with a precondition.
+    return try await uploadTransaction { connection in
       let outcome = try await Self.put(
         connection, rule, player: player, metadata: metadata, file: file, delta: delta, logger: logger)
       guard case .created(let stored) = outcome else { return (outcome, nil) }

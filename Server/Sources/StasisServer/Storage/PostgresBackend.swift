@@ -98,17 +98,36 @@ package final class PostgresBackend: SaveBackend {
     }
   }
 
-  /// A transaction that writes: `body`, then (with a `statement_timeout`) the timeout set to 0
-  /// for the `COMMIT` (``resetsTimeoutBeforeCommit`` says why). An upload's store function sets
-  /// it itself, saving the round trip.
+  /// A transaction that writes: `body`, then (with a `statement_timeout`, unless `setsTimeout`
+  /// says `body` does) the timeout set to 0 for the `COMMIT` (``resetsTimeoutBeforeCommit`` says
+  /// why). An upload's store function sets it itself, saving the round trip.
   func writeTransaction<Result: Sendable>(
-    _ body: (PostgresConnection) async throws -> Result
+    setsTimeout: Bool = false, _ body: (PostgresConnection) async throws -> Result
   ) async throws -> Result {
-    let (logger, resets) = (self.logger, resetsTimeoutBeforeCommit)
+    let (logger, resets) = (self.logger, resetsTimeoutBeforeCommit && !setsTimeout)
     return try await client.withTransaction(logger: logger) { connection in
       let result = try await body(connection)
       if resets { try await connection.query("SET LOCAL statement_timeout = 0", logger: logger) }
       return result
+    }
+  }
+
+  /// An upload's transaction (a player's, or a staff restore's: one rule, one retry). When the
+  /// database was unavailable (a connection to a primary that died or was demoted, dropped by
+  /// HAProxy), it runs again on another connection, twice at most, before the API's `503`. Safe
+  /// even when the first `COMMIT` did commit: the retry finds its own revision as the head, and
+  /// the upload is answered with it (``UploadsController``).
+  func uploadTransaction<Result: Sendable>(
+    _ body: (PostgresConnection) async throws -> Result
+  ) async throws -> Result {
+    var attempt = 0
+    while true {
+      do {
+        return try await writeTransaction(setsTimeout: true, body)
+      } catch  where attempt < 2 && !Task.isCancelled && DatabaseUnavailable.isWorthAnotherConnection(error) {
+        attempt += 1
+        try await Task.sleep(for: .milliseconds(200 * attempt))  // a backoff, not a synchronisation
+      }
     }
   }
 
@@ -163,21 +182,11 @@ package final class PostgresBackend: SaveBackend {
     // constraint, the connection lost at that moment) was answered `201` while nothing was
     // stored. The simulation on PostgreSQL found it, with its crash inside a commit.
     let rule = uploadRule(precondition, loser: loser, metadata: metadata, delta: delta, keep: keep, limits: limits)
-    // The database unavailable (a connection to a primary that died or was demoted, dropped by
-    // HAProxy): the transaction again on another connection, twice at most, before the API's
-    // `503`. Safe even when the first `COMMIT` did commit: the retry finds its own revision as
-    // the head, and the upload is answered with it (``UploadsController``).
-    var attempt = 0
-    while true {
-      do {
-        return try await client.withTransaction(logger: logger) { connection in
-          try await Self.put(
-            connection, rule, player: player, metadata: metadata, file: file, delta: delta, logger: logger)
-        }
-      } catch  where attempt < 2 && !Task.isCancelled && DatabaseUnavailable.isWorthAnotherConnection(error) {
-        attempt += 1
-        try await Task.sleep(for: .milliseconds(200 * attempt))
-      }
+    // Safe to run again even when the first `COMMIT` did commit: the retry finds its own
+    // revision as the head, and the upload is answered with it (``UploadsController``).
+    return try await uploadTransaction { connection in
+      try await Self.put(
+        connection, rule, player: player, metadata: metadata, file: file, delta: delta, logger: logger)
     }
   }
 

@@ -50,7 +50,7 @@ extension SaveCoordinator {
   func caughtUp(_ progress: CatchUp) {
     guard let application, let current = catchUp?.progress, current === progress, let outcome = progress.outcome
     else { return }
-    finishCatchUp(outcome, application, document: progress.writtenDocument, unreadable: progress.unreadable)
+    finishCatchUp(outcome, application, written: progress.written, unreadable: progress.unreadable)
   }
 
   /// Ends a catch-up in progress now — before a save, or another catch-up — so nothing the
@@ -65,7 +65,7 @@ extension SaveCoordinator {
     if progress.outcome == nil, progress.stopWaiting() {
       finishCatchUp(.unchanged, application)
     } else if let outcome = progress.outcome {  // given before, or while, the coordinator stopped waiting
-      finishCatchUp(outcome, application, document: progress.writtenDocument, unreadable: progress.unreadable)
+      finishCatchUp(outcome, application, written: progress.written, unreadable: progress.unreadable)
     } else {
       return false
     }
@@ -98,15 +98,16 @@ extension SaveCoordinator {
     }
     game.isPaused = true
     if let outcome = progress.outcome {
-      finishCatchUp(outcome, application, document: progress.writtenDocument, unreadable: progress.unreadable)
+      finishCatchUp(outcome, application, written: progress.written, unreadable: progress.unreadable)
     }
   }
 
-  /// Restores what the catch-up wrote: from `document` when the sync handed over what it wrote
-  /// (no read back from disk), else from the file. `unreadable`: the other side's newest is a
-  /// save this build cannot read, and the game is held as a slot whose newest it cannot read.
+  /// Restores what the catch-up wrote: from `written` when the sync handed over what it wrote
+  /// (no read back from disk, and no second decode when the sync's verification decoded its
+  /// state), else from the file. `unreadable`: the other side's newest is a save this build
+  /// cannot read, and the game is held as a slot whose newest it cannot read.
   func finishCatchUp(
-    _ outcome: CatchUpOutcome, _ application: Application, document: SaveDocument? = nil,
+    _ outcome: CatchUpOutcome, _ application: Application, written: VerifiedSave? = nil,
     unreadable: SaveFileError? = nil
   ) {
     catchUp = nil
@@ -117,9 +118,10 @@ extension SaveCoordinator {
     if case .restore(let generation, let reason) = outcome {
       do throws(any Error) {
         let loaded: LoadedSave<Game.State>
-        if let document {
+        if let written {
           let path = store.path(of: slot, generation: generation)
-          let decoded = try store.decode(document, codec: codec, slot: slot, generation: generation)
+          let document = written.document
+          let decoded = try store.decode(written, codec: codec, slot: slot, generation: generation)
           loaded = LoadedSave(
             state: decoded.state, document: document, generation: generation, path: path, report: decoded.report,
             skipped: [])

@@ -249,7 +249,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         try keepNewest(reason: "an older build's save beside generation \(generation), not chosen")
       }
       do {
-        try game.restore(loaded.state)
+        try giveToGame(loaded.state)
       } catch {
         throw SaveFileError(
           .refusedByGame, "the game refused generation \(generation): \(error)", context: .init(file: loaded.path),
@@ -336,7 +336,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
 
   /// Restores a state loaded elsewhere (a slot picker), recording it like a load.
   public func restore(_ loaded: LoadedSave<Game.State>) throws {
-    try game.restore(loaded.state)
+    try giveToGame(loaded.state)
     adopt(loaded, skipped: loaded.skippedDescriptions)
   }
 
@@ -495,7 +495,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
         record(.keptMemory(reason: "generation \(receipt.generation) did not load back: \(why)"))
         return
       }
-      try game.restore(loaded.state)
+      try giveToGame(loaded.state)
       adopt(loaded, skipped: [])
     } catch {
       record(.keptMemory(reason: "the save did not load back: \(error)"))
@@ -512,6 +512,13 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     } else {
       lineage = nil
     }
+  }
+
+  /// Gives `state` to the game (``SaveableGame/restore(_:)``), counted: every restore of the
+  /// coordinator goes through here.
+  private func giveToGame(_ state: Game.State) throws {
+    store.counts.count(OperationCounts.restores)
+    try game.restore(state)
   }
 
   /// A save that did not start because the game is held: its handle, failed at once.
@@ -543,8 +550,9 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     }
     let handle = store.save(
       state, codec: codec, slot: slot, summary: summary, drawThumbnail: thumbnail,
-      rawSections: lineage.map { [(LoadReport.sectionName, $0.sectionBytes)] } ?? [], unreadableNewest: unreadableNewest
-    )
+      rawSections: lineage.map { [(LoadReport.sectionName, $0.sectionBytes)] } ?? [],
+      unreadableNewest: unreadableNewest,
+      keepingWrittenFile: sync != nil)
     pending.append((reason, summary, handle, steps))
     if let sync, let application = application ?? self.application {
       sync.saveStarted(handle, reason: reason, application: application)

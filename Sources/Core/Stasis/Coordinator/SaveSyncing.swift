@@ -22,8 +22,8 @@ public final class CatchUp: Sendable {
     var outcome: CatchUpOutcome?
     var writing = false
     var abandoned = false
-    /// The document of the generation written, when the synchronizer handed it over.
-    var document: SaveDocument?
+    /// The generation written, as the synchronizer verified it, when it handed it over.
+    var written: VerifiedSave?
     /// The other side's newest, when this build cannot read it.
     var unreadable: SaveFileError?
     /// Called once when the outcome is given: the coordinator's delivery to the game's thread.
@@ -48,21 +48,22 @@ public final class CatchUp: Sendable {
 
   /// The synchronizer: the catch-up is over. The first outcome counts.
   public func finish(_ outcome: CatchUpOutcome) {
-    finish(outcome, document: nil)
+    finish(outcome, written: nil)
   }
 
-  /// The synchronizer: the catch-up is over, and `document` is what it wrote as the generation
-  /// to restore (verified, and validated by the game's codec): the coordinator restores it from
-  /// memory instead of reading back the file just written. The first outcome counts.
-  package func finish(_ outcome: CatchUpOutcome, document: SaveDocument?) {
-    give(outcome, document: document, unreadable: nil)
+  /// The synchronizer: the catch-up is over, and `written` is what it wrote as the generation
+  /// to restore (verified, and decoded and validated by the game's codec): the coordinator
+  /// restores it from memory instead of reading back and decoding the file just written. The
+  /// first outcome counts.
+  package func finish(_ outcome: CatchUpOutcome, written: VerifiedSave?) {
+    give(outcome, written: written, unreadable: nil)
   }
 
-  private func give(_ outcome: CatchUpOutcome, document: SaveDocument?, unreadable: SaveFileError?) {
+  private func give(_ outcome: CatchUpOutcome, written: VerifiedSave?, unreadable: SaveFileError?) {
     let first = state.withLock { state -> (@Sendable () -> Void)?? in
       guard state.outcome == nil else { return nil }
       state.outcome = outcome
-      state.document = document
+      state.written = written
       state.unreadable = unreadable
       defer { state.onFinish = nil }
       return .some(state.onFinish)
@@ -78,7 +79,7 @@ public final class CatchUp: Sendable {
   /// save (``SaveCoordinator/restoreFailure``, its reason ``RestoreFailure/Reason/newerInCloud``): the player
   /// plays on from the state the game holds, or waits for the update. The first outcome counts.
   public func finish(unreadable error: SaveFileError) {
-    give(.unchanged, document: nil, unreadable: error)
+    give(.unchanged, written: nil, unreadable: error)
   }
 
   /// Why the catch-up ended without anything to restore, when the other side's newest is a
@@ -97,8 +98,8 @@ public final class CatchUp: Sendable {
     if now { body() }
   }
 
-  /// The document of the generation to restore, when the synchronizer handed it over.
-  package var writtenDocument: SaveDocument? { state.withLock { $0.document } }
+  /// The generation to restore, as the synchronizer verified it, when it handed it over.
+  package var written: VerifiedSave? { state.withLock { $0.written } }
 
   /// Blocks the calling thread until the catch-up finishes or `timeout` passes; true when it
   /// finished. For headless runners and tools, not a game loop that draws.

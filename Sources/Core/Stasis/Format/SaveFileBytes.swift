@@ -42,6 +42,9 @@ package struct SaveFileBytes: Sendable {
     }
   }
 
+  /// Whether the file is one array already (``contiguous`` copies nothing).
+  package var isContiguous: Bool { inserts.isEmpty }
+
   /// The file's bytes in one array: a copy of the bulk arrays, for what needs them together
   /// (a same-state comparison, a cloud upload).
   package var contiguous: [UInt8] {

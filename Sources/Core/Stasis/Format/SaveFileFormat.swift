@@ -38,14 +38,17 @@ public enum SaveFileFormat {
 
   /// Encodes `document` as the store writes it: in `buffer`'s storage, reused, but for its bulk
   /// arrays, which stay where they are and are written from there. A signed file is encoded
-  /// whole: its signature covers every byte. Returns the file and its header's section table;
+  /// whole: its signature covers every byte, and so is one `inOnePiece` (a file a cloud upload
+  /// sends as it was written). Returns the file and its header's section table;
   /// `buffer` is left empty, its storage now the file's `buffer`.
   package static func encodeFile(
-    _ document: SaveDocument, signingKey key: SigningKey? = nil, reusing buffer: inout [UInt8]
+    _ document: SaveDocument, signingKey key: SigningKey? = nil, reusing buffer: inout [UInt8],
+    inOnePiece: Bool = false
   ) -> (file: SaveFileBytes, table: [SectionEntry]) {
-    var writer = ByteWriter(reusing: buffer, capacity: capacity(document, bulk: key != nil))
+    let bulkIn = key != nil || inOnePiece
+    var writer = ByteWriter(reusing: buffer, capacity: capacity(document, bulk: bulkIn))
     buffer = []  // let the writer own the storage uniquely
-    writer.leavesBulkOut = key == nil
+    writer.leavesBulkOut = !bulkIn
     let entries = encode(document, signingKey: key, with: &writer)
     let inserts = writer.inserts
     return (SaveFileBytes(buffer: writer.bytes, inserts: inserts), entries)

@@ -33,4 +33,11 @@ package final class OperationCounts: Sendable {
   package static func read(_ file: String) -> String { "read \(file)" }
   /// The key a generation read back from disk after the sync wrote it is counted under.
   package static let readBacks = "read back"
+  /// The key a written file's second copy, made for its upload, is counted under.
+  package static let uploadCopies = "copied for upload"
+  /// The key a state's decode from a document (the game's codec: migrations, validation) is
+  /// counted under: `state` and the file's path, or `rN` for a download.
+  package static func stateDecode(_ file: String) -> String { "state \(file)" }
+  /// The key a state given to the game (`SaveableGame.restore(_:)`) is counted under.
+  package static let restores = "restored"
 }

@@ -43,8 +43,10 @@ public final class SaveHandle: Sendable {
   private let state = Mutex<State>(State())
   /// The file the durable write put on disk, kept only when asked before the write ended.
   private let kept = Mutex<(wanted: Bool, file: WrittenFile?)>((false, nil))
-  private let finished = DispatchSemaphore(value: 0)
-  private let ended = DispatchSemaphore(value: 0)
+  /// Signalled by ``settle(_:)`` (or a ``finish(_:)`` that settles): the result is set.
+  private let settledSignal = DispatchSemaphore(value: 0)
+  /// Signalled by ``finish(_:)``: the write is over, pruning included.
+  private let finishedSignal = DispatchSemaphore(value: 0)
 
   private struct State {
     var result: Result<SaveReceipt, SaveFileError>?
@@ -96,8 +98,8 @@ public final class SaveHandle: Sendable {
   /// Blocks the calling thread until the save ends, and returns its result (which must be used).
   public func waitForResult() -> Result<SaveReceipt, SaveFileError> {
     if let result { return result }
-    finished.wait()
-    finished.signal()  // let other waiters through too
+    settledSignal.wait()
+    settledSignal.signal()  // let other waiters through too
     return result!
   }
 
@@ -124,6 +126,9 @@ public final class SaveHandle: Sendable {
   /// and decode the file again. Asked after the write ended, nothing is kept.
   package func keepWrittenFile() { kept.withLock { $0.wanted = true } }
 
+  /// Whether ``keepWrittenFile()`` was asked: the writer then encodes the file in one piece.
+  var keepsWrittenFile: Bool { kept.withLock { $0.wanted } }
+
   /// The file this save wrote, once, if ``keepWrittenFile()`` was asked in time and the save
   /// wrote one (not for an unchanged or superseded save).
   package func takeWrittenFile() -> WrittenFile? {
@@ -148,7 +153,7 @@ public final class SaveHandle: Sendable {
       state.result = result
       return true
     }
-    if isFirst { finished.signal() }
+    if isFirst { settledSignal.signal() }
   }
 
   /// Settles the save with `result` (unless ``settle(_:)`` did already) and runs the callbacks
@@ -163,17 +168,17 @@ public final class SaveHandle: Sendable {
       return (settled, state.callbacks)
     }
     guard let taken else { return }
-    if taken.settled == nil { finished.signal() }
+    if taken.settled == nil { settledSignal.signal() }
     for callback in taken.callbacks { callback(taken.settled ?? result) }
-    ended.signal()
+    finishedSignal.signal()
   }
 
   /// Blocks until the save has ended: settled, the slot's oldest generations pruned, and the
   /// callbacks run. For a tool that exits right after its save (``waitForResult()`` returns before the
   /// pruning, which an exit would cut short, leaving an old generation for the next save).
   package func waitUntilEnded() {
-    ended.wait()
-    ended.signal()  // let other waiters through too
+    finishedSignal.wait()
+    finishedSignal.signal()  // let other waiters through too
   }
 }
 

@@ -22,9 +22,13 @@ extension SaveStore {
     do throws(SaveFileError) {
       guard !handle.isCancelled else { throw SaveFileError(.cancelled, "the save was cancelled before it was written") }
       var buffer = spareBuffers.withLock { $0.popLast() } ?? []
-      // The bulk arrays stay in the snapshot and are written from there (`SaveFileBytes`).
-      let (file, table) = SaveFileFormat.encodeFile(document, signingKey: signing.current, reusing: &buffer)
-      defer { spareBuffers.withLock { if $0.count < 2 { $0.append(file.buffer) } } }
+      // The bulk arrays stay in the snapshot and are written from there (`SaveFileBytes`), except
+      // in a file kept for its upload: encoded in one piece, its bytes are copied once, by the
+      // encoding, and the upload sends that buffer (which is then not kept as a spare).
+      let kept = handle.keepsWrittenFile
+      let (file, table) = SaveFileFormat.encodeFile(
+        document, signingKey: signing.current, reusing: &buffer, inOnePiece: kept)
+      defer { if !kept { spareBuffers.withLock { if $0.count < 2 { $0.append(file.buffer) } } } }
       let encoded = clock.now()
       var receipt: SaveReceipt?
       try writeDurably(
@@ -32,8 +36,12 @@ extension SaveStore {
         skipSameState: isSnapshot, signed: signing.current != nil
       ) { generation, path, unchanged in
         if !unchanged {
-          // Asked for by a cloud sync only: the one copy of the bulk arrays, for the upload.
-          handle.offerWrittenFile { WrittenFile(generation: generation, bytes: file.contiguous, document: document) }
+          // Asked for by a cloud sync only: the file as written, in one piece already unless the
+          // sync asked after the encoding began (then the one copy of the bulk arrays, counted).
+          handle.offerWrittenFile {
+            if !file.isContiguous { self.counts.count(OperationCounts.uploadCopies) }
+            return WrittenFile(generation: generation, bytes: file.contiguous, document: document)
+          }
         }
         receipt = SaveReceipt(
           slot: slot, generation: generation, path: path, bytes: unchanged ? 0 : file.count,

@@ -203,7 +203,22 @@ public final class SaveStore: Sendable {
     drawThumbnail: (@Sendable (State) -> [UInt8]?)?, rawSections: [(name: String, bytes: [UInt8])] = [],
     unreadableNewest: UnreadableNewest = .refuse
   ) -> SaveHandle {
+    save(
+      state, codec: codec, slot: slot, summary: summary, drawThumbnail: drawThumbnail, rawSections: rawSections,
+      unreadableNewest: unreadableNewest, keepingWrittenFile: false)
+  }
+
+  /// As ``save(_:codec:slot:summary:drawThumbnail:rawSections:unreadableNewest:)``; with
+  /// `keepingWrittenFile` (a coordinator whose slot syncs), the handle keeps the file it writes
+  /// for the upload from before the worker can start (``SaveHandle/keepWrittenFile()``), so the
+  /// file is encoded in one piece and the upload sends those bytes: the save copies them once.
+  package func save<State>(
+    _ state: State, codec: SaveCodec<State>, slot: SaveSlot, summary: SaveSummary = SaveSummary(),
+    drawThumbnail: (@Sendable (State) -> [UInt8]?)?, rawSections: [(name: String, bytes: [UInt8])] = [],
+    unreadableNewest: UnreadableNewest = .refuse, keepingWrittenFile: Bool
+  ) -> SaveHandle {
     let handle = SaveHandle(slot: slot, sequence: writers.takeSequence())
+    if keepingWrittenFile { handle.keepWrittenFile() }
     let createdAt = wallClock()
     let snapshot = HandedOver(state)
     let job = SlotWriters.Job(handle: handle, isSnapshot: true) {
@@ -327,16 +342,19 @@ public final class SaveStore: Sendable {
     bytes: [UInt8], document: SaveDocument
   ) {
     let path = path(of: slot, generation: generation)
-    let bytes = try readBytes(at: path)
-    // What a load just read and checked, when the file holds exactly those bytes still (a
-    // generation number can come back after a crash lost the file that had it): not decoded again.
-    if let kept = handedOver.withLock({ state -> SaveDocument? in
-      guard let file = state.file, file.path == path else { return nil }
-      state.file = nil
-      return file.bytes == bytes ? file.document : nil
-    }) {
-      return (bytes, kept)
+    // What a load just read and checked, when the file is still that size: neither read nor
+    // decoded again. Generations are never rewritten in place, so the size tells the file a
+    // load read from one a crash and a new write put under the same number (as `knownGood`).
+    if case .file(let size) = fileSystem.kind(of: path),
+      let kept = handedOver.withLock({ state -> (bytes: [UInt8], document: SaveDocument)? in
+        guard let file = state.file, file.path == path else { return nil }
+        state.file = nil
+        return file.bytes.count == size ? (file.bytes, file.document) : nil
+      })
+    {
+      return kept
     }
+    let bytes = try readBytes(at: path)
     return (bytes, try verified(bytes, path: path).document)
   }
 
@@ -492,9 +510,23 @@ public final class SaveStore: Sendable {
   func decode<State>(_ document: SaveDocument, codec: SaveCodec<State>, slot: SaveSlot, generation: Int)
     throws(SaveFileError) -> (state: State, report: LoadReport)
   {
+    try decode(VerifiedSave(document: document, signed: false), codec: codec, slot: slot, generation: generation)
+  }
+
+  /// As ``decode(_:codec:slot:generation:)`` for a file verified elsewhere: the state its
+  /// verification decoded, when there is one of this `State`, is taken as it is (not decoded
+  /// again); the generation is noted as one this build reads either way.
+  func decode<State>(_ verified: VerifiedSave, codec: SaveCodec<State>, slot: SaveSlot, generation: Int)
+    throws(SaveFileError) -> (state: State, report: LoadReport)
+  {
     let path = path(of: slot, generation: generation)
+    if let decoded = verified.decoded(as: State.self) {
+      readBack.withLock { _ = $0.insert(path) }
+      return (decoded.state, decoded.report)
+    }
     do {
-      let loaded = try codec.load(from: document, path: path)
+      counts.count(OperationCounts.stateDecode(path))
+      let loaded = try codec.load(from: verified.document, path: path)
       readBack.withLock { _ = $0.insert(path) }
       return loaded
     } catch {

@@ -35,6 +35,9 @@ public struct CloudSyncConfiguration: Sendable {
   /// The rules the sync decides by (``SyncRules``): the defaults, except in the simulation's
   /// build (`SyncRules.swift`, this module's one seam).
   var rules = SyncRules()
+  /// The game's codec, as the coordinator's sync decodes a download or a merge with it: the
+  /// state goes on with the file (``VerifiedSave``), and the restore does not decode it again.
+  var decodeState: (@Sendable (SaveDocument) throws -> any Sendable)?
   /// How files go over the wire: deltas (on by default, against a server that takes them) and
   /// the size of a resumable upload's parts. `transfer.deltas = false` sends whole files.
   public var transfer = TransferOptions()
@@ -146,10 +149,9 @@ public final class CloudSync: Sendable {
   ) {
     var configuration = configuration
     let codec = coordinator.codec
-    let validate = configuration.validate
-    configuration.validate = { document in
-      _ = try codec.load(from: document)
-      try validate?(document)
+    configuration.decodeState = { document in
+      let (state, report) = try codec.load(from: document)
+      return DecodedState(state: state, report: report)
     }
     self.init(
       client: CloudClient(credentials: credentials, transport: transport), store: coordinator.store,

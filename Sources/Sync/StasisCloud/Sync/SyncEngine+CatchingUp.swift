@@ -17,10 +17,10 @@ struct WriteGate: Sendable {
     return progress?.mayWrite() ?? true
   }
 
-  /// A generation was written: the game restores it now, from `document` (what was written,
-  /// in memory), without waiting for the upload.
-  func wrote(_ generation: Int, _ reason: String, document: SaveDocument) {
-    progress?.finish(.restore(generation: generation, reason: reason), document: document)
+  /// A generation was written: the game restores it now, from `written` (what was written, in
+  /// memory, with the state its verification decoded), without waiting for the upload.
+  func wrote(_ generation: Int, _ reason: String, written: VerifiedSave) {
+    progress?.finish(.restore(generation: generation, reason: reason), written: written)
   }
 
   /// The server's newest is a save of a newer schema or format than this build reads:
@@ -52,7 +52,7 @@ extension SyncEngine {
       phase(.syncing)
       let head: HeadFetch
       do {
-        head = try await client.head(slot: slot, ifNoneMatch: record.base, holding: heldBase(record))
+        head = try await client.head(slot: slot, ifNoneMatch: record.base, holding: heldBase(record, local: local))
         answered()
       } catch {
         _ = failed(error, generation: nil)
@@ -108,7 +108,7 @@ extension SyncEngine {
   /// The server moved and nothing local is unsynced: verify its head and write it as the
   /// slot's next generation. `.success(nil)` when the game's state may not be written under.
   func fastForward(revision: Int, bytes: [UInt8], gate: WriteGate) async -> Result<Int?, CloudError> {
-    let file: VerifiedFile
+    let file: VerifiedSave
     switch verify(bytes, revision: revision) {
     case .failure(let error):
       emit(.refused(error.message))
@@ -140,7 +140,7 @@ extension SyncEngine {
       store(&record)
       agreed(revision, file: bytes)
       emit(.fastForwarded(revision: revision, generation: generation))  // told before the game wakes
-      gate.wrote(generation, "fast-forwarded to r\(revision)", document: file.document)
+      gate.wrote(generation, "fast-forwarded to r\(revision)", written: file)
       return .success(generation)
     }
   }
@@ -161,7 +161,7 @@ extension SyncEngine {
     policy: ConflictPolicy, policyName: String, taking: ConflictDecision? = nil, gate: WriteGate
   ) async -> Resolution {
     var record = load()
-    let theirsFile: VerifiedFile
+    let theirsFile: VerifiedSave
     switch verify(theirs.bytes, revision: theirs.revision) {
     case .failure(let error):
       emit(.refused(error.message))
@@ -229,7 +229,7 @@ extension SyncEngine {
     }
     // What is written locally (nil: ours, already there) and what goes up on theirs (nil: nothing).
     // The local file goes with its document, as checked or as made here: never decoded again.
-    let local: (bytes: [UInt8], file: VerifiedFile)?
+    let local: (bytes: [UInt8], file: VerifiedSave)?
     let upload: [UInt8]?
     switch decision {
     case .side(.ours):
@@ -241,14 +241,14 @@ extension SyncEngine {
     case .side(.base):
       // The policy takes the base only when there is one: its document was checked above.
       guard let base else { return .stopped(.conflict, nil) }
-      let file = VerifiedFile(document: base.document, signed: baseSigned)
+      let file = VerifiedSave(document: base.document, signed: baseSigned)
       (report.outcome, local, upload) = (.side(.base), (base.bytes, file), base.bytes)
       report.sections = Self.whole(base.document, .base, policyName)
     case .document(var document, let outcome):
       // Made here, whichever side its summary came from: the revision names this device.
       document.summary.device = uploadingDevice
       let bytes = SaveFileFormat.encode(document, signingKey: store.signing.current)
-      let file = VerifiedFile(document: document, signed: store.signing.current != nil)
+      let file = VerifiedSave(document: document, signed: store.signing.current != nil)
       (report.outcome, local, upload) = (outcome, (bytes, file), bytes)
     }
     var written: Int?
@@ -274,7 +274,7 @@ extension SyncEngine {
       case .success(let generation):
         written = generation
         gate.wrote(
-          generation, "resolved a cloud conflict (\(report.outcome.rawValue))", document: local.file.document)
+          generation, "resolved a cloud conflict (\(report.outcome.rawValue))", written: local.file)
       }
     }
     record = load()
@@ -422,7 +422,7 @@ extension SyncEngine {
         report.note = "\(refusal): fell back to \(fallback.name)"
       } else if var document = merged.document {
         do {
-          try configuration.validate?(document)
+          _ = try check(document, named: "merged")
           if let summarize = configuration.summarize, document.sections != ours.document.sections,
             document.sections != theirs.sections
           {

@@ -102,9 +102,10 @@ final class SyncEngine: Sendable {
       guard case .success(let receipt) = await handle.value else { return }
       var record = load()
       if !record.queued.contains(receipt.generation) {
-        // Flushed with the upload's own record write (one per attempt), or after it, below.
+        // Kept in memory only: written, and flushed, with the upload's own record write (one
+        // per attempt), or by `persistQueued()` below when the upload does not go.
         record.queued.append(receipt.generation)
-        store(&record, durable: false)
+        keepInMemory(record)
       }
       defer { persistQueued() }
       guard epoch == self.epoch.load(ordering: .relaxed) else {
@@ -179,8 +180,13 @@ final class SyncEngine: Sendable {
     } catch {
       logger.warning("the sync record of slot '\(slot)' could not be written: \(error)")
     }
-    let written = record
-    self.record.withLock { $0 = written }
+    keepInMemory(record)
+  }
+
+  /// Keeps `record` for the next `load()` and the status, without writing it: what the next
+  /// durable write carries (a save queued for the upload that writes the record anyway).
+  func keepInMemory(_ record: SyncRecord) {
+    self.record.withLock { $0 = record }
     let base = record.base
     let pending = record.queued.count
     status.withLock {
@@ -256,9 +262,16 @@ final class SyncEngine: Sendable {
   /// bytes as they are on disk: what a delta is made from and applied to. Nil when the base is
   /// unknown or its generation is gone; a damaged one only makes a delta the server refuses
   /// (its checksum names the base), and the upload goes again whole.
-  func heldBase(_ record: SyncRecord) -> HeldRevision? {
+  /// `local` is the newest local file as this pass read it: when it is the base's generation,
+  /// its bytes are the base's, and the file is not read again.
+  func heldBase(_ record: SyncRecord, local: (generation: Int, bytes: [UInt8], document: SaveDocument)? = nil)
+    -> HeldRevision?
+  {
     guard let revision = record.base else { return nil }
     if let agreed = agreedFile.withLock({ $0 }), agreed.revision == revision { return agreed }
+    if let local, local.generation == record.baseGeneration {
+      return HeldRevision(revision: revision, bytes: local.bytes)
+    }
     guard let generation = record.baseGeneration, let bytes = try? store.fileBytes(slot: slot, generation: generation)
     else { return nil }
     return HeldRevision(revision: revision, bytes: bytes)
@@ -271,12 +284,12 @@ final class SyncEngine: Sendable {
 
   /// Checks a download before anything local changes: every checksum, the signature under the
   /// store's policy, and the game's own load and validation.
-  func verify(_ bytes: [UInt8], revision: Int) -> Result<VerifiedFile, CloudError> {
+  func verify(_ bytes: [UInt8], revision: Int) -> Result<VerifiedSave, CloudError> {
     do {
       store.counts.count(OperationCounts.decode("r\(revision)"))
       let read = try SaveFileFormat.decodeWithSignature(bytes, path: "r\(revision)", signing: store.signing)
-      try configuration.validate?(read.document)
-      return .success(VerifiedFile(document: read.document, signed: read.signature != .unsigned))
+      let decoded = try check(read.document, named: "r\(revision)")
+      return .success(VerifiedSave(document: read.document, signed: read.signature != .unsigned, decoded: decoded))
     } catch {
       var refusal = CloudError(.refused, "revision \(revision) of slot '\(slot)' failed verification: \(error)")
       refusal.underlyingError = error
@@ -284,10 +297,24 @@ final class SyncEngine: Sendable {
     }
   }
 
+  /// The game's own checks of `document` (named `name` in the counts): its state decoded by the
+  /// game's codec (migrations and validation included), when the sync was made for a
+  /// coordinator, then the configuration's `validate`. Returns the decoded state, which goes on
+  /// with the document (``VerifiedSave``) so that nothing decodes it again.
+  func check(_ document: SaveDocument, named name: String) throws -> (any Sendable)? {
+    var decoded: (any Sendable)?
+    if let decodeState = configuration.decodeState {
+      store.counts.count(OperationCounts.stateDecode(name))
+      decoded = try decodeState(document)
+    }
+    try configuration.validate?(document)
+    return decoded
+  }
+
   /// Writes `bytes` as the slot's next generation, durably, only if the newest generation is
   /// still `expected` (checked under the slot's lock): nothing is written over a save unseen.
   /// `file` is their document as already checked: the bytes are not decoded again.
-  func writeLocal(_ bytes: [UInt8], _ file: VerifiedFile, ifNewestIs expected: Int) async -> Result<Int, SaveFileError>
+  func writeLocal(_ bytes: [UInt8], _ file: VerifiedSave, ifNewestIs expected: Int) async -> Result<Int, SaveFileError>
   {
     await store.save(fileBytes: bytes, slot: slot, ifNewestIs: expected, decoded: (file.document, file.signed)).value
       .map(\.generation)
@@ -485,10 +512,6 @@ final class SyncEngine: Sendable {
 
 /// A file's document as a check decoded it, and whether it is signed: what is written and
 /// restored from memory, never decoded again.
-struct VerifiedFile: Sendable {
-  var document: SaveDocument
-  var signed: Bool
-}
 
 func sha256Hex(_ bytes: [UInt8]) -> String {
   hexEncoded(SHA256.hash(data: bytes))
