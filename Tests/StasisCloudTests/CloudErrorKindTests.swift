@@ -168,9 +168,9 @@ struct CloudErrorKindTests {
     // without its Retry-After), within the longest wait.
     #expect(waits.withLock { $0 } == [.seconds(3), .seconds(3), .seconds(3), .seconds(3)])
     #expect(sync.status.pending == 1, "still queued: nothing dropped")
-    let said = sync.status.events.compactMap { event -> String? in
-      if case .offline(let message, _) = event { message } else { nil }
+    let said = sync.status.events.compactMap { event -> CloudError? in
+      if case .offline(let error, _) = event { error } else { nil }
     }
-    #expect(said.contains { $0.contains("the server is unavailable") }, "\(said)")
+    #expect(said.contains { $0.kind == .unavailable && $0.message.contains("the server is unavailable") }, "\(said)")
   }
 }

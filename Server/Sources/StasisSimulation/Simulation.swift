@@ -834,10 +834,9 @@ public final class Simulation {
   private func checkHeldBehindNewerHead(_ device: SimulatedDevice, _ events: [CloudEvent], after: String) {
     guard let process = device.process else { return }
     let refusedNewer = events.contains { event in
-      guard case .refused(let message) = event else { return false }
       // A download refused before anything local changed, for its schema or format.
-      return message.contains("failed verification")
-        && (message.contains("newer schema version") || message.contains("newer format version"))
+      guard case .refused(let error) = event, error.kind == .refusedLocally else { return false }
+      return [.newerSchema, .newerFormat].contains(error.fileError?.kind)
     }
     guard refusedNewer, device.sync?.status.state == .behind else { return }
     checker.checks += 1
@@ -1339,8 +1338,7 @@ public final class Simulation {
     } else {
       let error = report.error.map { " (\($0.kind): \($0.message))" } ?? ""
       note("\(device.name): sync: \(report.state?.rawValue ?? "unknown")\(error)")
-      if let refusal = report.error, refusal.kind == .refused,
-        (refusal.underlyingError as? SaveFileError)?.kind == .newerSchema
+      if let refusal = report.error, refusal.kind == .refusedLocally, refusal.fileError?.kind == .newerSchema
       {
         met(.refusedNewerSchemaHead, by: device)
       }

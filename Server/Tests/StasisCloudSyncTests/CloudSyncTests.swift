@@ -471,6 +471,9 @@ struct CloudSyncTests {
     let refused = await a.sync.push()
     #expect(refused.error?.kind == .refused, "\(String(describing: refused.error))")
     #expect(a.generations.contains(generation))
+    // The event carries the server's refusal itself, not its text: the server's kind, no file error.
+    let refusals = events.all.compactMap { if case .refused(let error) = $0 { error } else { nil } }
+    #expect(refusals.map(\.kind) == [.refused] && refusals.first?.fileError == nil, "\(refusals)")
   }
 
   // MARK: Faults
@@ -726,20 +729,24 @@ struct CloudSyncTests {
         "autosave", SaveFileFormat.encode(edited, signingKey: forger), ifMatch: 1
       ).status == 201)
     let refused = await reader.sync.synchronize()
-    #expect(refused.error?.kind == .refused)
+    #expect(refused.error?.kind == .refusedLocally)
     #expect(
-      (refused.error?.underlyingError as? SaveFileError)?.kind == .signatureMismatch,
+      refused.error?.fileError?.kind == .signatureMismatch,
       "\(String(describing: refused.error))")
     #expect(try reader.generations == [1] && fileSHA(reader, 1) == before, "nothing local changed")
 
     // A byte flipped in the server's database, in the middle of the shards: checksums catch it.
     try flipByteOfNewestRevision(sqlite: database.arguments[1])
     let flipped = await reader.sync.synchronize()
-    #expect(flipped.error?.kind == .refused)
+    #expect(flipped.error?.kind == .refusedLocally)
     #expect(
-      (flipped.error?.underlyingError as? SaveFileError)?.kind == .checksumMismatch,
+      flipped.error?.fileError?.kind == .checksumMismatch,
       "\(String(describing: flipped.error))")
     #expect(try reader.generations == [1] && fileSHA(reader, 1) == before, "nothing local changed")
+    // Each refusal's event carries its error: refused here, by kind, with the store's reason.
+    let refusals = reader.sync.status.events.compactMap { if case .refused(let error) = $0 { error } else { nil } }
+    #expect(refusals.map(\.kind) == [.refusedLocally, .refusedLocally], "\(refusals)")
+    #expect(refusals.compactMap(\.fileError?.kind) == [.signatureMismatch, .checksumMismatch], "\(refusals)")
   }
 
   @Test("a wrong token gives a clear error and the game plays on")
@@ -769,7 +776,7 @@ struct CloudSyncTests {
     #expect(game.state.count == 30, "the game played on")
     #expect(coordinator.events.filter { if case .saved = $0 { true } else { false } }.count == 3, "it saved locally")
     #expect(cloud.status.state == .unauthorized)
-    let message = cloud.status.events.compactMap { if case .unauthorized(let text) = $0 { text } else { nil } }
+    let message = cloud.status.events.compactMap { if case .unauthorized(let error) = $0 { error.message } else { nil } }
     #expect(message.first?.contains("the server refused the token") == true)
     #expect(!cloud.status.events.description.contains("not-a-token"), "the token never appears")
   }

@@ -7,6 +7,47 @@ import Synchronization
   import Darwin
 #endif
 
+/// One durable write of a slot: the file, where it goes, and how. The defaults are a game's
+/// save's, so each caller names only what differs (Box2D's `b2DefaultBodyDef` does this for a
+/// body): a copy of exact bytes sets ``prunes`` false; a save of a snapshot sets
+/// ``skipsSameState``; the sync's write sets ``ifNewestIs``.
+struct DurableWrite {
+  /// The file's bytes.
+  var file: SaveFileBytes
+  /// The header's section table, when the caller has it (the encoder returns it); else the
+  /// header is read.
+  var table: [SectionEntry]?
+  /// The slot written.
+  var slot: SaveSlot
+  /// The game and schema the file is of: whose reads decide what must be kept.
+  var writer: GameIdentity
+  /// What to do when the slot's newest generation is one `writer` cannot read.
+  var unreadableNewest: UnreadableNewest
+  /// A save: the slot's signing is checked and marked, what must be kept is kept, and the
+  /// oldest generations are pruned after. False for a copy of exact bytes (nothing checked,
+  /// nothing pruned).
+  var prunes = true
+  /// Written only if the slot's newest generation is still this one (checked under the lock);
+  /// else `.slotChanged` and nothing is written.
+  var ifNewestIs: Int?
+  /// A slot whose newest generation holds exactly these sections (the same table, then the
+  /// same bytes on disk) is left as it is, and the write is `unchanged`.
+  var skipsSameState = false
+  /// The file is signed with the store's current key.
+  var isSigned = false
+
+  init(
+    _ file: SaveFileBytes, table: [SectionEntry]? = nil, slot: SaveSlot, writer: GameIdentity,
+    unreadableNewest: UnreadableNewest
+  ) {
+    self.file = file
+    self.table = table
+    self.slot = slot
+    self.writer = writer
+    self.unreadableNewest = unreadableNewest
+  }
+}
+
 /// The durable-write protocol of a slot: under the slot's lock, a temporary file written in
 /// full, flushed, renamed over the next generation, the folder flushed; the save answered; then
 /// the oldest generations pruned, never one this build cannot read.
@@ -31,10 +72,11 @@ extension SaveStore {
       defer { if !kept { spareBuffers.withLock { if $0.count < 2 { $0.append(file.buffer) } } } }
       let encoded = clock.now()
       var receipt: SaveReceipt?
-      try writeDurably(
-        file, table: table, slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
-        skipSameState: isSnapshot, signed: signing.current != nil
-      ) { generation, path, unchanged in
+      var request = DurableWrite(
+        file, table: table, slot: slot, writer: document.game, unreadableNewest: unreadableNewest)
+      request.skipsSameState = isSnapshot
+      request.isSigned = signing.current != nil
+      try writeDurably(request, handle: handle) { generation, path, unchanged in
         if !unchanged {
           // Asked for by a cloud sync only: the file as written, in one piece already unless the
           // sync asked after the encoding began (then the one copy of the bulk arrays, counted).
@@ -55,25 +97,20 @@ extension SaveStore {
     }
   }
 
-  /// The durable write, under the slot's lock. `table` is the header's section table, when the
-  /// caller has it (the encoder returns it); else the header is read. A failed `fsync` fails the attempt — the
-  /// data may be gone — and the write is redone once from the same bytes into a new file.
-  ///
-  /// With `skipSameState`, a slot whose newest generation holds exactly the sections of
-  /// `bytes` (the same table, then the same bytes on disk) is left as it is: `unchanged` is
-  /// true and nothing is written.
+  /// The durable write of `request`, under the slot's lock. A failed `fsync` fails the attempt
+  /// — the data may be gone — and the write is redone once from the same bytes into a new file.
+  /// `unchanged` is true when the request skips the same state and the slot holds it.
   ///
   /// `whenDurable` runs, still under the lock, as soon as the new generation is durable and
   /// before the oldest generations are pruned: a save settles its handle there, so the caller
   /// waits for the save and not for the pruning.
   @discardableResult
   func writeDurably(
-    _ file: SaveFileBytes, table: [SectionEntry]? = nil, slot: SaveSlot, writer: GameIdentity,
-    unreadableNewest: UnreadableNewest, handle: SaveHandle,
-    pruning: Bool = true, ifNewestIs expected: Int? = nil, skipSameState: Bool = false, signed: Bool = false,
+    _ request: DurableWrite, handle: SaveHandle,
     whenDurable: (_ generation: Int, _ path: String, _ unchanged: Bool) -> Void = { _, _, _ in }
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool) {
-    try withSlotLock(slot, creating: true) { () throws(SaveFileError) in
+    let (slot, pruning, signed) = (request.slot, request.prunes, request.isSigned)
+    return try withSlotLock(slot, creating: true) { () throws(SaveFileError) in
       // One listing serves the whole write: under the lock, only this writer changes the
       // folder. A slot file it does not list is not there, and costs no `stat` to find so.
       let names: [String]
@@ -90,11 +127,9 @@ extension SaveStore {
           suggestion:
             "sign it with the slot's key, or reset the slot's signing on purpose (SaveStore.resetSigning(of:))")
       }
-      let written = try writeLocked(
-        file, table: table ?? Self.sectionTable(file.buffer), names: names, slot: slot, writer: writer,
-        unreadableNewest: unreadableNewest,
-        handle: handle, pruning: pruning,
-        ifNewestIs: expected, skipSameState: skipSameState, signed: signed)
+      var request = request
+      if request.table == nil { request.table = Self.sectionTable(request.file.buffer) }
+      let written = try writeLocked(request, names: names, handle: handle)
       if pruning, signed, !isSigned || signedSince(folder: folder(of: slot)) == nil {
         // From now on an unsigned file in this slot is refused, whatever the policy. An
         // unchanged save marks it too: its newest generation is signed with the current key
@@ -170,16 +205,15 @@ extension SaveStore {
   }
 
   private func writeLocked(
-    _ file: SaveFileBytes, table: [SectionEntry]?, names: [String], slot: SaveSlot, writer: GameIdentity,
-    unreadableNewest: UnreadableNewest,
-    handle: SaveHandle,
-    pruning: Bool, ifNewestIs expected: Int?, skipSameState: Bool, signed: Bool
+    _ request: DurableWrite, names: [String], handle: SaveHandle
   ) throws(SaveFileError) -> (generation: Int, path: String, unchanged: Bool, pruned: [String]) {
+    let (file, table, slot, writer) = (request.file, request.table, request.slot, request.writer)
+    let pruning = request.prunes
     let folder = folder(of: slot)
     removeStaleTemporaryFiles(names, slot: slot)
     var existing = names.compactMap(Self.generationNumber(fileName:)).sorted(by: >)
     let newest = existing.first ?? 0
-    if let expected, newest != expected {
+    if let expected = request.ifNewestIs, newest != expected {
       throw SaveFileError(
         .slotChanged, "generation \(newest) appeared after generation \(expected) was read; nothing was written",
         context: .init(file: folder), suggestion: "read the slot again")
@@ -187,7 +221,7 @@ extension SaveStore {
     let verdicts = WriteVerdicts(store: self, slot: slot, reader: writer)
     // The same game and schema with the same sections is the same state, whichever build (or
     // device) wrote the file.
-    if skipSameState, let table, newest > 0, let (known, bytes) = newestState(slot: slot, generation: newest) {
+    if request.skipsSameState, let table, newest > 0, let (known, bytes) = newestState(slot: slot, generation: newest) {
       verdicts.know(size: known.size, of: newest)
       if known.game.name == writer.name, known.game.schemaVersion == writer.schemaVersion,
         known.signedWithCurrentKey || signing.current == nil, sameState(file, table: table, as: known, onDisk: bytes)
@@ -207,7 +241,7 @@ extension SaveStore {
     {
       keptList = read
     }
-    if unreadableNewest == .refuse {
+    if request.unreadableNewest == .refuse {
       try refuseOverUnreadable(existing, verdicts: verdicts, slot: slot, writer: writer)
     }
 
@@ -244,7 +278,7 @@ extension SaveStore {
           table.map {
             SlotWriters.NewestState(
               generation: generation, path: final, size: file.count, game: writer, sections: $0,
-              signedWithCurrentKey: signed && signing.current != nil)
+              signedWithCurrentKey: request.isSigned && signing.current != nil)
           }, slot: slot.name)
         // The oldest generations go once the new one is durable, after the save is settled
         // (`writeDurably`): a crash keeps an in-order prefix of a folder's changes (ext4, XFS and

@@ -79,12 +79,11 @@ extension SaveStore {
       }
     }
     for bytes in files {
-      let handle = SaveHandle(slot: destination)
       // Exact bytes, numbered anew in the same order; nothing checked, nothing pruned.
-      _ = try writeDurably(
-        SaveFileBytes(bytes), slot: destination, writer: GameIdentity(name: ""), unreadableNewest: .saveAlongside,
-        handle: handle,
-        pruning: false)
+      var request = DurableWrite(
+        SaveFileBytes(bytes), slot: destination, writer: GameIdentity(name: ""), unreadableNewest: .saveAlongside)
+      request.prunes = false
+      _ = try writeDurably(request, handle: SaveHandle(slot: destination))
     }
   }
 

@@ -301,10 +301,12 @@ public final class SaveStore: Sendable {
         }
         // A file whose state the slot's newest already holds is not written again.
         var receipt: SaveReceipt?
-        try self.writeDurably(
-          SaveFileBytes(bytes), slot: slot, writer: document.game, unreadableNewest: unreadableNewest, handle: handle,
-          ifNewestIs: ifNewestIs, skipSameState: true, signed: signature != .unsigned
-        ) { generation, path, unchanged in
+        var request = DurableWrite(
+          SaveFileBytes(bytes), slot: slot, writer: document.game, unreadableNewest: unreadableNewest)
+        request.ifNewestIs = ifNewestIs
+        request.skipsSameState = true
+        request.isSigned = signature != .unsigned
+        try self.writeDurably(request, handle: handle) { generation, path, unchanged in
           receipt = SaveReceipt(
             slot: slot, generation: generation, path: path, bytes: unchanged ? 0 : bytes.count,
             encodeDuration: .zero, writeDuration: SystemClock().now() - start,

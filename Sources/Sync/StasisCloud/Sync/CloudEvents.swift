@@ -126,15 +126,20 @@ public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
   case fastForwarded(revision: Int, generation: Int)
   /// Both sides moved past the same base.
   case conflict(ConflictReport)
-  /// The server could not be reached; the uploads wait and are retried with backoff.
-  case offline(message: String, waiting: Int)
+  /// The server could not be reached, or could not store now (``CloudError/Kind/offline``,
+  /// `.server`, `.unavailable`); the `waiting` uploads wait and are retried with backoff.
+  case offline(CloudError, waiting: Int)
   /// An upload was cancelled (the background budget ran out); retried on the next return.
   case uploadCancelled(generation: Int)
-  /// A download failed verification (a checksum, the signature, the game's validation) and
-  /// was refused before anything local changed; or the server refused an upload.
-  case refused(String)
-  /// The server refused the token: nothing syncs until it is fixed; the game plays on.
-  case unauthorized(String)
+  /// Something was refused, and the error says which side and why: the server refused an
+  /// upload (``CloudError/Kind/refused``, dropped from the queue), or a download failed this
+  /// device's checks or could not be written and was refused before anything local changed
+  /// (``CloudError/Kind/refusedLocally``, its ``CloudError/fileError`` the store's error); or
+  /// the server answered with a kind a request here never expects (`.notFound`).
+  case refused(CloudError)
+  /// The server refused the token (``CloudError/Kind/unauthorized``): nothing syncs until it is
+  /// fixed; the game plays on.
+  case unauthorized(CloudError)
   /// The save about to go up is `bytes` long, 90% or more of the largest file the server takes
   /// (`limit`, its `Upload-Limit`): past it, uploads are refused. Said once when a save first
   /// comes near, and again only after one has gone below.
@@ -149,10 +154,10 @@ public enum CloudEvent: Sendable, Equatable, CustomStringConvertible {
     case .fastForwarded(let revision, let generation):
       return "fast-forwarded to r\(revision) as generation \(generation)"
     case .conflict(let report): return report.summary
-    case .offline(let message, let waiting): return "offline, \(waiting) waiting: \(message)"
+    case .offline(let error, let waiting): return "offline, \(waiting) waiting: \(error.message)"
     case .uploadCancelled(let generation): return "upload of generation \(generation) cancelled; it stays queued"
-    case .refused(let message): return "refused: \(message)"
-    case .unauthorized(let message): return message
+    case .refused(let error): return "refused: \(error.message)"
+    case .unauthorized(let error): return error.message
     case .nearUploadLimit(let bytes, let limit):
       return
         "the save is \(bytes) bytes, \(bytes * 100 / max(1, limit)) % of the server's upload limit of \(limit) bytes: "

@@ -111,9 +111,9 @@ extension SyncEngine {
     let file: VerifiedSave
     switch verify(bytes, revision: revision) {
     case .failure(let error):
-      emit(.refused(error.message))
+      emit(.refused(error))
       phase(.behind)
-      if let unreadable = error.underlyingError as? SaveFileError,
+      if let unreadable = error.fileError,
         [.newerSchema, .newerFormat].contains(unreadable.kind)
       {
         // The head is a save of a newer build: the game is held as one device is held by a
@@ -130,9 +130,8 @@ extension SyncEngine {
     switch await writeLocal(bytes, file, ifNewestIs: newest) {
     case .failure(let error):
       phase(.behind)
-      var refusal = CloudError(.refused, "revision \(revision) could not be written locally: \(error)")
-      refusal.underlyingError = error
-      emit(.refused(refusal.message))
+      let refusal = CloudError.refusedLocally("revision \(revision) could not be written locally", error)
+      emit(.refused(refusal))
       return .failure(refusal)
     case .success(let generation):
       var record = load()
@@ -164,7 +163,7 @@ extension SyncEngine {
     let theirsFile: VerifiedSave
     switch verify(theirs.bytes, revision: theirs.revision) {
     case .failure(let error):
-      emit(.refused(error.message))
+      emit(.refused(error))
       return .stopped(.conflict, error)
     case .success(let file): theirsFile = file
     }
@@ -207,7 +206,7 @@ extension SyncEngine {
         switch verify(bytes, revision: revision) {
         case .success(let file): (base, baseSigned) = ((bytes, file.document), file.signed)
         case .failure(let error):
-          emit(.refused(error.message))  // a damaged base is no base: never written, never merged
+          emit(.refused(error))  // a damaged base is no base: never written, never merged
           report.note = "base r\(revision) failed verification"
         }
       }
@@ -263,13 +262,13 @@ extension SyncEngine {
             "lost a cloud conflict to r\(theirs.revision) (\(policyName) → \(report.outcome.rawValue)); discard to let it go"
         )
       } catch {
-        emit(.refused("generation \(ours.generation) could not be kept, so nothing was written: \(error)"))
+        emit(.refused(.refusedLocally("generation \(ours.generation) could not be kept, so nothing was written", error)))
         return .stopped(.conflict, nil)
       }
       report.keptGeneration = ours.generation
       switch await writeLocal(local.bytes, local.file, ifNewestIs: newest) {
       case .failure(let error):
-        emit(.refused("the resolved save could not be written locally: \(error)"))
+        emit(.refused(.refusedLocally("the resolved save could not be written locally", error)))
         return .stopped(.conflict, nil)
       case .success(let generation):
         written = generation

@@ -291,9 +291,7 @@ final class SyncEngine: Sendable {
       let decoded = try check(read.document, named: "r\(revision)")
       return .success(VerifiedSave(document: read.document, signed: read.signature != .unsigned, decoded: decoded))
     } catch {
-      var refusal = CloudError(.refused, "revision \(revision) of slot '\(slot)' failed verification: \(error)")
-      refusal.underlyingError = error
-      return .failure(refusal)
+      return .failure(.refusedLocally("revision \(revision) of slot '\(slot)' failed verification", error))
     }
   }
 
@@ -459,12 +457,12 @@ final class SyncEngine: Sendable {
     case .offline, .server, .unavailable:
       // (A 503's message says "the server is unavailable": the event tells it from a network
       // that is down, and from a conflict, which is never retried this way.)
-      emit(.offline(message: error.message, waiting: waiting))
+      emit(.offline(error, waiting: waiting))
       scheduleRetry(notBefore: error.retryAfter)
     case .cancelled:
       emit(.uploadCancelled(generation: generation ?? 0))
     case .unauthorized:
-      emit(.unauthorized(error.message))
+      emit(.unauthorized(error))
     case .refused:
       if let generation {
         var record = load()
@@ -472,12 +470,12 @@ final class SyncEngine: Sendable {
         record.queued.removeAll { $0 <= generation }
         store(&record)
       }
-      emit(.refused(error.message))
+      emit(.refused(error))
     case .conflict:
       // Another device saved first: settled at the next catch-up (a launch, a return, `pull`).
       phase(.conflict)
     default:  // no such slot or revision, and kinds a request never fails with here
-      emit(.refused(error.message))
+      emit(.refused(error))
     }
     return error
   }

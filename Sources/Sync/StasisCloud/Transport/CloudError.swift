@@ -25,7 +25,15 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No such slot or revision on the server (`404`).
     public static let notFound = Kind(rawValue: "notFound")
     /// The server refused the file (`400`, `413`) or the request: retrying will not help.
+    /// Only the server's answer: a file the server sent that this device refuses is
+    /// ``refusedLocally``.
     public static let refused = Kind(rawValue: "refused")
+    /// A file the server sent was refused here, before anything local changed: it failed this
+    /// device's checks (a checksum, the signature, a newer schema or format, the game's own
+    /// validation), or it could not be written to the slot. ``CloudError/underlyingError`` is
+    /// what refused it: the store's `SaveFileError` (``CloudError/fileError``), or the error the
+    /// configuration's `validate` threw. Not the server's doing; the next catch-up asks again.
+    public static let refusedLocally = Kind(rawValue: "refusedLocally")
     /// The server failed (`5xx` other than `503`) or answered what the API never does.
     public static let server = Kind(rawValue: "server")
     /// The server is there but cannot store now (`503`: its database is failing over, or it is
@@ -56,11 +64,23 @@ public struct CloudError: Error, Sendable, Equatable, CustomStringConvertible {
   /// says what: `.cannotConnectToHost`, `.timedOut`); nil for an answer the server gave.
   public var underlyingError: (any Error)?
 
+  /// The store's error under a ``Kind/refusedLocally``: what this device's check or write of the
+  /// server's file threw (its kind is `.newerSchema`, `.checksumMismatch`, `.signatureMismatch`,
+  /// …). Nil for an error of the network or the server, and for a game's own `validate`.
+  public var fileError: SaveFileError? { underlyingError as? SaveFileError }
+
   /// Creates an error.
   public init(_ kind: Kind, _ message: String, head: RemoteRevision? = nil) {
     self.kind = kind
     self.message = message
     self.head = head
+  }
+
+  /// A ``Kind/refusedLocally``: `message`, then the store's error, which it carries.
+  static func refusedLocally(_ message: String, _ error: any Error) -> CloudError {
+    var refusal = CloudError(.refusedLocally, "\(message): \(error)")
+    refusal.underlyingError = error
+    return refusal
   }
 
   public var description: String { "\(kind.rawValue): \(message)" }
