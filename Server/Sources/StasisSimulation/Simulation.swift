@@ -1338,8 +1338,7 @@ public final class Simulation {
     } else {
       let error = report.error.map { " (\($0.kind): \($0.message))" } ?? ""
       note("\(device.name): sync: \(report.state?.rawValue ?? "unknown")\(error)")
-      if let refusal = report.error, refusal.kind == .refusedLocally, refusal.fileError?.kind == .newerSchema
-      {
+      if let refusal = report.error, refusal.kind == .refusedLocally, refusal.fileError?.kind == .newerSchema {
         met(.refusedNewerSchemaHead, by: device)
       }
     }

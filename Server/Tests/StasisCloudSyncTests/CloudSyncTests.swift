@@ -776,7 +776,9 @@ struct CloudSyncTests {
     #expect(game.state.count == 30, "the game played on")
     #expect(coordinator.events.filter { if case .saved = $0 { true } else { false } }.count == 3, "it saved locally")
     #expect(cloud.status.state == .unauthorized)
-    let message = cloud.status.events.compactMap { if case .unauthorized(let error) = $0 { error.message } else { nil } }
+    let message = cloud.status.events.compactMap {
+      if case .unauthorized(let error) = $0 { error.message } else { nil }
+    }
     #expect(message.first?.contains("the server refused the token") == true)
     #expect(!cloud.status.events.description.contains("not-a-token"), "the token never appears")
   }

@@ -262,7 +262,8 @@ extension SyncEngine {
             "lost a cloud conflict to r\(theirs.revision) (\(policyName) → \(report.outcome.rawValue)); discard to let it go"
         )
       } catch {
-        emit(.refused(.refusedLocally("generation \(ours.generation) could not be kept, so nothing was written", error)))
+        emit(
+          .refused(.refusedLocally("generation \(ours.generation) could not be kept, so nothing was written", error)))
         return .stopped(.conflict, nil)
       }
       report.keptGeneration = ours.generation
