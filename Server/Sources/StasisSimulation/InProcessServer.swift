@@ -512,7 +512,9 @@ enum PostgresDatabases {
       }
     }
     try await run(stale.map { "DROP DATABASE IF EXISTS \($0) WITH (FORCE)" } + ["CREATE DATABASE \(name)"], on: url)
-    guard var parts = URLComponents(string: url) else { throw PlayerError("not a PostgreSQL URL: \(url)") }
+    guard var parts = URLComponents(string: url) else {
+      throw StorageError(.configuration, "not a PostgreSQL URL: \(url)")
+    }
     parts.path = "/" + name
     return parts.string ?? url
   }

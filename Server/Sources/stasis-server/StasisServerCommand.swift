@@ -239,7 +239,7 @@ struct Players: AsyncParsableCommand {
           try await backend.addPlayer(
             name: name, tokenHash: BearerToken.hash(token), at: nowMilliseconds())
         }
-      } catch let error as PlayerError {
+      } catch let error as StorageError where error.kind == .nameTaken {
         FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
         throw ExitCode(1)
       }

@@ -18,15 +18,6 @@ package struct Player: Sendable, Equatable {
   }
 }
 
-/// A player name that `players add` refuses, or one that does not exist.
-package struct PlayerError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// One line.
-  package var description: String
-
-  /// Creates an error.
-  package init(_ description: String) { self.description = description }
-}
-
 /// Per-player limits, checked inside the transaction that would exceed them.
 package struct PlayerLimits: Sendable, Equatable {
   /// Bytes of all the player's stored revisions together.

@@ -30,7 +30,7 @@ extension PostgresBackend {
           unsafeSQL: "SELECT \(ServerSchema.bundleColumns) FROM desync_bundles WHERE player_id = $1 AND sha256 = $2",
           binds: try Self.binds(player.id, sha256)), logger: logger)
       for try await columns in rows.decode(BundleColumns.self) { return (Self.bundle(columns), created) }
-      throw PlayerError("the bundle just stored is not there")
+      throw StorageError(.damaged, "the bundle just stored is not there")
     }
   }
 

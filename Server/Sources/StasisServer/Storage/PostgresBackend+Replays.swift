@@ -30,7 +30,7 @@ extension PostgresBackend {
           unsafeSQL: "SELECT \(ServerSchema.replayColumns) FROM replays WHERE player_id = $1 AND name = $2",
           binds: try Self.binds(player.id, draft.name)), logger: logger)
       for try await columns in rows.decode(ReplayColumns.self) { return (Self.replay(columns), !existed) }
-      throw PlayerError("the replay just stored is not there")
+      throw StorageError(.damaged, "the replay just stored is not there")
     }
   }
 

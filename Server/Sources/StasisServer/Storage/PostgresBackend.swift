@@ -45,7 +45,7 @@ package final class PostgresBackend: SaveBackend {
     guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
       let user = parts.user
     else {
-      throw PlayerError("--postgres takes postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+      throw StorageError(.configuration, "--postgres takes postgres://USER:PASSWORD@HOST:PORT/DATABASE")
     }
     var configuration = PostgresClient.Configuration(
       host: parts.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1", port: parts.port ?? 5432, username: user,
@@ -145,7 +145,7 @@ package final class PostgresBackend: SaveBackend {
     for try await id in rows.decode(Int64.self) {
       return Player(id: id, name: name, createdAt: time, revoked: false)
     }
-    throw PlayerError("a player named '\(name)' exists")
+    throw StorageError(.nameTaken, "a player named '\(name)' exists")
   }
 
   package func players() async throws -> [Player] {
@@ -202,7 +202,7 @@ package final class PostgresBackend: SaveBackend {
       deltaBase: delta?.basePiece)
     var found: UploadRule.Found?
     for try await row in try await connection.execute(find, logger: logger) { found = row }
-    guard let found else { throw PlayerError("stasis_upload_find_v2 returned no row") }
+    guard let found else { throw StorageError(.damaged, "stasis_upload_find_v2 returned no row") }
     let decision = rule.decide(found)
     if let refusal = rule.refusal(decision) { return refusal }
     switch decision {
@@ -223,13 +223,13 @@ package final class PostgresBackend: SaveBackend {
         deltaBase: asDelta?.basePiece, loser: rule.loser)
       var piece: Int64?
       for try await row in try await connection.execute(statement, logger: logger) { piece = row }
-      guard let piece else { throw PlayerError("stasis_upload_store_v1 returned no row") }
+      guard let piece else { throw StorageError(.damaged, "stasis_upload_store_v1 returned no row") }
       var stored = metadata
       stored.revision = store.revision
       stored.piece = piece
       return .created(stored)
     default:
-      throw StorageError("unreachable: every refusal is answered above")
+      throw StorageError(.damaged, "unreachable: every refusal is answered above")
     }
   }
 
@@ -372,7 +372,7 @@ package final class PostgresBackend: SaveBackend {
       guard let piece = metadata.piece else { return (metadata, file) }
       if let rebuilt = try await rebuild(piece: piece) { return (metadata, rebuilt) }
     }
-    throw StorageError("slot '\(slot)': a revision's pieces went missing three times while it was read")
+    throw StorageError(.damaged, "slot '\(slot)': a revision's pieces went missing three times while it was read")
   }
 
   private func row(player: Player, slot: String, revision: Int64?) async throws -> (RevisionMetadata, [UInt8])? {

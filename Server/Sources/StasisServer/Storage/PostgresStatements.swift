@@ -73,7 +73,7 @@ struct UploadFindStatement: PostgresPreparedStatement {
     let (next, head, loserExists, slots, bytes, depth, chain, revisions, parents, lost) = try row.decode(
       (Int64, Int64?, Bool, Int64, Int64, Int64?, Int64?, [Int64], [Int64], [Bool]).self)
     guard revisions.count == parents.count, revisions.count == lost.count else {
-      throw StorageError("stasis_upload_find_v2 returned lists of different lengths")
+      throw StorageError(.damaged, "stasis_upload_find_v2 returned lists of different lengths")
     }
     return UploadRule.Found(
       head: head, next: next, loserExists: loserExists, slotsInUse: slots, bytesInUse: bytes,

@@ -20,7 +20,7 @@ extension SQLiteBackend {
           db,
           sql: "SELECT \(ServerSchema.bundleColumns) FROM desync_bundles WHERE player_id = ? AND sha256 = ?",
           arguments: [player.id, Data(sha256)])
-      else { throw PlayerError("the bundle just stored is not there") }
+      else { throw StorageError(.damaged, "the bundle just stored is not there") }
       return (Self.bundle(row), inserted != nil)
     }
   }

@@ -19,7 +19,7 @@ extension SQLiteBackend {
         let row = try Row.fetchOne(
           db, sql: "SELECT \(ServerSchema.replayColumns) FROM replays WHERE player_id = ? AND name = ?",
           arguments: [player.id, draft.name])
-      else { throw PlayerError("the replay just stored is not there") }
+      else { throw StorageError(.damaged, "the replay just stored is not there") }
       return (Self.replay(row), !existed)
     }
   }

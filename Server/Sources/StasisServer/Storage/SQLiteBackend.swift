@@ -66,7 +66,7 @@ package final class SQLiteBackend: SaveBackend {
   package func addPlayer(name: String, tokenHash: [UInt8], at time: Int64) async throws -> Player {
     try await pool.write { db in
       guard try Row.fetchOne(db, sql: "SELECT 1 FROM players WHERE name = ?", arguments: [name]) == nil else {
-        throw PlayerError("a player named '\(name)' exists")
+        throw StorageError(.nameTaken, "a player named '\(name)' exists")
       }
       try db.execute(
         sql: "INSERT INTO players (name, token_hash, created_at, revoked) VALUES (?, ?, ?, 0)",
@@ -156,7 +156,7 @@ package final class SQLiteBackend: SaveBackend {
     case .stale(let head):
       return .stale(head: try head.flatMap { try Self.metadata(db, player: player, slot: slot, revision: $0) })
     case .store(let decided): store = decided
-    default: throw StorageError("unreachable: every refusal is answered above")
+    default: throw StorageError(.damaged, "unreachable: every refusal is answered above")
     }
     var stored = metadata
     stored.revision = store.revision
@@ -368,7 +368,7 @@ package final class SQLiteBackend: SaveBackend {
     guard
       let id = try Int64.fetchOne(
         db, sql: "UPDATE id_sequences SET last = last + 1 WHERE name = ? RETURNING last", arguments: [table])
-    else { throw StorageError("no id sequence for \(table)") }
+    else { throw StorageError(.damaged, "no id sequence for \(table)") }
     return id
   }
 
@@ -379,7 +379,7 @@ package final class SQLiteBackend: SaveBackend {
     while let id = next {
       guard chain.count <= PieceRules.longestChain,
         let row = try Row.fetchOne(db, sql: "SELECT base, data FROM pieces WHERE id = ?", arguments: [id])
-      else { throw StorageError("piece \(id) of a stored revision is missing") }
+      else { throw StorageError(.damaged, "piece \(id) of a stored revision is missing") }
       next = row["base"]
       let data: Data = row["data"]
       chain.append(([UInt8](data), next != nil))

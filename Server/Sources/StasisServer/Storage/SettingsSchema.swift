@@ -94,7 +94,7 @@ struct StoredSetting {
     let file = try SettingsFile(bytes: value, path: "settings row '\(name)'")
     guard let stored = file.entries.first, file.entries.count == 1, stored.key == name,
       let counter = UInt32(exactly: counter)
-    else { throw PlayerError("the stored setting '\(name)' is not one entry of that key") }
+    else { throw StorageError(.damaged, "the stored setting '\(name)' is not one entry of that key") }
     return SettingsFile.Entry(
       key: name, value: stored.value, stamp: SettingsStamp(milliseconds: milliseconds, counter: counter, device: device)
     )

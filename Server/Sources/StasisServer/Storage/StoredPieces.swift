@@ -44,7 +44,7 @@ package enum PieceRules {
   /// its bytes and whether it is a delta on the next.
   static func rebuild(_ pieces: [(data: [UInt8], isDelta: Bool)], limit: Int) throws -> [UInt8] {
     guard let whole = pieces.last, !whole.isDelta else {
-      throw StorageError("a stored revision's chain of deltas does not end in a whole file")
+      throw StorageError(.damaged, "a stored revision's chain of deltas does not end in a whole file")
     }
     var file = whole.data
     for piece in pieces.dropLast().reversed() {
@@ -54,8 +54,29 @@ package enum PieceRules {
   }
 }
 
-/// The storage itself is damaged: a chain without its whole copy, a delta that does not apply.
-struct StorageError: Error, CustomStringConvertible {
-  var description: String
-  init(_ description: String) { self.description = description }
+/// What the server's storage could not do. Each kind means one thing: a name that is taken is
+/// the caller's to fix, a configuration the operator's, and damage the database's.
+package struct StorageError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// What kind of failure.
+  package enum Kind: Sendable, Equatable {
+    /// `players add` of a name another player has.
+    case nameTaken
+    /// The storage's configuration does not parse (a `--postgres` URL).
+    case configuration
+    /// The storage is damaged or broke its own rule: a chain of deltas without its whole
+    /// copy, a piece that is missing, a function that returned no row, a row just stored that
+    /// is not there.
+    case damaged
+  }
+
+  /// What kind of failure.
+  package var kind: Kind
+  /// One line.
+  package var description: String
+
+  /// Creates an error.
+  package init(_ kind: Kind, _ description: String) {
+    self.kind = kind
+    self.description = description
+  }
 }
