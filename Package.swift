@@ -249,7 +249,8 @@ let package = Package(
     // The stasis CLI, run as a user runs it: golden outputs, and a game that is not the demo.
     // The goldens: what each command prints, as files (Golden.swift).
     .testTarget(
-      name: "CLITests", dependencies: ["Stasis", "StasisRecords", "StasisReplay", "StasisTestSupport"],
+      name: "CLITests",
+      dependencies: ["Stasis", "StasisRecords", "StasisReplay", "StasisTesting", "StasisTestSupport"],
       exclude: ["Goldens"]),
     // StasisInspect's strings against what the built `stasis` prints for the same saves.
     .testTarget(

@@ -83,7 +83,7 @@ func timersOnAManualWallClock(folder: String) throws {
   let wall = ManualWallClock(start: Date(timeIntervalSince1970: 1_800_000_000))
   let clock = ManualClock()
   let app = Application(configuration: Application.Configuration(clock: clock))
-  let store = SaveStore(directory: folder, wallClock: wall.milliseconds)
+  let store = SaveStore(directory: folder, wallClock: wall)
   let timers = try TimerCenter(store: store, application: app, wallClock: wall)
   app.launch()
   try timers.schedule("energy", after: .seconds(30 * 60), message: "Energy is full")

@@ -1,6 +1,7 @@
 import Foundation
 import Stasis
 import StasisTestSupport
+import StasisTesting
 import Testing
 
 /// A roguelike the CLI has never seen: a tile map as bytes, monsters with ids, and a summary
@@ -50,7 +51,7 @@ private struct DungeonFixtures {
   /// Saves `dungeon` in slot `dungeon` with the colliding summary, as the deck.
   @discardableResult
   func save(_ dungeon: Dungeon) throws -> String {
-    let store = SaveStore(directory: saves, wallClock: { 1_767_225_600_000 })
+    let store = SaveStore(directory: saves, wallClock: ManualWallClock(unixMilliseconds: 1_767_225_600_000))
     let summary = try SaveSummary(
       DungeonSummary(
         causeOfDeath: "killed by an orc", playerLevel: 1, device: "the orc's club", bytes: 12, progress: "deep",

@@ -1,6 +1,7 @@
 import Foundation
 import Stasis
 import StasisTestSupport
+import StasisTesting
 import Testing
 
 /// A game the CLI has never seen: its own types, its own sections.
@@ -45,7 +46,9 @@ private struct Fixtures {
   init() throws {
     root = try temporaryFolder()
     let codec = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.1", schemaVersion: 3))
-    let store = SaveStore(directory: root.appendingPathComponent("Saves").path, wallClock: { 1_767_225_600_000 })
+    let store = SaveStore(
+      directory: root.appendingPathComponent("Saves").path,
+      wallClock: ManualWallClock(unixMilliseconds: 1_767_225_600_000))
     for day in 1...3 {
       let garden = Garden(
         plants: [
@@ -258,10 +261,10 @@ struct CLIGoldenTests {
     let newer = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.2", schemaVersion: 4))
     let older = SaveCodec<Garden>(game: GameIdentity(name: "garden", build: "2.1", schemaVersion: 3))
     let garden = Garden(plants: [], weather: [:], sprinklers: [])
-    _ = try SaveStore(directory: fixtures.saves, wallClock: { 1_767_225_600_000 }).save(
+    _ = try SaveStore(directory: fixtures.saves, wallClock: ManualWallClock(unixMilliseconds: 1_767_225_600_000)).save(
       garden, codec: newer, slot: "summer", summary: try gardenSummary(day: 4)
     ).wait()
-    _ = try SaveStore(directory: fixtures.saves, wallClock: { 1_767_225_600_000 }).save(
+    _ = try SaveStore(directory: fixtures.saves, wallClock: ManualWallClock(unixMilliseconds: 1_767_225_600_000)).save(
       garden, codec: older, slot: "summer", summary: try gardenSummary(day: 4), unreadableNewest: .saveAlongside
     ).wait()
     let result = try fixtures.stasis("slots", "Saves")

@@ -1,6 +1,7 @@
 import Foundation
 import Stasis
 import StasisTestSupport
+import StasisTesting
 import Testing
 
 /// A racing game the CLI has never seen, as two builds shipped it: schema 1 called the car's
@@ -56,7 +57,8 @@ private struct SlotsFixtures {
   }
 
   func store(keeping count: Int = 3) -> SaveStore {
-    SaveStore(directory: saves, generationsToKeep: count, wallClock: { 1_767_225_600_000 })
+    SaveStore(
+      directory: saves, generationsToKeep: count, wallClock: ManualWallClock(unixMilliseconds: 1_767_225_600_000))
   }
 
   func stasis(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
@@ -126,7 +128,8 @@ struct CLISlotsTests {
     let key = Array("the racing game's key, 32 bytes!".utf8)
     try Data(key).write(to: fixtures.root.appendingPathComponent("game.key"))
     let store = SaveStore(
-      directory: fixtures.saves, signing: .signed(with: SigningKey(bytes: key)), wallClock: { 1_767_225_600_000 })
+      directory: fixtures.saves, signing: .signed(with: SigningKey(bytes: key)),
+      wallClock: ManualWallClock(unixMilliseconds: 1_767_225_600_000))
     _ = try store.save(
       Racing.State(car: .init(fuel: 7)), codec: Racing.withMigration, slot: "monza",
       summary: try Racing.summary(lap: 1)

@@ -6,6 +6,7 @@
   import Stasis
   import StasisRecords
   import StasisTestSupport
+  import StasisTesting
   import Testing
 
   @MainActor
@@ -37,7 +38,7 @@
     )
     func highScores() async throws {
       let folder = try temporaryFolder().path
-      let saves = SaveStore(directory: folder, wallClock: { 1_000 }, device: "deck")
+      let saves = SaveStore(directory: folder, wallClock: ManualWallClock(unixMilliseconds: 1_000), device: "deck")
       let records = try StasisDemoRecords(saves: saves, application: nil)
       let topTen = records.topTen()
       let deliveries = try watch(topTen)
@@ -94,7 +95,7 @@
       let folder = try temporaryFolder().path
       let codec = SaveCodec<[String: Int]>(game: GameIdentity(name: "index"))
       func save(_ slot: SaveSlot, at time: Int64, score: Int64) throws {
-        _ = try SaveStore(directory: folder, wallClock: { time }).save(
+        _ = try SaveStore(directory: folder, wallClock: ManualWallClock(unixMilliseconds: time)).save(
           ["score": Int(score)], codec: codec, slot: slot,
           summary: try SaveSummary(DemoSummary(level: 1, score: score))
         ).wait()

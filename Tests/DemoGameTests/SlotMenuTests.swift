@@ -2,6 +2,7 @@ import Foundation
 import Stasis
 import StasisDemoGame
 import StasisTestSupport
+import StasisTesting
 import Testing
 
 @Suite("The slot picker as a player meets it")
@@ -11,7 +12,7 @@ struct SlotMenuTests {
     let folder = try temporaryFolder().path
     for index in 1...12 {
       let time: Int64 = index == 3 ? 2_000_000 : 1_000_000
-      let store = SaveStore(directory: folder, wallClock: { time })
+      let store = SaveStore(directory: folder, wallClock: ManualWallClock(unixMilliseconds: time))
       _ = try store.save(
         ["level": index], codec: SaveCodec<[String: Int]>(game: GameIdentity(name: "menu")),
         slot: try SaveSlot("slot-\(index)"),
@@ -62,12 +63,12 @@ struct SlotMenuTests {
     let folder = try temporaryFolder().path
     let codec = SaveCodec<[String: Int]>(game: GameIdentity(name: "menu"))
     for (slot, time) in [("old", Int64(1_000)), ("new", Int64(2_000))] {
-      _ = try SaveStore(directory: folder, wallClock: { time }).save(
+      _ = try SaveStore(directory: folder, wallClock: ManualWallClock(unixMilliseconds: time)).save(
         ["x": 1], codec: codec, slot: try SaveSlot(slot), summary: SaveSummary()
       ).wait()
     }
     // A later save of "new" whose header is damaged.
-    let damaged = try SaveStore(directory: folder, wallClock: { 3_000 }).save(
+    let damaged = try SaveStore(directory: folder, wallClock: ManualWallClock(unixMilliseconds: 3_000)).save(
       ["x": 2], codec: codec, slot: "new", summary: SaveSummary()
     ).wait()
     try Data([0x89, 0x53, 0x54]).write(to: URL(fileURLWithPath: damaged.path))

@@ -325,7 +325,9 @@ struct SaveStoreTests {
 
   @Test("listing reads headers only: slots, generations, the game's summary, play time, progress, device, thumbnail")
   func listing() throws {
-    let store = SaveStore(directory: makeTemporaryDirectory(), wallClock: { 1_700_000_000_000 }, device: "test-device")
+    let store = SaveStore(
+      directory: makeTemporaryDirectory(), wallClock: ManualWallClock(unixMilliseconds: 1_700_000_000_000),
+      device: "test-device")
     let state = TestGameState.sample()
     _ = try save(store, state, slot: "alpha")
     _ = try store.save(state, codec: testCodec, slot: "beta", summary: state.summary, thumbnail: [1, 2, 3]).wait()

@@ -22,7 +22,7 @@ struct SettingsStoreTests {
   let wall = ManualWallClock()
 
   func store(device: String = "deck", directory: String? = nil) -> SaveStore {
-    SaveStore(directory: directory ?? self.directory, wallClock: wall.milliseconds, device: device)
+    SaveStore(directory: directory ?? self.directory, wallClock: wall, device: device)
   }
 
   func open(_ app: Application? = nil, device: String = "deck", directory: String? = nil) throws -> (
@@ -66,7 +66,7 @@ struct SettingsStoreTests {
     try settings.update { $0.volume = 0.3 }
     // `stasis settings set palette deuteranopia`, from another process:
     try store(device: "stasis-cli").updateSettings { file in
-      file.set("palette", to: .string("deuteranopia"), device: "stasis-cli", now: wall.milliseconds())
+      file.set("palette", to: .string("deuteranopia"), device: "stasis-cli", now: wall.unixMilliseconds())
     }
     // The game, which has not read it yet, changes another key: both survive.
     try settings.update { $0.bindings.left = "q" }
@@ -79,7 +79,7 @@ struct SettingsStoreTests {
     changes.items.removeAll()
     // While active, a change is read at the next check (every second on the app's clock).
     try store(device: "stasis-cli").updateSettings { file in
-      file.set("volume", to: .float64(1.0), device: "stasis-cli", now: wall.milliseconds())
+      file.set("volume", to: .float64(1.0), device: "stasis-cli", now: wall.unixMilliseconds())
     }
     clock.advance(by: .seconds(1))
     app.update()
@@ -96,12 +96,14 @@ struct SettingsStoreTests {
     app.update()
     let cli = store(device: "stasis-cli")
     for palette in ["protanopia", "tritanopia", "deuteranopia"] {
-      try cli.updateSettings { $0.set("palette", to: .string(palette), device: "stasis-cli", now: wall.milliseconds()) }
+      try cli.updateSettings {
+        $0.set("palette", to: .string(palette), device: "stasis-cli", now: wall.unixMilliseconds())
+      }
       wall.advance(by: .seconds(1))
     }
     try settings.merge(
       SettingsFile(entries: [
-        .init(key: "volume", value: .float64(0.1), stamp: .init(milliseconds: wall.milliseconds(), device: "phone"))
+        .init(key: "volume", value: .float64(0.1), stamp: .init(milliseconds: wall.unixMilliseconds(), device: "phone"))
       ]))
     clock.advance(by: .seconds(5))
     app.update()
@@ -126,7 +128,7 @@ struct SettingsStoreTests {
     try settings.update { $0.volume = 0.6 }  // the game, in the background (its didEnterBackground)
     wall.advance(by: .seconds(1))
     let cli = store(device: "stasis-cli")  // `stasis settings set volume 0.25`
-    try cli.updateSettings { $0.set("volume", to: .float64(0.25), device: "stasis-cli", now: wall.milliseconds()) }
+    try cli.updateSettings { $0.set("volume", to: .float64(0.25), device: "stasis-cli", now: wall.unixMilliseconds()) }
     app.enterForeground()
     #expect(changes.items.map(\.description) == ["volume: 0.8 → 0.25 (file)"])
     #expect(settings.value.volume == 0.25)

@@ -24,7 +24,7 @@ struct TimerCenterTests {
   let wall = ManualWallClock()
 
   func open(_ app: Application, notifier: RecordingNotifier? = nil) throws -> (TimerCenter, Recorded<TimerFiring>) {
-    let store = SaveStore(directory: directory, wallClock: wall.milliseconds)
+    let store = SaveStore(directory: directory, wallClock: wall)
     let timers = try TimerCenter(store: store, application: app, wallClock: wall, notifier: notifier)
     let fired = Recorded<TimerFiring>()
     timers.addObserver { firing in fired.items.append(firing) }
@@ -183,7 +183,7 @@ struct TimerCenterTests {
     arguments: AfterTheFailure.allCases)
   func failedFlushAfterRename(_ after: AfterTheFailure) throws {
     let disk = SimulatedDisk()
-    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
+    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall)
     do {
       let (app, recorder, _) = makeApplication()
       app.launch()
@@ -226,7 +226,7 @@ struct TimerCenterTests {
   @Test("a disk that keeps failing costs one write a second, not one a frame")
   func failingDiskIsRetriedOnceASecond() throws {
     let disk = SimulatedDisk()
-    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
+    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall)
     let (app, recorder, _) = makeApplication()
     app.launch()
     let timers = try TimerCenter(store: store, application: app, wallClock: wall)
@@ -258,7 +258,7 @@ struct TimerCenterTests {
   @Test("a due timer on a failing disk: its firing is written again once a second, and fires once the disk holds")
   func dueTimerOnFailingDisk() throws {
     let disk = SimulatedDisk()
-    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
+    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall)
     let (app, recorder, _) = makeApplication()
     app.launch()
     let timers = try TimerCenter(store: store, application: app, wallClock: wall)
@@ -289,7 +289,7 @@ struct TimerCenterTests {
   @Test("due in the background on a failing disk: the notification is posted once, not again at each try")
   func backgroundNotificationOnFailingDisk() throws {
     let disk = SimulatedDisk()
-    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall.milliseconds)
+    let store = SaveStore(directory: "/saves", fileSystem: disk, wallClock: wall)
     let (app, recorder, _) = makeApplication()
     let notifier = RecordingNotifier()
     app.launch()

@@ -70,7 +70,7 @@ extension PlantedBug? {
   /// A device's store over `disk`, its rules varied for this bug where the build can.
   func store(
     directory: String, generationsToKeep: Int, signing: SigningPolicy, disk: any FileSystem,
-    wallClock: @escaping @Sendable () -> Int64, device: String, logger: Logger
+    wallClock: any WallClock, device: String, logger: Logger
   ) -> SaveStore {
     #if SimulationSeams
       SaveStore(

@@ -41,7 +41,7 @@ final class DeviceRecipes {
   private var nextTimer = 1
 
   /// Opens the settings and the timers over the process's store (on the device's disk).
-  func open(store: SaveStore, application: Application, wallClock: any Stasis.WallClock) -> String? {
+  func open(store: SaveStore, application: Application, wallClock: any WallClock) -> String? {
     do {
       settings = try SettingsStore(store: store, defaults: SimulatedSettings(), application: application)
       let timers = try TimerCenter(store: store, application: application, wallClock: wallClock)
@@ -198,9 +198,4 @@ final class DeviceRecipes {
   }
 
   var timersFired: Int { fired.reduce(0) { $0 + $1.count } }
-}
-
-extension WallClock: Stasis.WallClock {
-  /// The simulation's wall clock as a date, for the timers.
-  func now() -> Date { Date(timeIntervalSince1970: Double(read()) / 1000) }
 }

@@ -27,7 +27,7 @@ final class SimulatedDevice {
 
   let name: String
   let network: SimulatedNetwork
-  let wallClock: @Sendable () -> Int64
+  let wallClock: any WallClock
   var disk = SimulatedDisk()
   var build = GameBuild.v1
   /// How the device's store signs: in part of the runs every device signs with the game's key
@@ -50,7 +50,7 @@ final class SimulatedDevice {
   /// Its settings and timers, and what was acknowledged of them.
   let recipes = DeviceRecipes()
   /// The wall clock the timers are due by (the run's).
-  var timerClock: (any Stasis.WallClock)?
+  var timerClock: (any WallClock)?
   /// Why the settings or timers could not be opened at the last start, if they could not.
   var recipesFailure: String?
   /// The replay the running process records (``SimulatedReplays``); nil before its first play.
@@ -66,7 +66,7 @@ final class SimulatedDevice {
   /// Whether the running process started after a kill.
   private(set) var startedAfterKill = false
 
-  init(name: String, server: InProcessServer, wallClock: @escaping @Sendable () -> Int64, plantedBug: PlantedBug?) {
+  init(name: String, server: InProcessServer, wallClock: any WallClock, plantedBug: PlantedBug?) {
     self.plantedBug = plantedBug
     self.name = name
     network = SimulatedNetwork(server: server, device: name)

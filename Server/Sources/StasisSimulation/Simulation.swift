@@ -267,7 +267,7 @@ public final class Simulation {
   private var devices: [SimulatedDevice]
   private var checker = Checker()
   private var result: SimulationResult
-  private let wallClock: WallClock
+  private let wallClock: SimulatedWallClock
   private var snapshot = 0
   private let echo: Bool
   /// The bug planted in this run's instances; nil in an honest run.
@@ -298,7 +298,8 @@ public final class Simulation {
   )
 
   private init(
-    seed: UInt64, server: InProcessServer, wallClock: WallClock, plantedBug: PlantedBug?, loop: GameLoop, echo: Bool
+    seed: UInt64, server: InProcessServer, wallClock: SimulatedWallClock, plantedBug: PlantedBug?, loop: GameLoop,
+    echo: Bool
   ) {
     self.loop = loop
     self.wallClock = wallClock
@@ -329,7 +330,7 @@ public final class Simulation {
     }
     let folder = Self.scratchFolder(seed: seed)
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    let wallClock = WallClock()
+    let wallClock = SimulatedWallClock()
     let server: InProcessServer
     do {
       var seedRandom = SeededGenerator(seed: seed ^ 0x5EED)
@@ -398,7 +399,8 @@ public final class Simulation {
     if interleaves { note("uploads stay in flight while saves, other devices and catch-ups go on") }
     if signs { note("every device signs its saves (accepting unsigned ones, as the rotation recipe does)") }
     for index in 0..<count {
-      let device = SimulatedDevice(name: "device-\(index)", server: server, wallClock: now, plantedBug: plantedBug)
+      let device = SimulatedDevice(
+        name: "device-\(index)", server: server, wallClock: wallClock, plantedBug: plantedBug)
       device.timerClock = wallClock
       devices.append(device)
       if signs { device.signing = .signed(with: Self.signingKey, acceptingUnsigned: true) }
@@ -1531,9 +1533,10 @@ public final class Simulation {
   }
 }
 
-/// The simulated wall clock, in milliseconds since the Unix epoch: the devices' save headers
-/// and the server's upload times read it; it jumps back and forward when told to.
-final class WallClock: Sendable {
+/// The simulated wall clock, in milliseconds since the Unix epoch: the devices' stores (save
+/// headers) and timers, and the server's upload times, read it; it jumps back and forward when
+/// told to. A `WallClock` like the system's, read to the millisecond.
+final class SimulatedWallClock: WallClock {
   private let milliseconds = Mutex<Int64>(1_800_000_000_000)
 
   /// The time now.
@@ -1541,6 +1544,12 @@ final class WallClock: Sendable {
 
   /// Moves the clock by `amount` milliseconds (negative: back).
   func advance(by amount: Int64) { milliseconds.withLock { $0 += amount } }
+
+  /// The clock as a date, for the timers.
+  func now() -> Date { Date(timeIntervalSince1970: Double(read()) / 1000) }
+
+  /// The clock's own count, exactly.
+  func unixMilliseconds() -> Int64 { read() }
 }
 
 /// The SHA-256 of a save's file, set on the save's worker when it is reported durable.

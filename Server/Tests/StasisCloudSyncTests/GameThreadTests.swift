@@ -317,7 +317,7 @@ struct GameThreadTests {
     let clock = ManualClock()
     let wall = ManualWallClock()
     let game = TestGame(PlayerState())
-    let store = SaveStore(directory: saves, wallClock: wall.milliseconds, device: "B")
+    let store = SaveStore(directory: saves, wallClock: wall, device: "B")
     let coordinator = SaveCoordinator(game: game, store: store, codec: playerCodec, slot: "autosave")
     coordinator.syncPatience = .seconds(120)
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))

@@ -31,7 +31,7 @@ final class SettingsDevice {
   ) throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-settings-\(UUID().uuidString)")
     let time = self.time
-    let store = SaveStore(directory: folder.path, wallClock: { time.now }, device: name)
+    let store = SaveStore(directory: folder.path, wallClock: SettableWallClock(time: time), device: name)
     application = Application(configuration: .init(clock: clock))
     application.launch()
     settings = try SettingsStore(store: store, defaults: DeviceOptions(), application: application)

@@ -50,7 +50,7 @@ final class Device: Sendable {
     let clock = self.clock
     store = SaveStore(
       directory: folder.path, generationsToKeep: generationsToKeep, signing: signing,
-      fileSystem: fileSystem ?? PosixFileSystem(), wallClock: { clock.now }, device: name)
+      fileSystem: fileSystem ?? PosixFileSystem(), wallClock: SettableWallClock(time: clock), device: name)
     var configuration = CloudSyncConfiguration(
       policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
       // Retries only when told (retryNow): a test never waits on a backoff.
@@ -85,6 +85,13 @@ final class SettableTime: Sendable {
     get { value.withLock { $0 } }
     set { value.withLock { $0 = newValue } }
   }
+}
+
+/// A store's wall clock that reads a ``SettableTime``, to the millisecond.
+struct SettableWallClock: WallClock {
+  let time: SettableTime
+  func now() -> Date { Date(timeIntervalSince1970: Double(time.now) / 1000) }
+  func unixMilliseconds() -> Int64 { time.now }
 }
 
 /// The server's history of slot `autosave`, newest first: (revision, base, sha256).

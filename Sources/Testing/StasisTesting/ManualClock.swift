@@ -33,7 +33,7 @@ public final class ManualClock: MonotonicClock {
 ///
 /// ```swift
 /// let wall = ManualWallClock(start: Date(timeIntervalSince1970: 1_800_000_000))
-/// let store = SaveStore(directory: dir, wallClock: wall.milliseconds)
+/// let store = SaveStore(directory: dir, wallClock: wall)
 /// wall.advance(by: .seconds(60))     // a minute of real time
 /// wall.set(to: wall.now() - 3600)    // the player moved the clock back an hour
 /// ```
@@ -45,6 +45,22 @@ public final class ManualWallClock: WallClock {
     current = Mutex(start)
   }
 
+  /// Creates a clock that reads `milliseconds` since the Unix epoch, exactly (a golden file's
+  /// `createdAt`).
+  public convenience init(unixMilliseconds milliseconds: Int64) {
+    self.init(start: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    exact.withLock { $0 = milliseconds }
+  }
+
+  /// The milliseconds the clock was made or last set to, while nothing moved it: read back
+  /// exactly (a `Double` of seconds does not hold every millisecond exactly).
+  private let exact = Mutex<Int64?>(nil)
+
+  /// The clock in whole milliseconds since the Unix epoch.
+  public func unixMilliseconds() -> Int64 {
+    exact.withLock { $0 } ?? now().unixMilliseconds
+  }
+
   /// The date the clock was last set to.
   public func now() -> Date {
     current.withLock { $0 }
@@ -52,15 +68,18 @@ public final class ManualWallClock: WallClock {
 
   /// Moves the clock by `amount`, forward or (a negative amount) back.
   public func advance(by amount: Duration) {
+    exact.withLock { $0 = nil }
     current.withLock { $0 = $0.addingTimeInterval(amount.inSeconds) }
   }
 
   /// Sets the clock to `date`: a jump either way.
   public func set(to date: Date) {
+    exact.withLock { $0 = nil }
     current.withLock { $0 = date }
   }
 
-  /// The clock as milliseconds since the Unix epoch: `SaveStore`'s `wallClock`.
+  /// The clock as milliseconds since the Unix epoch, as a function.
+  @available(*, deprecated, message: "pass the clock itself: SaveStore(directory:wallClock:) takes a WallClock")
   public var milliseconds: @Sendable () -> Int64 {
     { [self] in self.now().unixMilliseconds }
   }

@@ -99,10 +99,33 @@ extension SaveStore {
     lockTimeout: Duration = .seconds(5),
     signingKey: SigningKey?,
     fileSystem: any FileSystem = PosixFileSystem(),
-    wallClock: @escaping @Sendable () -> Int64 = wallClockMilliseconds
+    wallClock: any WallClock = SystemWallClock()
   ) {
     self.init(
       directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout,
       signing: signingKey.map { .signed(with: $0) } ?? .none, fileSystem: fileSystem, wallClock: wallClock)
   }
+
+  /// A store that signs with `signingKey`, stamped by a function of milliseconds.
+  @available(*, deprecated, message: "pass a WallClock: SystemWallClock() (the default), or a test's ManualWallClock")
+  public convenience init(
+    directory: String,
+    generationsToKeep: Int = 3,
+    lockTimeout: Duration = .seconds(5),
+    signingKey: SigningKey?,
+    fileSystem: any FileSystem = PosixFileSystem(),
+    wallClock: @escaping @Sendable () -> Int64
+  ) {
+    self.init(
+      directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout,
+      signing: signingKey.map { .signed(with: $0) } ?? .none, fileSystem: fileSystem,
+      wallClock: ClosureWallClock(read: wallClock))
+  }
+}
+
+/// The deprecated closures' clock: milliseconds as the closure gives them, exactly.
+struct ClosureWallClock: WallClock {
+  let read: @Sendable () -> Int64
+  func now() -> Date { Date(timeIntervalSince1970: Double(read()) / 1000) }
+  func unixMilliseconds() -> Int64 { read() }
 }

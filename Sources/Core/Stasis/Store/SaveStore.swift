@@ -84,7 +84,8 @@ public final class SaveStore: Sendable {
   ///     accepted (``SigningPolicy``; default `.none`, no signing). Saves are always signed with
   ///     the current key, so an accepted unsigned or retired-key save is re-signed on its next save.
   ///   - fileSystem: the file operations; tests pass a fault-injecting one.
-  ///   - wallClock: milliseconds since the Unix epoch, for `createdAt`; injectable for tests.
+  ///   - wallClock: the clock saves are stamped by (`createdAt`): the system's, or a test's
+  ///     `ManualWallClock` (the same one its ``TimerCenter`` is given).
   ///   - device: the device name saves record (default: the host name).
   ///   - logger: where the store's own notes go (swift-log).
   public convenience init(
@@ -93,7 +94,28 @@ public final class SaveStore: Sendable {
     lockTimeout: Duration = .seconds(5),
     signing: SigningPolicy = .none,
     fileSystem: any FileSystem = PosixFileSystem(),
-    wallClock: @escaping @Sendable () -> Int64 = wallClockMilliseconds,
+    wallClock: any WallClock = SystemWallClock(),
+    device: String? = nil,
+    logger: Logger = Logger(label: "stasis.store")
+  ) {
+    self.init(
+      directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout, signing: signing,
+      fileSystem: fileSystem, wallClock: { wallClock.unixMilliseconds() }, device: device, logger: logger,
+      rules: StoreRules())
+  }
+
+  /// A store stamped by a function of milliseconds since the Unix epoch.
+  @available(
+    *, deprecated,
+    message: "pass a WallClock: SystemWallClock() (the default), or a test's ManualWallClock, the one its timers use"
+  )
+  public convenience init(
+    directory: String,
+    generationsToKeep: Int = 3,
+    lockTimeout: Duration = .seconds(5),
+    signing: SigningPolicy = .none,
+    fileSystem: any FileSystem = PosixFileSystem(),
+    wallClock: @escaping @Sendable () -> Int64,
     device: String? = nil,
     logger: Logger = Logger(label: "stasis.store")
   ) {

@@ -40,14 +40,15 @@ import Logging
       lockTimeout: Duration = .seconds(5),
       signing: SigningPolicy = .none,
       fileSystem: any FileSystem,
-      wallClock: @escaping @Sendable () -> Int64,
+      wallClock: any WallClock,
       device: String?,
       logger: Logger,
       seams: Seams
     ) {
       self.init(
         directory: directory, generationsToKeep: generationsToKeep, lockTimeout: lockTimeout, signing: signing,
-        fileSystem: fileSystem, wallClock: wallClock, device: device, logger: logger, rules: seams)
+        fileSystem: fileSystem, wallClock: { wallClock.unixMilliseconds() }, device: device, logger: logger,
+        rules: seams)
     }
   }
 #endif

@@ -11,9 +11,21 @@ import Foundation
 /// Unlike a ``MonotonicClock`` it may jump back or forward (a player changes the date, a
 /// device syncs its clock). Timers (``TimerCenter``) are due at wall-clock dates and survive a
 /// kill; tests inject `ManualWallClock` (from `StasisTesting`) beside the monotonic clock.
+///
+/// It is the one wall-clock type: a ``SaveStore`` stamps each save's `createdAt` by it, the
+/// timers are due by it, and a test passes the same clock to both.
 public protocol WallClock: Sendable {
   /// The current date.
   func now() -> Date
+  /// The current date as whole milliseconds since the Unix epoch, rounded down: how saves,
+  /// settings and timers record a date. The default reads ``now()``; a clock that counts in
+  /// milliseconds returns its count, exactly.
+  func unixMilliseconds() -> Int64
+}
+
+extension WallClock {
+  /// ``now()`` in whole milliseconds since the Unix epoch, rounded down.
+  public func unixMilliseconds() -> Int64 { now().unixMilliseconds }
 }
 
 /// The real wall clock (`CLOCK_REALTIME`).
