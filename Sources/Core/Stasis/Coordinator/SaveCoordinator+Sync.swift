@@ -8,16 +8,16 @@ extension SaveCoordinator {
   @discardableResult
   public func waitForCatchUp() -> Bool {
     guard let application else { return !isCatchingUp }
-    if catchUpWanted { waitForSaves() }
+    if catchUpPhase.isWanted { waitForSaves() }
     application.runPendingDeliveries()
     update()
-    guard let (progress, since) = catchUp else { return !isCatchingUp }
+    guard let (progress, since) = catchUpPhase.running else { return !isCatchingUp }
     application.counts.count(OperationCounts.gameThreadWaits)
     let left = syncPatience - (application.configuration.clock.now() - since)
     _ = progress.wait(timeout: max(.zero, left))
     application.runPendingDeliveries()
     update()
-    if catchUp != nil, !settleCatchUp() {
+    if catchUpPhase.running != nil, !settleCatchUp() {
       // Out of patience while the sync writes: its outcome follows the write, bounded by the budget.
       _ = progress.wait(timeout: application.configuration.backgroundBudget)
       application.runPendingDeliveries()
@@ -34,11 +34,11 @@ extension SaveCoordinator {
     collectFinishedSaves()
     defer { sayHold() }
     guard let application else { return }
-    if catchUpWanted, !hasPendingSaves, application.state == .active || application.state == .inactive {
-      catchUpWanted = false
+    if catchUpPhase.isWanted, !hasPendingSaves, application.state == .active || application.state == .inactive {
+      catchUpPhase.dropWanted()
       beginCatchUp(application)
     }
-    guard let (progress, since) = catchUp, progress.outcome == nil else { return }
+    guard let (progress, since) = catchUpPhase.running, progress.outcome == nil else { return }
     if application.configuration.clock.now() - since >= syncPatience, progress.stopWaiting() {
       logger.notice("sync did not catch up within \(syncPatience); playing on from the local save")
       finishCatchUp(.unchanged, application)
@@ -48,7 +48,8 @@ extension SaveCoordinator {
   /// A catch-up's outcome, delivered on the game's thread: restores what it wrote, if it is still
   /// the catch-up in progress.
   func caughtUp(_ progress: CatchUp) {
-    guard let application, let current = catchUp?.progress, current === progress, let outcome = progress.outcome
+    guard let application, let current = catchUpPhase.running?.progress, current === progress,
+      let outcome = progress.outcome
     else { return }
     finishCatchUp(outcome, application, written: progress.written, unreadable: progress.unreadable)
   }
@@ -61,7 +62,7 @@ extension SaveCoordinator {
   /// newer to save meanwhile.
   @discardableResult
   func settleCatchUp() -> Bool {
-    guard let (progress, _) = catchUp, let application else { return true }
+    guard let (progress, _) = catchUpPhase.running, let application else { return true }
     if progress.outcome == nil, progress.stopWaiting() {
       finishCatchUp(.unchanged, application)
     } else if let outcome = progress.outcome {  // given before, or while, the coordinator stopped waiting
@@ -81,7 +82,7 @@ extension SaveCoordinator {
     // The one whose write is under way is restored first, and the state's own save ends first:
     // this one begins at the update() after.
     guard settleCatchUp(), !hasPendingSaves else {
-      catchUpWanted = true
+      catchUpPhase.want()
       game.isPaused = true
       return
     }
@@ -91,7 +92,7 @@ extension SaveCoordinator {
       return
     }
     let progress = sync.catchUp(stateGeneration: generation, application: application)
-    catchUp = (progress, application.configuration.clock.now())
+    catchUpPhase = .running(progress, since: application.configuration.clock.now(), another: catchUpPhase.isWanted)
     // The outcome reaches the game's thread as a delivery: after the sync's own events of it.
     progress.whenFinished { [weak self, weak progress] in
       application.deliverOnUpdate { if let progress { self?.caughtUp(progress) } }
@@ -110,7 +111,7 @@ extension SaveCoordinator {
     _ outcome: CatchUpOutcome, _ application: Application, written: VerifiedSave? = nil,
     unreadable: SaveFileError? = nil
   ) {
-    catchUp = nil
+    catchUpPhase.end()
     store.dropHandedOver()  // what the restore read for the catch-up is not kept past it
     let launchFailure = launchLoadFailure
     launchLoadFailure = nil
@@ -155,5 +156,60 @@ extension SaveCoordinator {
       sayHold()
     }
     if application.state == .active, restoreFailure == nil { game.isPaused = false }
+  }
+}
+
+/// Where a coordinator's catch-up is, as one value: "held for the sync" is a phase, not a
+/// formula of flags. With the coordinator's ``SaveCoordinator/restoreFailure``, it is all that
+/// holds the game (``SaveCoordinator/heldReason``).
+enum CatchUpPhase {
+  /// No catch-up: the game plays, unless a restore failure holds it.
+  case none
+  /// A catch-up is wanted, and waits for the save of the state (or the write of the catch-up
+  /// before it) to end: the ``Application/update()`` after begins it, in the foreground. The
+  /// game is held meanwhile. A trip to the background drops it (the return asks again).
+  case wanted
+  /// The sync is catching up, asked at `since` on the application's clock; `another`: one more
+  /// was wanted meanwhile, and is begun once this one ends.
+  case running(CatchUp, since: Duration, another: Bool)
+
+  /// True in every phase but ``none``: the game is held for the sync.
+  var holds: Bool {
+    if case .none = self { false } else { true }
+  }
+
+  /// The catch-up under way, and when it was asked for.
+  var running: (progress: CatchUp, since: Duration)? {
+    if case .running(let progress, let since, _) = self { (progress, since) } else { nil }
+  }
+
+  /// True when a catch-up waits to begin (alone, or after the one under way).
+  var isWanted: Bool {
+    switch self {
+    case .none: false
+    case .wanted: true
+    case .running(_, _, let another): another
+    }
+  }
+
+  /// Asks for a catch-up once what is under way ends.
+  mutating func want() {
+    switch self {
+    case .none, .wanted: self = .wanted
+    case .running(let progress, let since, _): self = .running(progress, since: since, another: true)
+    }
+  }
+
+  /// Drops a catch-up that waits to begin; the one under way goes on.
+  mutating func dropWanted() {
+    switch self {
+    case .none, .wanted: self = .none
+    case .running(let progress, let since, _): self = .running(progress, since: since, another: false)
+    }
+  }
+
+  /// The catch-up under way ended: the one wanted meanwhile waits for its update().
+  mutating func end() {
+    if case .running(_, _, let another) = self { self = another ? .wanted : .none }
   }
 }

@@ -57,7 +57,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   /// plays on from what it has; frames go on meanwhile, only the steps wait.
   public var syncPatience: Duration = .seconds(5)
   /// True while the game is held for ``sync`` to catch up (or for the save it catches up from).
-  public var isCatchingUp: Bool { catchUp != nil || catchUpWanted }
+  public var isCatchingUp: Bool { catchUpPhase.holds }
   /// True while the game is held: paused, its steps waiting, nothing saved into the slot. A
   /// loop that steps only while `!game.isPaused` waits; ``heldReason`` says what ends it.
   public var isHeld: Bool { heldReason != nil }
@@ -93,11 +93,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   var answeredNewerInCloud: String?
   /// Steps and restores so far: a save's snapshot is the state only while none came after it.
   var steps: UInt64 = 0
-  var catchUp: (progress: CatchUp, since: Duration)?
-  /// A catch-up asked for while a save of the state was still being written, or while the write
-  /// of the catch-up before it was under way: begun by the ``Application/update()`` after, in the
-  /// foreground, the game held meanwhile. A trip to the background drops it (the return asks again).
-  var catchUpWanted = false
+  /// Where the slot's catch-up is (``CatchUpPhase``): with ``restoreFailure``, what holds the game.
+  var catchUpPhase = CatchUpPhase.none
   /// A cold start's failed restore, held back while the sync catches up: what the catch-up
   /// restores is the launch's one load outcome, and only when it restores nothing is this one.
   var launchLoadFailure: SaveFileError?
@@ -410,7 +407,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
       // One load outcome: while a catch-up may restore the slot, the local failure waits for it.
       launchLoadFailure = failure
       beginCatchUp(application)
-      if catchUp == nil, let failure = launchLoadFailure {
+      if catchUpPhase.running == nil, let failure = launchLoadFailure {
         launchLoadFailure = nil
         record(.loadFailed(failure))
       }
@@ -473,7 +470,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   @discardableResult
   private func pauseAndSave(_ reason: SaveReason, named name: String, _ application: Application) -> SaveHandle? {
     game.isPaused = true
-    catchUpWanted = false  // the return asks again
+    catchUpPhase.dropWanted()  // the return asks again
     // What a catch-up wrote is restored first: the save is of the state the game has.
     guard settleCatchUp() else { return nil }
     let snapshot = game.snapshot()
