@@ -208,8 +208,8 @@ let package = Package(
     .testTarget(
       name: "StudioTests",
       dependencies: [
-        "StasisServer", .product(name: "Stasis", package: "Stasis"), .product(name: "GRDB", package: "GRDB.swift"),
-        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+        "StasisServer", .product(name: "Stasis", package: "Stasis"), .product(name: "StasisTesting", package: "Stasis"),
+        .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
       ]
     ),
     // The simulation's own tests: replay, and the planted bugs it must find.

@@ -16,7 +16,7 @@ struct CloudCommandTests {
     let player = try database.addPlayer()
     let server = try ServerProcess(database)
     defer { server.stop() }
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-cli-\(UUID().uuidString)")
+    let root = temporaryURL("stasis-cli")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     let tokenFile = root.appendingPathComponent("alice.token").path
     try Data((player.token + "\n").utf8).write(to: URL(fileURLWithPath: tokenFile))
@@ -118,7 +118,7 @@ struct CloudCommandTests {
     let player = try database.addPlayer()
     let port = try freePort()
     var server: ServerProcess? = try ServerProcess(database, ["--port", "\(port)"])
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-devices-\(UUID().uuidString)")
+    let root = temporaryURL("stasis-devices")
     let tokenFile = root.appendingPathComponent("alice.token")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try Data(player.token.utf8).write(to: tokenFile)

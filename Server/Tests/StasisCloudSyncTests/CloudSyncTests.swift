@@ -68,7 +68,7 @@ struct CloudSyncTests {
       game.coordinator.waitForCatchUp()
       return (game, app, cloud)
     }
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-ff-\(UUID().uuidString)").path
+    let root = temporaryURL("stasis-ff").path
     let (gameA, appA, cloudA) = try device(root + "/A", resume: false)
     for _ in 0..<300 { gameA.tick(appA) }
     appA.enterBackground()  // the background save, then its upload as a background task
@@ -413,7 +413,7 @@ struct CloudSyncTests {
     let token = try database.addPlayer().token
     let server = try ServerProcess(database)
     defer { server.stop() }
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
+    let folder = temporaryURL("stasis-device")
     let recorder = RecordingFileSystem(root: folder.path)
     let a = Device(server: server.base, token: token, name: "A", folder: folder, fileSystem: recorder)
     try a.save(PlayerState(), at: 100)
@@ -511,7 +511,7 @@ struct CloudSyncTests {
     let port = try freePort()  // nothing listens there
     let waits = Mutex<[Duration]>([])
     let stopped = AsyncStream<Void>.makeStream()
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-backoff-\(UUID().uuidString)")
+    let folder = temporaryURL("stasis-backoff")
     let store = SaveStore(directory: folder.path)
     let sync = CloudSync(
       client: CloudClient(credentials: CloudCredentials(url: "http://127.0.0.1:\(port)", token: "t")), store: store,
@@ -598,7 +598,7 @@ struct CloudSyncTests {
     let raw = Client(base: server.base, token: token)
     for round in 1...3 {
       let proxy = try FaultProxy(upstream: server.port)  // each round's upload announced once
-      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-quit-\(UUID().uuidString)")
+      let folder = temporaryURL("stasis-quit")
         .path
       let game = TestGame(CounterState())
       let store = SaveStore(directory: folder)
@@ -629,7 +629,7 @@ struct CloudSyncTests {
 
     // The sequence the docs used to show: it returns with the upload still in flight.
     let proxy = try FaultProxy(upstream: server.port)
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-quit-\(UUID().uuidString)").path
+    let folder = temporaryURL("stasis-quit").path
     let game = TestGame(CounterState())
     let coordinator = SaveCoordinator(
       game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
@@ -664,7 +664,7 @@ struct CloudSyncTests {
     let server = try ServerProcess(database)
     defer { server.stop() }
     let proxy = try FaultProxy(upstream: server.port)
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-budget-\(UUID().uuidString)")
+    let folder = temporaryURL("stasis-budget")
       .path
     let game = TestGame(CounterState())
     let store = SaveStore(directory: folder)
@@ -756,7 +756,7 @@ struct CloudSyncTests {
     _ = try database.addPlayer()
     let server = try ServerProcess(database)
     defer { server.stop() }
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-token-\(UUID().uuidString)").path
+    let folder = temporaryURL("stasis-token").path
     let game = TestGame(CounterState())
     let coordinator = SaveCoordinator(
       game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")

@@ -72,7 +72,7 @@ struct DemoUploadRateTests {
     let database = try Database(.sqlite)
     let server = try ServerProcess(database)
     defer { server.stop() }
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-rate-\(UUID().uuidString)")
+    let root = temporaryURL("stasis-rate")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
 
     // Deltas (the default): the second episode completes, and the server has the save.

@@ -51,7 +51,7 @@ struct GameThreadTests {
   }
 
   func folder(_ name: String) -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("stasis-\(name)-\(UUID().uuidString)").path
+    temporaryURL("stasis-\(name)").path
   }
 
   // MARK: One pass per return

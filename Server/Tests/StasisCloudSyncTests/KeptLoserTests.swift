@@ -78,7 +78,7 @@ struct KeptLoserTests {
     #expect(try await revisions(raw).map { $0["revision"] as? Int } == [8, 7, 6, 2], "still there")
 
     // `stasis cloud discard --revision`, through the API's DELETE route.
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-kept-\(UUID().uuidString)")
+    let root = temporaryURL("stasis-kept")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     let tokenFile = root.appendingPathComponent("player.token").path
     try Data(player.token.utf8).write(to: URL(fileURLWithPath: tokenFile))

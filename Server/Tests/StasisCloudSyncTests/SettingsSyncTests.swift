@@ -29,7 +29,7 @@ final class SettingsDevice {
     _ name: String, server url: String, token: String, transport: any CloudTransport = testTransport(),
     logger: Logger = Logger(label: "stasis.cloud.settings")
   ) throws {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-settings-\(UUID().uuidString)")
+    let folder = temporaryURL("stasis-settings")
     let time = self.time
     let store = SaveStore(directory: folder.path, wallClock: SettableWallClock(time: time), device: name)
     application = Application(configuration: .init(clock: clock))

@@ -248,7 +248,7 @@ struct ServerHostileClientTests {
         ("created before 1970", "creation time", { $0.createdAt = -1 }),
         ("created after 9999", "creation time", { $0.createdAt = .max }),
       ]
-      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-hostile-\(UUID().uuidString)")
+      let folder = temporaryURL("stasis-hostile")
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
       for (index, (name, field, edit)) in edits.enumerated() {
         var document = good

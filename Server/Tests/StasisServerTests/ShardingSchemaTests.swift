@@ -79,7 +79,7 @@ struct ShardingSchemaTests {
 
   @Test("a database from before v9 keeps its rows, and SQLite's ids go on from where they were")
   func upgradeFromV8() async throws {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-v8-\(UUID().uuidString)")
+    let folder = temporaryURL("stasis-v8")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     let path = folder.appendingPathComponent("server.sqlite").path
@@ -208,7 +208,7 @@ struct ShardingSchemaTests {
   static func schema(_ backend: Backend) async throws -> [String: TableShape] {
     switch backend {
     case .sqlite:
-      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-schema-\(UUID().uuidString)")
+      let folder = temporaryURL("stasis-schema")
       defer { try? FileManager.default.removeItem(at: folder) }
       let path = folder.appendingPathComponent("server.sqlite").path
       _ = try SQLiteBackend(path: path)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HummingbirdBcrypt
+import StasisTesting
 import Synchronization
 import Testing
 
@@ -21,7 +22,7 @@ struct StudioTests {
   let password = "a long password"
 
   init() async throws {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("studio-\(UUID().uuidString)")
+    let folder = URL(fileURLWithPath: try TemporaryFolder.untilExit(prefix: "studio"))
     backend = try SQLiteBackend(path: folder.appendingPathComponent("server.sqlite").path)
     let clock = self.clock
     studio = Studio(backend: backend, options: ServerOptions(), clock: { clock.now })

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Simulation) import Stasis
 @_spi(Simulation) import StasisCloud
+import StasisTesting
 import Synchronization
 
 /// The HTTP transport the sync suites hold to the contract: `STASIS_TEST_TRANSPORT=asynchttpclient`
@@ -46,7 +47,7 @@ final class Device: Sendable {
     configure: (inout CloudSyncConfiguration) -> Void = { _ in }
   ) {
     let folder =
-      folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("stasis-device-\(UUID().uuidString)")
+      folder ?? temporaryURL("stasis-device")
     let clock = self.clock
     store = SaveStore(
       directory: folder.path, generationsToKeep: generationsToKeep, signing: signing,
@@ -76,6 +77,18 @@ final class Device: Sendable {
 
   var generations: [Int] { (try? store.generations(of: "autosave")) ?? [] }
   var kept: [Int] { store.keptGenerations(of: "autosave").map(\.generation) }
+}
+
+/// A new, empty folder of this test process's own, removed with everything in it when the
+/// process exits (`TemporaryFolder.untilExit`): every fixture's save folder and database, so a
+/// run leaves nothing behind in the temporary directory.
+func temporaryURL(_ prefix: String) -> URL {
+  do {
+    return URL(fileURLWithPath: try TemporaryFolder.untilExit(prefix: prefix))
+  } catch {
+    // No folder under the temporary directory is a broken machine: the test stops, loudly.
+    fatalError("no temporary folder for '\(prefix)': \(error)")
+  }
 }
 
 /// A wall clock the test sets: the saves' creation times.

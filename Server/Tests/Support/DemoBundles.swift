@@ -28,7 +28,7 @@ enum DemoBundles {
   private static func record(ticks: Int, seed: UInt64) throws -> (
     bytes: [UInt8], library: LevelLibrary, codec: SaveCodec<GameState>
   ) {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bundle-\(UUID().uuidString)").path
+    let folder = temporaryURL("bundle").path
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let library = DemoSaves.library
     let codec = DemoSaveFormat.codec(levels: library)

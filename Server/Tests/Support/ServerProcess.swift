@@ -72,7 +72,7 @@ struct Database: Sendable {
     self.backend = backend
     switch backend {
     case .sqlite:
-      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-server-\(UUID().uuidString)")
+      let folder = temporaryURL("stasis-server")
       sqlitePath = folder.appendingPathComponent("server.sqlite").path
       postgresURL = nil
     case .postgres:

@@ -61,7 +61,7 @@ struct StudioFixture: Sendable {
   /// A demo save `steps` into the first level, with the thumbnail `stasis-demo --render-thumbnail` draws of it.
   static func saveWithThumbnail(steps: Int) throws -> [UInt8] {
     let bytes = try DemoSaves.save(level: 1, steps: steps, seed: 3)
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stasis-thumb-\(UUID().uuidString)")
+    let folder = temporaryURL("stasis-thumb")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     let save = folder.appendingPathComponent("save.stasis")
