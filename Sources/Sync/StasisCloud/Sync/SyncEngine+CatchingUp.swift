@@ -45,7 +45,7 @@ extension SyncEngine {
     listedRevisions.withLock { $0 = nil }
     defer { listedRevisions.withLock { $0 = nil } }
     for _ in 0..<4 {
-      var record = load()
+      var record = heldRecord()
       let local = newestLocal()
       // A generation the server refused is still this device's progress: not to be passed over.
       let ahead = local != nil && record.isUnsynced(local?.generation)
@@ -64,7 +64,7 @@ extension SyncEngine {
         record.base = nil
         record.baseGeneration = nil
         record.parent = .base
-        store(&record)
+        writeRecord(&record)
         continue
       case .unchanged, .missing:
         guard ahead, record.conflict == nil else {
@@ -134,9 +134,9 @@ extension SyncEngine {
       emit(.refused(refusal))
       return .failure(refusal)
     case .success(let generation):
-      var record = load()
+      var record = heldRecord()
       record.agree(revision: revision, generation: generation)
-      store(&record)
+      writeRecord(&record)
       agreed(revision, file: bytes)
       emit(.fastForwarded(revision: revision, generation: generation))  // told before the game wakes
       gate.wrote(generation, "fast-forwarded to r\(revision)", written: file)
@@ -159,7 +159,7 @@ extension SyncEngine {
     ours: (generation: Int, bytes: [UInt8], document: SaveDocument), theirs: (revision: Int, bytes: [UInt8]),
     policy: ConflictPolicy, policyName: String, taking: ConflictDecision? = nil, gate: WriteGate
   ) async -> Resolution {
-    var record = load()
+    var record = heldRecord()
     let theirsFile: VerifiedSave
     switch verify(theirs.bytes, revision: theirs.revision) {
     case .failure(let error):
@@ -198,7 +198,7 @@ extension SyncEngine {
       // which need not be the revision both sides continue (stasis-sim, seed 17).
       let bytes: [UInt8]?
       do {
-        bytes = try await client.download(slot: slot, revision: revision, holding: heldBase(load()))
+        bytes = try await client.download(slot: slot, revision: revision, holding: heldBase(heldRecord()))
       } catch {
         return .stopped(.conflict, failed(error, generation: nil))
       }
@@ -215,12 +215,12 @@ extension SyncEngine {
       policy: policy, taking: taking, base: base, ours: ours, theirs: theirsDocument,
       theirsRevision: theirs.revision, report: &report)
     guard let decision else {
-      record = load()
+      record = heldRecord()
       let pending = PendingConflict(
         base: record.base, ours: ours.generation, theirs: theirs.revision, policy: policyName)
       if record.conflict != pending {  // the same conflict found again is not news
         record.conflict = pending
-        store(&record)
+        writeRecord(&record)
         emit(.conflict(report))
       }
       phase(.conflict)
@@ -277,10 +277,10 @@ extension SyncEngine {
           generation, "resolved a cloud conflict (\(report.outcome.rawValue))", written: local.file)
       }
     }
-    record = load()
+    record = heldRecord()
     guard let upload else {  // theirs won: it is the head already
       record.agree(revision: theirs.revision, generation: written!)
-      store(&record)
+      writeRecord(&record)
       agreed(theirs.revision, file: theirs.bytes)
       emit(.conflict(report))
       return .settled(written: written, uploadError: nil)
@@ -296,16 +296,16 @@ extension SyncEngine {
       }
     record.resolving(onto: theirs.revision, upload: result, loser: theirs.revision, parent: parent)
     record.sending(generation: result, sha256: sha256Hex(upload))
-    store(&record)
+    writeRecord(&record)
     do {
       // Theirs lost: the server keeps it out of pruning until it is discarded.
       let created = try await client.upload(
         slot: slot, bytes: upload, base: theirs.revision, loser: theirs.revision, parent: parent,
         deltaFrom: HeldRevision(revision: theirs.revision, bytes: theirs.bytes))
       report.revision = created.revision
-      record = load()
+      record = heldRecord()
       record.agree(revision: created.revision, generation: result)
-      store(&record)
+      writeRecord(&record)
       agreed(created.revision, file: upload)
       emit(.conflict(report))
       emit(.uploaded(generation: result, revision: created.revision, base: theirs.revision))
@@ -456,7 +456,7 @@ extension SyncEngine {
 
   /// `stasis cloud resolve`: the head and ours again, settled by `policy`.
   func resolveNow(policy: ConflictPolicy, name: String, taking: ConflictDecision? = nil) async -> SyncReport {
-    var record = load()
+    var record = heldRecord()
     guard let local = newestLocal() else {
       return SyncReport(state: nil, restore: nil, error: CloudError(.noLocalSave, "slot '\(slot)' has no local save"))
     }
@@ -473,7 +473,7 @@ extension SyncEngine {
       return SyncReport(state: .synced, restore: nil, error: CloudError(.noConflict, "slot '\(slot)' has no conflict"))
     }
     record.conflict = nil
-    store(&record)
+    writeRecord(&record)
     switch await resolve(
       ours: local, theirs: (revision, bytes), policy: policy, policyName: name, taking: taking, gate: WriteGate())
     {

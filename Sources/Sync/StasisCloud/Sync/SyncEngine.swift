@@ -100,7 +100,7 @@ final class SyncEngine: Sendable {
     case .upload(let handle, let epoch, let done):
       defer { done?() }
       guard case .success(let receipt) = await handle.value else { return }
-      var record = load()
+      var record = heldRecord()
       if !record.queued.contains(receipt.generation) {
         // Kept in memory only: written, and flushed, with the upload's own record write (one
         // per attempt), or by `persistQueued()` below when the upload does not go.
@@ -134,7 +134,7 @@ final class SyncEngine: Sendable {
       beginNewHistory(after: after)
     case .restoredOlderGeneration(let generation, let newest):
       // The synced generation, or an unsynced one after it, still continues the base.
-      if let agreed = load().baseGeneration, generation >= agreed { return }
+      if let agreed = heldRecord().baseGeneration, generation >= agreed { return }
       beginNewHistory(after: newest)
     }
   }
@@ -142,11 +142,11 @@ final class SyncEngine: Sendable {
   /// The generations after `after` begin a history of their own. A mark already set stays
   /// where it is when it is lower: what came after it is a new history too.
   func beginNewHistory(after: Int) {
-    var record = load()
+    var record = heldRecord()
     let mark = min(record.newHistoryAfter ?? after, after)
     guard record.newHistoryAfter != mark else { return }
     record.newHistoryAfter = mark
-    store(&record)
+    writeRecord(&record)
   }
 
   /// Runs `body` as a task `cancelUploads` can cancel: a cancel that came after `epoch` was
@@ -161,16 +161,17 @@ final class SyncEngine: Sendable {
 
   // MARK: Record and events
 
-  /// The slot's record.
-  func load() -> SyncRecord { record.withLock { $0 } }
+  /// The slot's record as this engine holds it, in memory: what it last wrote (or read on
+  /// launch). Not a read of the slot file `.cloud` (that is `SyncRecord.load`).
+  func heldRecord() -> SyncRecord { record.withLock { $0 } }
 
-  /// Writes the slot's record, atomically and durably, and keeps it for the next `load()`.
+  /// Writes the slot's record, atomically and durably, and keeps it for the next `heldRecord()`.
   /// With `durable: false` it is written atomically but not flushed (no fsync): the next
   /// process reads it, and a crash of the machine may leave the record before, which is for
   /// what is found again (an upload's `201`: the revision is recognised by the SHA-256 the
   /// record remembered, durably, before it went).
-  func store(_ record: inout SyncRecord, durable: Bool = true) {
-    record.sequence = load().sequence + 1
+  func writeRecord(_ record: inout SyncRecord, durable: Bool = true) {
+    record.sequence = heldRecord().sequence + 1
     do {
       try record.save(store: store, slot: slot, durable: durable)
       if durable {
@@ -183,7 +184,7 @@ final class SyncEngine: Sendable {
     keepInMemory(record)
   }
 
-  /// Keeps `record` for the next `load()` and the status, without writing it: what the next
+  /// Keeps `record` for the next `heldRecord()` and the status, without writing it: what the next
   /// durable write carries (a save queued for the upload that writes the record anyway).
   func keepInMemory(_ record: SyncRecord) {
     self.record.withLock { $0 = record }
@@ -210,9 +211,9 @@ final class SyncEngine: Sendable {
   /// Writes the record when a generation waits in it that the record on disk does not show
   /// waiting: a save that did not go up (offline, a conflict) is never forgotten by a crash.
   func persistQueued() {
-    var record = load()
+    var record = heldRecord()
     let durable = durableRecord.withLock { $0 }
-    if record.queued.contains(where: { !durable.queued.contains($0) && record.isUnsynced($0) }) { store(&record) }
+    if record.queued.contains(where: { !durable.queued.contains($0) && record.isUnsynced($0) }) { writeRecord(&record) }
   }
 
   func emit(_ event: CloudEvent) {
@@ -325,7 +326,7 @@ final class SyncEngine: Sendable {
   /// newest generation it is sent as it is, without listing, reading and decoding the slot.
   @discardableResult
   func flush(epoch: Int, written: WrittenFile? = nil) async -> CloudError? {
-    var record = load()
+    var record = heldRecord()
     guard record.conflict == nil else {  // nothing goes up over an unsettled conflict
       return CloudError(.conflict, "slot '\(slot)' has an unsettled conflict: resolve it first")
     }
@@ -339,7 +340,7 @@ final class SyncEngine: Sendable {
     else {
       if !record.queued.isEmpty {
         record.queued = []
-        store(&record)
+        writeRecord(&record)
       }
       return nil
     }
@@ -355,7 +356,7 @@ final class SyncEngine: Sendable {
       // The state is the base's (a quit right after a restore): the server has it already.
       record.baseGeneration = local.generation
       record.queued.removeAll { $0 <= local.generation }
-      store(&record)
+      writeRecord(&record)
       phase(.synced)
       return nil
     }
@@ -368,7 +369,7 @@ final class SyncEngine: Sendable {
     // Remembered before it goes: if its answer is lost, the revision is still known as ours.
     let attempt = SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base)
     let remembered = record.sending(generation: attempt.generation, sha256: attempt.sha256)
-    store(&record)  // the attempt's one durable record write: what it sends, and what waits
+    writeRecord(&record)  // the attempt's one durable record write: what it sends, and what waits
     do {
       // A conflict's resolution waiting to go up still names the revision it beat.
       let loser = record.loser.flatMap { $0 == record.base ? $0 : nil }
@@ -376,12 +377,12 @@ final class SyncEngine: Sendable {
         slot: slot, bytes: local.bytes, base: record.base, loser: loser, parent: record.parent(of: local.generation),
         deltaFrom: held)
       answered()
-      record = load()
+      record = heldRecord()
       record.agree(revision: created.revision, generation: local.generation)
       agreed(created.revision, file: local.bytes)
       // Not flushed: a crash of the machine leaves the record saying what was sent, and the
       // revision is recognised as this device's own (recogniseOwnUploads).
-      store(&record, durable: false)
+      writeRecord(&record, durable: false)
       emit(.uploaded(generation: local.generation, revision: created.revision, base: created.baseRevision))
       return nil
     } catch {
@@ -389,20 +390,20 @@ final class SyncEngine: Sendable {
       if error.neverSent, remembered {
         // This attempt never left, so it is not on the server: forgotten, it cannot push an
         // earlier attempt whose answer was lost out of the bounded list (found by stasis-sim).
-        record = load()
+        record = heldRecord()
         record.sent.removeAll { $0 == attempt }
-        store(&record)
+        writeRecord(&record)
       }
       if error.kind == .conflict, await recogniseOwnUploads(newest: (local.generation, local.bytes)) {
         return await flush(epoch: epoch)  // the newer saves go up on our own revision
       }
       if error.kind == .notFound, record.base != nil {
         // The slot went from the server (deleted there): ours goes up as a new slot.
-        record = load()
+        record = heldRecord()
         record.base = nil
         record.baseGeneration = nil
         record.parent = .base
-        store(&record)
+        writeRecord(&record)
         return await flush(epoch: epoch)
       }
       return failed(error, generation: local.generation)
@@ -417,7 +418,7 @@ final class SyncEngine: Sendable {
   /// and what was saved since goes up on it: a device never conflicts with itself. (Another
   /// device may have built on it since: then that is a conflict, on the right base.)
   func recogniseOwnUploads(newest local: (generation: Int, bytes: [UInt8])?) async -> Bool {
-    var record = load()
+    var record = heldRecord()
     var mine = configuration.rules.recognisesOnlyNewest ? [] : record.sent
     if let local {
       mine.append(SentUpload(generation: local.generation, sha256: sha256Hex(local.bytes), base: record.base))
@@ -426,9 +427,9 @@ final class SyncEngine: Sendable {
     for revision in history where revision.revision > (record.base ?? 0) {  // newest first
       guard let upload = mine.first(where: { $0.sha256 == revision.sha256 && $0.base == revision.baseRevision })
       else { continue }
-      record = load()
+      record = heldRecord()
       record.agree(revision: revision.revision, generation: upload.generation)
-      store(&record)
+      writeRecord(&record)
       emit(.uploaded(generation: upload.generation, revision: revision.revision, base: upload.base))
       return true
     }
@@ -452,7 +453,7 @@ final class SyncEngine: Sendable {
 
   /// Records a failed request; schedules a retry when the server was unreachable.
   func failed(_ error: CloudError, generation: Int?) -> CloudError {
-    let waiting = load().queued.count
+    let waiting = heldRecord().queued.count
     switch error.kind {
     case .offline, .server, .unavailable:
       // (A 503's message says "the server is unavailable": the event tells it from a network
@@ -465,10 +466,10 @@ final class SyncEngine: Sendable {
       emit(.unauthorized(error))
     case .refused:
       if let generation {
-        var record = load()
+        var record = heldRecord()
         record.refusedGeneration = generation
         record.queued.removeAll { $0 <= generation }
-        store(&record)
+        writeRecord(&record)
       }
       emit(.refused(error))
     case .conflict:
