@@ -141,7 +141,7 @@ extension SaveStore {
           logger.warning("slot '\(slot)': could not mark it signed: \(error)")
         }
       }
-      if !written.pruned.isEmpty { beingPruned.withLock { $0.formUnion(written.pruned) } }
+      if !written.pruned.isEmpty { files.withLock { $0.beingPruned.formUnion(written.pruned) } }
       whenDurable(written.generation, written.path, written.unchanged)
       removePruned(written.pruned)
       return (written.generation, written.path, written.unchanged)
@@ -231,7 +231,7 @@ extension SaveStore {
     }
     // The kept list, once it has been read (or written) by this write: the pruning reuses it.
     var keptList: [KeptGeneration]? = names.contains(".\(Self.keptFileName)") ? nil : []
-    if keptList == nil, readBack.withLock({ !$0.isEmpty }), var kept = try? readKeptList(slot).get() {
+    if keptList == nil, files.withLock({ !$0.readBack.isEmpty }), var kept = try? readKeptList(slot).get() {
       // What this store's loads read is no longer "a build cannot read it".
       if releaseReadBackLocked(slot: slot, kept: &kept) { try writeKept(kept, slot: slot) }
       keptList = kept
@@ -263,8 +263,10 @@ extension SaveStore {
           try? fileSystem.unlink(temporary)
           throw SaveFileError("the new generation could not be put in place", cause: error)
         }
-        undecodable.withLock { _ = $0.removeValue(forKey: final) }  // a number a discard freed
-        readBack.withLock { _ = $0.remove(final) }
+        files.withLock {  // a number a discard freed
+          _ = $0.undecodable.removeValue(forKey: final)
+          _ = $0.readBack.remove(final)
+        }
         if pruning {
           remember(final, game: writer, size: file.count)
           verdicts.wrote(generation)
@@ -374,7 +376,8 @@ extension SaveStore {
     }
     try writeKept(kept.sorted { $0.generation > $1.generation }, slot: slot)
     for (generation, _) in new {
-      loggedKept.withLock { _ = $0.insert(path(of: slot, generation: generation)) }
+      let logged = path(of: slot, generation: generation)
+      files.withLock { _ = $0.loggedKept.insert(logged) }
       logger.notice(
         "slot '\(slot)': kept generation \(generation) until discarded: \(kept.first { $0.generation == generation }!.reason)"
       )
@@ -392,11 +395,12 @@ extension SaveStore {
   /// the missing migration read it, so the note is no longer true.
   func keepNoted(slot: SaveSlot) throws(SaveFileError) {
     let prefix = folder(of: slot) + "/"
-    let noted = undecodable.withLock { $0.filter { $0.key.hasPrefix(prefix) } }
-    let read = readBack.withLock { $0.filter { $0.hasPrefix(prefix) } }
+    let (noted, read) = files.withLock { memory in
+      (memory.undecodable.filter { $0.key.hasPrefix(prefix) }, memory.readBack.filter { $0.hasPrefix(prefix) })
+    }
     guard !noted.isEmpty || !read.isEmpty else { return }
     if noted.isEmpty, fileSystem.kind(of: prefix + "." + Self.keptFileName) == .missing {
-      readBack.withLock { $0.subtract(read) }  // nothing is kept: nothing to release
+      files.withLock { $0.readBack.subtract(read) }  // nothing is kept: nothing to release
       return
     }
     try withSlotLock(slot) { () throws(SaveFileError) in
@@ -425,9 +429,9 @@ extension SaveStore {
   /// `kept` changed; the caller holds the slot's lock and writes it.
   func releaseReadBackLocked(slot: SaveSlot, kept: inout [KeptGeneration]) -> Bool {
     let prefix = folder(of: slot) + "/"
-    let read = readBack.withLock { set in
-      let mine = set.filter { $0.hasPrefix(prefix) }
-      set.subtract(mine)
+    let read = files.withLock { memory in
+      let mine = memory.readBack.filter { $0.hasPrefix(prefix) }
+      memory.readBack.subtract(mine)
       return mine
     }
     guard !read.isEmpty else { return false }
@@ -546,7 +550,7 @@ extension SaveStore {
       let prunedAnyway = rules.prunesUnreadable && verdict.mustBeKept != nil  // never, outside the simulation's seam
       if kept.contains(generation), !prunedAnyway { continue }  // kept until the game or the player lets it go
       if let reason = verdict.mustBeKept, !prunedAnyway {
-        if loggedKept.withLock({ $0.insert(path).inserted }) {
+        if files.withLock({ $0.loggedKept.insert(path).inserted }) {
           logger.notice("slot '\(slot)': kept generation \(generation), which this build cannot read: \(reason)")
         }
         continue
@@ -563,11 +567,9 @@ extension SaveStore {
   /// save prunes. Until the unlinks are done, this store's listings leave those files out.
   private func removePruned(_ paths: [String]) {
     guard !paths.isEmpty else { return }
-    defer { beingPruned.withLock { $0.subtract(paths) } }
+    defer { files.withLock { $0.beingPruned.subtract(paths) } }
     for path in paths where (try? fileSystem.unlink(path)) != nil {
-      knownGood.withLock { _ = $0.removeValue(forKey: path) }
-      undecodable.withLock { _ = $0.removeValue(forKey: path) }
-      readBack.withLock { _ = $0.remove(path) }
+      files.withLock { $0.forget(path) }
     }
   }
 }

@@ -118,10 +118,7 @@ extension SaveStore {
       } catch {
         throw SaveFileError("generation \(generation) could not be discarded", cause: error)
       }
-      knownGood.withLock { _ = $0.removeValue(forKey: path) }
-      undecodable.withLock { _ = $0.removeValue(forKey: path) }
-      readBack.withLock { _ = $0.remove(path) }
-      loggedKept.withLock { _ = $0.remove(path) }
+      files.withLock { $0.forget(path) }
       if let kept = keptGenerationsLocked(slot), kept.contains(where: { $0.generation == generation }) {
         try writeKept(kept.filter { $0.generation != generation }, slot: slot)
       }

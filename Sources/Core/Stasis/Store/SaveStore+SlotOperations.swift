@@ -60,7 +60,7 @@ extension SaveStore {
         } catch {
           throw SaveFileError("the slot could not be deleted", cause: error)
         }
-        knownGood.withLock { _ = $0.removeValue(forKey: "\(folder)/\(name)") }
+        files.withLock { _ = $0.knownGood.removeValue(forKey: "\(folder)/\(name)") }
       }
     }
     // The lock file goes last, outside the lock; the empty folder goes with it.
@@ -100,7 +100,7 @@ extension SaveStore {
         throw SaveFileError("the slot could not be renamed", cause: error)
       }
     }
-    knownGood.withLock { $0.removeAll() }
+    files.withLock { $0.knownGood.removeAll() }
   }
 
   private func refuseExisting(_ slot: SaveSlot) throws(SaveFileError) {

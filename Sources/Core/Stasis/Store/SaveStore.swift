@@ -41,26 +41,9 @@ public final class SaveStore: Sendable {
   /// Encoding buffers kept between saves (at most two, each the size of the last save):
   /// a fresh multi-megabyte buffer costs more in page faults than the encoding itself.
   let spareBuffers = Mutex<[[UInt8]]>([])
-  /// Generation files known to pass every check (path → size and writer): the ones this store
-  /// wrote or verified. Generations are never rewritten in place, so a verdict holds while the
-  /// size does; whether a build can read one still depends on the writer's schema.
-  let knownGood = Mutex<[String: (size: Int, game: GameIdentity)]>([:])
-  /// Unreadable generations pruning has kept and logged: each is logged once per store.
-  let loggedKept = Mutex<Set<String>>([])
-  /// Whole generations a load of this store could not make a state of (path → size and why):
-  /// a field it cannot decode, a missing migration, a failed validation. A load only notes
-  /// them here; the next write to the slot puts them on its kept list, under its lock, before
-  /// it writes (``SaveStore/keepWhatMustBeKept(_:slot:writer:)``).
-  let undecodable = Mutex<[String: (size: Int, error: SaveFileError)]>([:])
-  /// Generations a load of this store made a state of (their paths): this build reads them. A
-  /// kept entry that says a build could not read one (``KeptGeneration/saysUnreadable``) is
-  /// stale from then on, and the coordinator's step after the load, or the next write to the
-  /// slot, takes it off the kept list under the slot's lock (a load itself writes nothing).
-  let readBack = Mutex<Set<String>>([])
-  /// Generations a write has pruned but not yet removed (their paths): its save was settled
-  /// first, so the caller did not wait for the unlinks. This store's listings leave them out,
-  /// so a save followed by a listing never sees one generation too many.
-  let beingPruned = Mutex<Set<String>>([])
+  /// What this store knows of the generation files it wrote or read (``FileMemory``), in one
+  /// place behind one lock.
+  let files = Mutex(FileMemory())
   /// One writer per slot: saves in snapshot order, at most one in flight and one waiting.
   let writers: SlotWriters
   /// What this store counted: each file decoded (by path) and each generation read back after a
@@ -165,7 +148,7 @@ public final class SaveStore: Sendable {
     // Read before the listing: a file the listing shows was either still being pruned then
     // (and is in the set) or is not being pruned at all. Read after, a pruning that ended
     // in between would leave its file listed and out of the set.
-    let pruned = beingPruned.withLock { $0 }
+    let pruned = files.withLock { $0.beingPruned }
     let names: [String]
     do {
       names = try fileSystem.contents(ofDirectory: folder(of: slot))
@@ -545,19 +528,19 @@ public final class SaveStore: Sendable {
   {
     let path = path(of: slot, generation: generation)
     if let decoded = verified.decoded(as: State.self) {
-      readBack.withLock { _ = $0.insert(path) }
+      files.withLock { _ = $0.readBack.insert(path) }
       return (decoded.state, decoded.report)
     }
     do {
       counts.count(OperationCounts.stateDecode(path))
       let loaded = try codec.load(from: verified.document, path: path)
-      readBack.withLock { _ = $0.insert(path) }
+      files.withLock { _ = $0.readBack.insert(path) }
       return loaded
     } catch {
       switch error.kind {
       case .typeMismatch, .missingField, .droppedField, .migrationFailed, .invalidState:
         if case .file(let size) = fileSystem.kind(of: path) {
-          undecodable.withLock { $0[path] = (size, error) }
+          files.withLock { $0.undecodable[path] = (size, error) }
         }
       default: break
       }
@@ -619,4 +602,38 @@ final class HandedOver<State: Sendable>: Sendable {
 
   /// The state, the first time; nil after.
   func take() -> State? { state.withLock { $0.take() } }
+}
+
+/// What a store knows of the generation files it wrote or read, by path: one value behind one
+/// lock, so what is known of a file changes in one step (a removed generation is forgotten at
+/// once, never left known in one table and gone from another).
+struct FileMemory {
+  /// Files known to pass every check (path → size and writer): the ones this store wrote or
+  /// verified. Generations are never rewritten in place, so a verdict holds while the size
+  /// does; whether a build can read one still depends on the writer's schema.
+  var knownGood: [String: (size: Int, game: GameIdentity)] = [:]
+  /// Unreadable generations pruning has kept and logged: each is logged once per store.
+  var loggedKept: Set<String> = []
+  /// Whole generations a load of this store could not make a state of (path → size and why):
+  /// a field it cannot decode, a missing migration, a failed validation. A load only notes
+  /// them here; the next write to the slot puts them on its kept list, under its lock, before
+  /// it writes (``SaveStore/keepWhatMustBeKept(_:slot:writer:)``).
+  var undecodable: [String: (size: Int, error: SaveFileError)] = [:]
+  /// Generations a load of this store made a state of (their paths): this build reads them. A
+  /// kept entry that says a build could not read one (``KeptGeneration/saysUnreadable``) is
+  /// stale from then on, and the coordinator's step after the load, or the next write to the
+  /// slot, takes it off the kept list under the slot's lock (a load itself writes nothing).
+  var readBack: Set<String> = []
+  /// Generations a write has pruned but not yet removed (their paths): its save was settled
+  /// first, so the caller did not wait for the unlinks. This store's listings leave them out,
+  /// so a save followed by a listing never sees one generation too many.
+  var beingPruned: Set<String> = []
+
+  /// Forgets all that is known of `path`: its generation was removed.
+  mutating func forget(_ path: String) {
+    knownGood.removeValue(forKey: path)
+    undecodable.removeValue(forKey: path)
+    readBack.remove(path)
+    loggedKept.remove(path)
+  }
 }

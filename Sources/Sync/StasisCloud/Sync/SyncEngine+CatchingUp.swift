@@ -42,8 +42,8 @@ extension SyncEngine {
   func synchronize(gate: WriteGate, uploading: Bool = true) async -> SyncReport {
     var restore: Int?
     // A list an upload made before this pass is not this pass's.
-    listedRevisions.withLock { $0 = nil }
-    defer { listedRevisions.withLock { $0 = nil } }
+    worker.withLock { $0.listedRevisions = nil }
+    defer { worker.withLock { $0.listedRevisions = nil } }
     for _ in 0..<4 {
       var record = heldRecord()
       let local = newestLocal()

@@ -33,22 +33,30 @@ final class SyncEngine: Sendable {
   let inFlight = Mutex<(@Sendable () -> Void)?>(nil)
   /// The retry waiting for its backoff, and a number telling one scheduled retry from the next.
   let retry = Mutex<(task: Task<Void, Never>?, number: UInt64)>((nil, 0))
-  /// Requests failed in a row, for the backoff; any answer from the server resets it.
-  let failures = Mutex(0)
-  /// The file of the revision last agreed with the server, kept in memory: the base of the
-  /// next delta up and down, whether or not the store has pruned its generation since (a game
-  /// that autosaves every tick and uploads once a minute prunes it long before). One file.
-  let agreedFile = Mutex<HeldRevision?>(nil)
-  /// True while the saves going up are near the server's upload limit (said once).
-  let nearLimit = Mutex(false)
-  /// The slot's revision list as this pass fetched it: a catch-up lists revisions at most once
-  /// (to recognise its own lost uploads, then to find a merge's base). Cleared at each pass.
-  let listedRevisions = Mutex<[RemoteRevision]?>(nil)
-  /// The slot's record as last written: read from disk once, then kept here, since this
-  /// worker is the only one that writes it while the game runs.
-  private let record: Mutex<SyncRecord>
-  /// The record as it is on disk: what a crash would leave.
-  private let durableRecord: Mutex<SyncRecord>
+  /// What the worker keeps between commands (``WorkerState``), in one place behind one lock.
+  let worker: Mutex<WorkerState>
+
+  /// What the slot's worker keeps between commands: its record, what it knows of the server,
+  /// and its backoff. Only the worker's one task changes it (commands run one at a time), so
+  /// the lock is for the readers on other threads (`heldRecord()`, a retry's schedule).
+  struct WorkerState {
+    /// The slot's record as last written: read from disk once, then kept here, since this
+    /// worker is the only one that writes it while the game runs.
+    var record: SyncRecord
+    /// The record as it is on disk: what a crash would leave.
+    var durableRecord: SyncRecord
+    /// Requests failed in a row, for the backoff; any answer from the server resets it.
+    var failures = 0
+    /// The file of the revision last agreed with the server, kept in memory: the base of the
+    /// next delta up and down, whether or not the store has pruned its generation since (a game
+    /// that autosaves every tick and uploads once a minute prunes it long before). One file.
+    var agreedFile: HeldRevision?
+    /// True while the saves going up are near the server's upload limit (said once).
+    var nearLimit = false
+    /// The slot's revision list as this pass fetched it: a catch-up lists revisions at most
+    /// once (to recognise its own lost uploads, then to find a merge's base). Cleared at each pass.
+    var listedRevisions: [RemoteRevision]?
+  }
 
   init(
     client: CloudClient, store: SaveStore, slot: SaveSlot, configuration: CloudSyncConfiguration, logger: Logger,
@@ -61,8 +69,7 @@ final class SyncEngine: Sendable {
     self.logger = logger
     self.commands = commands
     let record = SyncRecord.load(store: store, slot: slot, server: client.credentials)
-    self.record = Mutex(record)
-    durableRecord = Mutex(record)
+    worker = Mutex(WorkerState(record: record, durableRecord: record))
     status.withLock {
       $0.base = record.base
       $0.pending = record.queued.count
@@ -163,7 +170,7 @@ final class SyncEngine: Sendable {
 
   /// The slot's record as this engine holds it, in memory: what it last wrote (or read on
   /// launch). Not a read of the slot file `.cloud` (that is `SyncRecord.load`).
-  func heldRecord() -> SyncRecord { record.withLock { $0 } }
+  func heldRecord() -> SyncRecord { worker.withLock { $0.record } }
 
   /// Writes the slot's record, atomically and durably, and keeps it for the next `heldRecord()`.
   /// With `durable: false` it is written atomically but not flushed (no fsync): the next
@@ -176,7 +183,7 @@ final class SyncEngine: Sendable {
       try record.save(store: store, slot: slot, durable: durable)
       if durable {
         let written = record
-        durableRecord.withLock { $0 = written }
+        worker.withLock { $0.durableRecord = written }
       }
     } catch {
       logger.warning("the sync record of slot '\(slot)' could not be written: \(error)")
@@ -187,7 +194,7 @@ final class SyncEngine: Sendable {
   /// Keeps `record` for the next `heldRecord()` and the status, without writing it: what the next
   /// durable write carries (a save queued for the upload that writes the record anyway).
   func keepInMemory(_ record: SyncRecord) {
-    self.record.withLock { $0 = record }
+    worker.withLock { $0.record = record }
     let base = record.base
     let pending = record.queued.count
     status.withLock {
@@ -201,9 +208,9 @@ final class SyncEngine: Sendable {
   func warnNearLimit(_ bytes: Int) {
     guard let limit = client.serverUploadLimit else { return }
     let near = bytes >= limit - limit / 10
-    let first = nearLimit.withLock { state in
-      defer { state = near }
-      return near && !state
+    let first = worker.withLock { state in
+      defer { state.nearLimit = near }
+      return near && !state.nearLimit
     }
     if first { emit(.nearUploadLimit(bytes: bytes, limit: limit)) }
   }
@@ -212,7 +219,7 @@ final class SyncEngine: Sendable {
   /// waiting: a save that did not go up (offline, a conflict) is never forgotten by a crash.
   func persistQueued() {
     var record = heldRecord()
-    let durable = durableRecord.withLock { $0 }
+    let durable = worker.withLock { $0.durableRecord }
     if record.queued.contains(where: { !durable.queued.contains($0) && record.isUnsynced($0) }) { writeRecord(&record) }
   }
 
@@ -269,7 +276,7 @@ final class SyncEngine: Sendable {
     -> HeldRevision?
   {
     guard let revision = record.base else { return nil }
-    if let agreed = agreedFile.withLock({ $0 }), agreed.revision == revision { return agreed }
+    if let agreed = worker.withLock({ $0.agreedFile }), agreed.revision == revision { return agreed }
     if let local, local.generation == record.baseGeneration {
       return HeldRevision(revision: revision, bytes: local.bytes)
     }
@@ -280,7 +287,7 @@ final class SyncEngine: Sendable {
 
   /// Keeps `bytes` as the file of `revision`, the one just agreed.
   func agreed(_ revision: Int, file bytes: [UInt8]) {
-    agreedFile.withLock { $0 = HeldRevision(revision: revision, bytes: bytes) }
+    worker.withLock { $0.agreedFile = HeldRevision(revision: revision, bytes: bytes) }
   }
 
   /// Checks a download before anything local changes: every checksum, the signature under the
@@ -439,17 +446,18 @@ final class SyncEngine: Sendable {
   /// The slot's revisions, newest first (nil: no such slot): fetched, unless this pass listed
   /// them already and the list holds `revision` (the head it is about).
   func listRevisions(holding revision: Int? = nil) async throws(CloudError) -> [RemoteRevision]? {
-    if let revision, let listed = listedRevisions.withLock({ $0 }), listed.contains(where: { $0.revision == revision })
+    if let revision, let listed = worker.withLock({ $0.listedRevisions }),
+      listed.contains(where: { $0.revision == revision })
     {
       return listed
     }
     let listed = try await client.revisions(slot: slot)
-    listedRevisions.withLock { $0 = listed }
+    worker.withLock { $0.listedRevisions = listed }
     return listed
   }
 
   /// The server answered: the backoff starts again from its first step.
-  func answered() { failures.withLock { $0 = 0 } }
+  func answered() { worker.withLock { $0.failures = 0 } }
 
   /// Records a failed request; schedules a retry when the server was unreachable.
   func failed(_ error: CloudError, generation: Int?) -> CloudError {
@@ -484,9 +492,9 @@ final class SyncEngine: Sendable {
   /// Retries after the backoff: 0.5 s, 1 s, 2 s, … up to the longest wait, and never sooner
   /// than the server's `Retry-After` (`notBefore`), within the longest wait.
   func scheduleRetry(notBefore: Duration? = nil) {
-    let count = failures.withLock {
-      $0 += 1
-      return $0
+    let count = worker.withLock {
+      $0.failures += 1
+      return $0.failures
     }
     let first = configuration.firstRetry
     let backoff = first * Int(pow(2, Double(min(count - 1, 20))))
