@@ -13,6 +13,16 @@ struct Agent: Codable, Sendable, Equatable {
   var cash = 0
 }
 
+/// A trader whose id may be unset: a nil id is a field its element does not have.
+struct Trader: Codable, Sendable, Equatable {
+  var id: Int?
+  var cash = 0
+}
+
+struct Market: Codable, Sendable, Equatable {
+  var traders: [Trader]
+}
+
 struct City: Codable, Sendable, Equatable {
   var agents: [Agent]
   var treasury = 0
@@ -106,7 +116,7 @@ struct MergeDefaultsTests {
     )
     let outcome = ThreeWayMerge.merge(
       base: b, ours: o, theirs: t, rules: ["agents": .byKey("id")], fallback: nil, createdAt: 1)
-    let city = try cityCodec.state(from: try #require(outcome.document, "\(outcome.refusal ?? "")"))
+    let city = try cityCodec.state(from: try #require(outcome.document, "\(outcome.refused?.message ?? "")"))
     #expect(
       city.agents.map { [$0.id.index, $0.id.generation, $0.cash] } == [
         [0, 1, 10], [2, 1, 30], [3, 1, 0], [4, 1, 5], [1, 2, 0],
@@ -129,17 +139,37 @@ struct MergeDefaultsTests {
     let typo = ThreeWayMerge.merge(
       base: b, ours: o, theirs: t, rules: ["agnets": .byKey("id")], fallback: .ours, createdAt: 1)
     #expect(typo.document == nil)
-    #expect(typo.refusal == "declared path not in any of the saves: 'agnets'")
+    #expect(typo.refused == MergeRefusal(.undeclaredPath, "declared path not in any of the saves: 'agnets'"))
     var grouped = MergeRules(["agents[*].cash": .max, "treasury": .max])
     grouped.group(["agents", "ledger.entries"])
     #expect(grouped.unknownPaths(in: [b, o, t]) == ["ledger.entries"])
     let key = ThreeWayMerge.merge(
       base: b, ours: o, theirs: t, rules: ["agents": .byKey("uuid")], fallback: .ours, createdAt: 1)
     #expect(key.document == nil)
-    #expect(key.refusal == "declared path not in any of the saves: 'agents[*].uuid'")
+    #expect(key.refused == MergeRefusal(.undeclaredPath, "declared path not in any of the saves: 'agents[*].uuid'"))
     let fine = ThreeWayMerge.merge(
       base: b, ours: o, theirs: t, rules: ["agents[*].cash": .max, "treasury": .max], fallback: nil, createdAt: 1)
-    #expect(fine.refusal == nil)
+    #expect(fine.refused == nil)
     #expect(try cityCodec.state(from: try #require(fine.document)) == City(agents: theirs.agents, treasury: 1))
+  }
+
+  @Test("a key one element lacks refuses the merge as missingKey, naming the element")
+  func missingKey() throws {
+    let codec = SaveCodec<Market>(game: GameIdentity(name: "market", build: "1", schemaVersion: 1))
+    let base = Market(traders: [Trader(id: 1), Trader(id: nil)])
+    var ours = base
+    ours.traders[0].cash = 5
+    var theirs = base
+    theirs.traders[0].cash = 7
+    let outcome = ThreeWayMerge.merge(
+      base: try codec.document(for: base, summary: SaveSummary(), createdAt: 0),
+      ours: try codec.document(for: ours, summary: SaveSummary(), createdAt: 0),
+      theirs: try codec.document(for: theirs, summary: SaveSummary(), createdAt: 0),
+      rules: ["traders": .byKey("id")], fallback: .ours, createdAt: 1)
+    #expect(outcome.document == nil)
+    #expect(
+      outcome.refused
+        == MergeRefusal(.missingKey, "'traders' is declared by-key 'id', but its element 1 has no field 'id'"),
+      "\(String(describing: outcome.refused))")
   }
 }

@@ -210,7 +210,16 @@ struct ThreeWayMergeTests {
     let outcome = ThreeWayMerge.merge(
       base: try document(base), ours: try document(base), theirs: newer, fallback: .ours, createdAt: 1)
     #expect(outcome.document == nil)
-    #expect(outcome.refusal?.contains("different schema versions") == true)
+    #expect(outcome.refused?.kind == .differentSchemas)
+    #expect(outcome.refused?.message.contains("different schema versions") == true)
+
+    let stranger = try SaveCodec<MergeState>(game: GameIdentity(name: "orchard", build: "1", schemaVersion: 1))
+      .document(for: base, summary: SaveSummary(), createdAt: 0)
+    let another = ThreeWayMerge.merge(
+      base: try document(base), ours: try document(base), theirs: stranger, fallback: .ours, createdAt: 1)
+    #expect(
+      another.refused == MergeRefusal(.differentGames, "the saves are of different games ('merge-test', 'orchard')"))
+    #expect(another.document == nil)
   }
 
   @Test("the policies pick a side from the headers; ties go to theirs so devices agree")

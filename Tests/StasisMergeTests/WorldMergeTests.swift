@@ -38,7 +38,7 @@ private func world(
 
 private func merged(_ outcome: MergeOutcome) throws -> WorldSnapshot {
   let document = try #require(
-    outcome.document, "refused: \(outcome.refusal ?? "unsettled \(outcome.unsettled.map(\.path))")")
+    outcome.document, "refused: \(outcome.refused?.message ?? "unsettled \(outcome.unsettled.map(\.path))")")
   guard case .tree(let tree)? = document[section: "world"]?.content else { throw SaveFileError(.malformed, "no world") }
   return try WorldSnapshot(tree: tree)
 }
@@ -94,7 +94,9 @@ struct WorldMergeTests {
       base: base, ours: ours, theirs: theirs, rules: ["world": .byEntity, "world[*].place.x": .max],
       fallback: .ours, createdAt: 1)
     #expect(outcome.document == nil)
-    #expect(outcome.refusal?.contains("world[*].place.x") == true, "\(outcome.refusal ?? "no refusal")")
+    #expect(outcome.refused?.kind == .undeclaredPath)
+    #expect(
+      outcome.refused?.message.contains("world[*].place.x") == true, "\(outcome.refused?.message ?? "no refusal")")
     let whole = ThreeWayMerge.merge(
       base: base, ours: ours, theirs: theirs, rules: ["world": .byEntity, "world[*].place": .theirs],
       fallback: .ours, createdAt: 1)

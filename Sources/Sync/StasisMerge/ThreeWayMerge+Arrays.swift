@@ -143,7 +143,10 @@ extension Merger {
     switch pairing {
     case .success(let keyed): return keyed
     case .failure(.missingKey(let position)):
-      refusal = refusal ?? "'\(path)' is declared by-key '\(key)', but its element \(position) has no field '\(key)'"
+      refusal =
+        refusal
+        ?? MergeRefusal(
+          .missingKey, "'\(path)' is declared by-key '\(key)', but its element \(position) has no field '\(key)'")
       return nil
     case .failure(.duplicateKey): return nil
     }

@@ -104,7 +104,7 @@ public struct SectionMerge: Sendable, Equatable, CustomStringConvertible {
 /// What a three-way merge produced.
 public struct MergeOutcome: Sendable {
   /// The merged document, or nil when some value both sides changed was left unsettled (no
-  /// rule, no fallback side), or when the documents cannot be merged (``refusal``).
+  /// rule, no fallback side), or when the documents cannot be merged (``refused``).
   public var document: SaveDocument?
   /// Every value both sides changed, settled or not, groups first, then in file order.
   public var conflicts: [ContestedValue]
@@ -114,8 +114,13 @@ public struct MergeOutcome: Sendable {
   public var takenFromOurs: Int
   /// As ``takenFromOurs``, from the server's side.
   public var takenFromTheirs: Int
-  /// Why the documents could not be merged (another game, another schema).
-  public var refusal: String?
+  /// Why the documents could not be merged (another game, another schema, a declaration that
+  /// names nothing), or nil.
+  public var refused: MergeRefusal?
+
+  /// The refusal's message (before 0.11 the refusal was only this text).
+  @available(*, deprecated, message: "use refused, a MergeRefusal whose kind says why; its message is this text")
+  public var refusal: String? { refused?.message }
 
   /// The conflicts no rule and no fallback settled.
   public var unsettled: [ContestedValue] { conflicts.filter { $0.resolution == nil } }
@@ -134,7 +139,7 @@ public struct MergeOutcome: Sendable {
 ///   ``MergeRule/union`` sets and logs, `max` and `min` numbers.
 /// - A group of paths always comes from one side.
 /// - A declared path that is in none of the three saves, or a key no element has, refuses the
-///   merge (``MergeOutcome/refusal``) naming it: a declaration never does nothing in silence.
+///   merge (``MergeOutcome/refused``) naming it: a declaration never does nothing in silence.
 ///
 /// Deterministic: fields in name order, elements in the order of the side the fallback picks.
 public enum ThreeWayMerge {
@@ -147,22 +152,26 @@ public enum ThreeWayMerge {
     guard ours.game.name == theirs.game.name, base.game.name == ours.game.name else {
       return MergeOutcome(
         document: nil, conflicts: [], sections: [], takenFromOurs: 0, takenFromTheirs: 0,
-        refusal: "the saves are of different games ('\(ours.game.name)', '\(theirs.game.name)')")
+        refused: MergeRefusal(
+          .differentGames, "the saves are of different games ('\(ours.game.name)', '\(theirs.game.name)')"))
     }
     guard ours.game.schemaVersion == theirs.game.schemaVersion, base.game.schemaVersion == ours.game.schemaVersion
     else {
       return MergeOutcome(
         document: nil, conflicts: [], sections: [], takenFromOurs: 0, takenFromTheirs: 0,
-        refusal:
+        refused: MergeRefusal(
+          .differentSchemas,
           "the saves have different schema versions (base \(base.game.schemaVersion), ours \(ours.game.schemaVersion), theirs \(theirs.game.schemaVersion))"
-      )
+        ))
     }
     let unknown = rules.unknownPaths(in: [base, ours, theirs])
     guard unknown.isEmpty else {
       return MergeOutcome(
         document: nil, conflicts: [], sections: [], takenFromOurs: 0, takenFromTheirs: 0,
-        refusal: "declared \(unknown.count == 1 ? "path" : "paths") not in any of the saves: "
-          + unknown.map { "'\($0)'" }.joined(separator: ", "))
+        refused: MergeRefusal(
+          .undeclaredPath,
+          "declared \(unknown.count == 1 ? "path" : "paths") not in any of the saves: "
+            + unknown.map { "'\($0)'" }.joined(separator: ", ")))
     }
     var merger = Merger(rules: rules, fallback: fallback)
     merger.decideGroups(base: base, ours: ours, theirs: theirs)
@@ -191,7 +200,7 @@ public enum ThreeWayMerge {
     if let refusal = merger.refusal {
       return MergeOutcome(
         document: nil, conflicts: merger.conflicts, sections: reports, takenFromOurs: merger.fromOurs,
-        takenFromTheirs: merger.fromTheirs, refusal: refusal)
+        takenFromTheirs: merger.fromTheirs, refused: refusal)
     }
     let winner = fallback == .theirs ? theirs : ours
     // A result that is one side's sections exactly is that side's state: its summary is that
@@ -225,7 +234,7 @@ public enum ThreeWayMerge {
       document: settled
         ? SaveDocument(game: winner.game, createdAt: createdAt, summary: summary, sections: sections) : nil,
       conflicts: merger.conflicts, sections: reports, takenFromOurs: merger.fromOurs,
-      takenFromTheirs: merger.fromTheirs, refusal: nil)
+      takenFromTheirs: merger.fromTheirs, refused: nil)
   }
 }
 
@@ -251,7 +260,7 @@ struct Merger {
   /// Whether both sides changed the undeclared rest (each undeclared value they both changed is a conflict).
   var restConflicts = false
   /// Why a declaration could not be applied (a key no element has), when one could not.
-  var refusal: String?
+  var refusal: MergeRefusal?
 
   init(rules: MergeRules, fallback: MergeSide?) {
     self.rules = rules

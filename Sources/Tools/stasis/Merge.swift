@@ -122,8 +122,8 @@ struct Merge: ParsableCommand {
     let outcome = ThreeWayMerge.merge(
       base: documents[0], ours: documents[1], theirs: documents[2], rules: rules,
       fallback: take.flatMap(MergeSide.init(rawValue:)), createdAt: wallClockMilliseconds())
-    if let refusal = outcome.refusal {
-      throw fail(SaveFileError(.notMergeable, refusal, context: .init(file: theirs, part: "header")))
+    if let refusal = outcome.refused {
+      throw fail(refusal, file: theirs)
     }
     let out = TextOutput(.standardOutput)
     let listing: BulkListing = allElements ? .allElements : .summary
@@ -226,4 +226,12 @@ func bulkChanges(from base: SaveValue?, to value: SaveValue?, path: String) -> [
   default:
     return []
   }
+}
+
+/// Prints a refused merge in one line (`error: FILE: not mergeable in header: why`), naming
+/// theirs, the save that did not match, and exits 1: what was read was found wrong.
+func fail(_ refusal: MergeRefusal, file: String) -> ExitCode {
+  Terminal.standardError.line(
+    Terminal.standardError.paint("error: ", .red) + "\(file): not mergeable in header: \(refusal.message)")
+  return Exit.invalid
 }

@@ -82,7 +82,9 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     /// Nothing was saved: the coordinator holds the game until
     /// ``SaveCoordinator/resolveRestoreFailure(_:)`` answers its ``SaveCoordinator/restoreFailure``.
     public static let held = Kind(rawValue: "held")
-    /// Two saves cannot be merged: another game, or histories with no common base.
+    /// Two saves cannot be merged: no longer thrown. A merge's refusal is the merge layer's own
+    /// error, `StasisMerge`'s `MergeRefusal`, whose kind says why.
+    @available(*, deprecated, message: "a refused merge is StasisMerge's MergeRefusal (MergeOutcome.refused)")
     public static let notMergeable = Kind(rawValue: "notMergeable")
     /// Every checksum is right but a value is one the game cannot use: its
     /// ``ValidatedSaveState`` check refused it, naming the field.
@@ -218,7 +220,7 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     case .noSuchGeneration: return "no such generation"
     case .cancelled: return "cancelled"
     case .held: return "held"
-    case .notMergeable: return "not mergeable"
+    case Kind(rawValue: "notMergeable"): return "not mergeable"  // deprecated: a merge refuses with MergeRefusal
     case .invalidState: return "invalid state"
     case .refusedByGame: return "refused by the game"
     case .signingRequired: return "signing required"

@@ -49,13 +49,13 @@ extension SaveStore {
   /// Records that `path`, written by `game` with `size` bytes, passed every check: the
   /// writer's own file, whose size it knows without asking the disk.
   func remember(_ path: String, game: GameIdentity, size: Int) {
-    files.withLock { $0.knownGood[path] = (size, game) }
+    files.withLock { $0[slotOf: path].knownGood[path] = (size, game) }
   }
 
   /// Whether a load noted that `generation` of `slot` decodes to no state of this build.
   func hasNotedUndecodable(slot: SaveSlot, generation: Int) -> Bool {
     let path = path(of: slot, generation: generation)
-    return files.withLock { $0.undecodable[path] != nil }
+    return files.withLock { $0[slotOf: path].undecodable[path] != nil }
   }
 
   /// Classifies a generation for a build that writes `reader`'s game and schema. Reads and
@@ -67,10 +67,10 @@ extension SaveStore {
     let path = path(of: slot, generation: generation)
     let kind = knownSize.map { FileKind.file(size: $0) } ?? fileSystem.kind(of: path)
     if case .file(let size) = kind {
-      if let found = files.withLock({ $0.undecodable[path] }), found.size == size {
+      if let found = files.withLock({ $0[slotOf: path].undecodable[path] }), found.size == size {
         return found.error.kind == .invalidState ? .passedOver(found.error) : .unreadable(found.error)
       }
-      if let known = files.withLock({ $0.knownGood[path] }), known.size == size {
+      if let known = files.withLock({ $0[slotOf: path].knownGood[path] }), known.size == size {
         return verdict(path: path, writer: known.game, reader: reader)
       }
     }

@@ -141,7 +141,7 @@ extension SaveStore {
           logger.warning("slot '\(slot)': could not mark it signed: \(error)")
         }
       }
-      if !written.pruned.isEmpty { files.withLock { $0.beingPruned.formUnion(written.pruned) } }
+      if let first = written.pruned.first { files.withLock { $0[slotOf: first].beingPruned.formUnion(written.pruned) } }
       whenDurable(written.generation, written.path, written.unchanged)
       removePruned(written.pruned)
       return (written.generation, written.path, written.unchanged)
@@ -231,7 +231,9 @@ extension SaveStore {
     }
     // The kept list, once it has been read (or written) by this write: the pruning reuses it.
     var keptList: [KeptGeneration]? = names.contains(".\(Self.keptFileName)") ? nil : []
-    if keptList == nil, files.withLock({ !$0.readBack.isEmpty }), var kept = try? readKeptList(slot).get() {
+    if keptList == nil, files.withLock({ !$0[folder: folder].readBack.isEmpty }),
+      var kept = try? readKeptList(slot).get()
+    {
       // What this store's loads read is no longer "a build cannot read it".
       if releaseReadBackLocked(slot: slot, kept: &kept) { try writeKept(kept, slot: slot) }
       keptList = kept
@@ -264,8 +266,8 @@ extension SaveStore {
           throw SaveFileError("the new generation could not be put in place", cause: error)
         }
         files.withLock {  // a number a discard freed
-          _ = $0.undecodable.removeValue(forKey: final)
-          _ = $0.readBack.remove(final)
+          _ = $0[slotOf: final].undecodable.removeValue(forKey: final)
+          _ = $0[slotOf: final].readBack.remove(final)
         }
         if pruning {
           remember(final, game: writer, size: file.count)
@@ -377,7 +379,7 @@ extension SaveStore {
     try writeKept(kept.sorted { $0.generation > $1.generation }, slot: slot)
     for (generation, _) in new {
       let logged = path(of: slot, generation: generation)
-      files.withLock { _ = $0.loggedKept.insert(logged) }
+      files.withLock { _ = $0[slotOf: logged].loggedKept.insert(logged) }
       logger.notice(
         "slot '\(slot)': kept generation \(generation) until discarded: \(kept.first { $0.generation == generation }!.reason)"
       )
@@ -395,12 +397,12 @@ extension SaveStore {
   /// the missing migration read it, so the note is no longer true.
   func keepNoted(slot: SaveSlot) throws(SaveFileError) {
     let prefix = folder(of: slot) + "/"
-    let (noted, read) = files.withLock { memory in
-      (memory.undecodable.filter { $0.key.hasPrefix(prefix) }, memory.readBack.filter { $0.hasPrefix(prefix) })
+    let (noted, read) = files.withLock {
+      ($0[folder: folder(of: slot)].undecodable, $0[folder: folder(of: slot)].readBack)
     }
     guard !noted.isEmpty || !read.isEmpty else { return }
     if noted.isEmpty, fileSystem.kind(of: prefix + "." + Self.keptFileName) == .missing {
-      files.withLock { $0.readBack.subtract(read) }  // nothing is kept: nothing to release
+      files.withLock { $0[folder: folder(of: slot)].readBack.subtract(read) }  // nothing is kept: nothing to release
       return
     }
     try withSlotLock(slot) { () throws(SaveFileError) in
@@ -430,8 +432,8 @@ extension SaveStore {
   func releaseReadBackLocked(slot: SaveSlot, kept: inout [KeptGeneration]) -> Bool {
     let prefix = folder(of: slot) + "/"
     let read = files.withLock { memory in
-      let mine = memory.readBack.filter { $0.hasPrefix(prefix) }
-      memory.readBack.subtract(mine)
+      let mine = memory[folder: folder(of: slot)].readBack
+      memory[folder: folder(of: slot)].readBack = []
       return mine
     }
     guard !read.isEmpty else { return false }
@@ -550,7 +552,7 @@ extension SaveStore {
       let prunedAnyway = rules.prunesUnreadable && verdict.mustBeKept != nil  // never, outside the simulation's seam
       if kept.contains(generation), !prunedAnyway { continue }  // kept until the game or the player lets it go
       if let reason = verdict.mustBeKept, !prunedAnyway {
-        if files.withLock({ $0.loggedKept.insert(path).inserted }) {
+        if files.withLock({ $0[slotOf: path].loggedKept.insert(path).inserted }) {
           logger.notice("slot '\(slot)': kept generation \(generation), which this build cannot read: \(reason)")
         }
         continue
@@ -567,7 +569,7 @@ extension SaveStore {
   /// save prunes. Until the unlinks are done, this store's listings leave those files out.
   private func removePruned(_ paths: [String]) {
     guard !paths.isEmpty else { return }
-    defer { files.withLock { $0.beingPruned.subtract(paths) } }
+    defer { files.withLock { $0[slotOf: paths[0]].beingPruned.subtract(paths) } }
     for path in paths where (try? fileSystem.unlink(path)) != nil {
       files.withLock { $0.forget(path) }
     }

@@ -60,7 +60,7 @@ extension SaveStore {
         } catch {
           throw SaveFileError("the slot could not be deleted", cause: error)
         }
-        files.withLock { _ = $0.knownGood.removeValue(forKey: "\(folder)/\(name)") }
+        files.withLock { $0.forget("\(folder)/\(name)") }
       }
     }
     // The lock file goes last, outside the lock; the empty folder goes with it.
@@ -100,7 +100,10 @@ extension SaveStore {
         throw SaveFileError("the slot could not be renamed", cause: error)
       }
     }
-    files.withLock { $0.knownGood.removeAll() }
+    files.withLock {  // the files moved: what was known of either name is not known of them
+      $0.forgetSlot(folder: folder(of: source))
+      $0.forgetSlot(folder: folder(of: destination))
+    }
   }
 
   private func refuseExisting(_ slot: SaveSlot) throws(SaveFileError) {

@@ -41,18 +41,14 @@ public final class SaveStore: Sendable {
   /// Encoding buffers kept between saves (at most two, each the size of the last save):
   /// a fresh multi-megabyte buffer costs more in page faults than the encoding itself.
   let spareBuffers = Mutex<[[UInt8]]>([])
-  /// What this store knows of the generation files it wrote or read (``FileMemory``), in one
-  /// place behind one lock.
+  /// What this store knows of each slot's generation files, the file a load handed over among
+  /// them (``FileMemory``, one ``SlotMemory`` per slot), in one place behind one lock.
   let files = Mutex(FileMemory())
   /// One writer per slot: saves in snapshot order, at most one in flight and one waiting.
   let writers: SlotWriters
   /// What this store counted: each file decoded (by path) and each generation read back after a
   /// sync wrote it (`StasisTesting`'s `WorkCounters` reads them).
   package let counts = OperationCounts()
-  /// The file a load read, kept for one taker: asked by the coordinator before it restores a
-  /// slot that syncs, so the catch-up that follows has ours without reading and decoding it again.
-  let handedOver = Mutex<(wanted: Set<String>, file: (path: String, bytes: [UInt8], document: SaveDocument)?)>(
-    ([], nil))
   /// The rules this store writes by (``StoreRules``): the defaults, except in the simulation's
   /// build (`StoreRules.swift`, this module's one seam).
   let rules: StoreRules
@@ -148,7 +144,7 @@ public final class SaveStore: Sendable {
     // Read before the listing: a file the listing shows was either still being pruned then
     // (and is in the set) or is not being pruned at all. Read after, a pruning that ended
     // in between would leave its file listed and out of the set.
-    let pruned = files.withLock { $0.beingPruned }
+    let pruned = files.withLock { $0[folder: folder(of: slot)].beingPruned }
     let names: [String]
     do {
       names = try fileSystem.contents(ofDirectory: folder(of: slot))
@@ -353,10 +349,10 @@ public final class SaveStore: Sendable {
     // decoded again. Generations are never rewritten in place, so the size tells the file a
     // load read from one a crash and a new write put under the same number (as `knownGood`).
     if case .file(let size) = fileSystem.kind(of: path),
-      let kept = handedOver.withLock({ state -> (bytes: [UInt8], document: SaveDocument)? in
-        guard let file = state.file, file.path == path else { return nil }
-        state.file = nil
-        return file.bytes.count == size ? (file.bytes, file.document) : nil
+      let kept = files.withLock({ memory -> (bytes: [UInt8], document: SaveDocument)? in
+        guard case .held(path, let bytes, let document)? = memory[slotOf: path].handOver else { return nil }
+        memory[slotOf: path].handOver = nil
+        return bytes.count == size ? (bytes, document) : nil
       })
     {
       return kept
@@ -376,16 +372,12 @@ public final class SaveStore: Sendable {
   /// that syncs, and the catch-up after the restore takes it instead of decoding the file again.
   /// A later hand-over replaces one not taken, so at most one file is held.
   package func handOverNextRead(of slot: SaveSlot) {
-    let folder = folder(of: slot)
-    handedOver.withLock { state in
-      state.wanted.insert(folder)
-      state.file = nil
-    }
+    files.withLock { $0.handOverNextRead(in: folder(of: slot)) }
   }
 
   /// Lets go of a file kept by ``handOverNextRead(of:)`` that no one took.
   package func dropHandedOver() {
-    handedOver.withLock { $0 = ([], nil) }
+    files.withLock { $0.dropHandOvers() }
   }
 
   /// A file's bytes decoded under the store's signing policy; unsigned in a signed slot refused.
@@ -395,9 +387,9 @@ public final class SaveStore: Sendable {
     counts.count(OperationCounts.decode(path))
     let read = try SaveFileFormat.decodeWithSignature(bytes, path: path, signing: signing)
     if read.signature == .unsigned, refusesUnsigned(file: path) { throw unsignedInSignedSlot(path) }
-    handedOver.withLock { state in
-      guard !state.wanted.isEmpty, state.wanted.remove(Self.folder(ofFile: path)) != nil else { return }
-      state.file = (path, bytes, read.document)
+    files.withLock { memory in
+      guard case .wanted? = memory[slotOf: path].handOver else { return }
+      memory[slotOf: path].handOver = .held(path: path, bytes: bytes, document: read.document)
     }
     return read
   }
@@ -528,19 +520,19 @@ public final class SaveStore: Sendable {
   {
     let path = path(of: slot, generation: generation)
     if let decoded = verified.decoded(as: State.self) {
-      files.withLock { _ = $0.readBack.insert(path) }
+      files.withLock { _ = $0[slotOf: path].readBack.insert(path) }
       return (decoded.state, decoded.report)
     }
     do {
       counts.count(OperationCounts.stateDecode(path))
       let loaded = try codec.load(from: verified.document, path: path)
-      files.withLock { _ = $0.readBack.insert(path) }
+      files.withLock { _ = $0[slotOf: path].readBack.insert(path) }
       return loaded
     } catch {
       switch error.kind {
       case .typeMismatch, .missingField, .droppedField, .migrationFailed, .invalidState:
         if case .file(let size) = fileSystem.kind(of: path) {
-          files.withLock { $0.undecodable[path] = (size, error) }
+          files.withLock { $0[slotOf: path].undecodable[path] = (size, error) }
         }
       default: break
       }
@@ -604,10 +596,48 @@ final class HandedOver<State: Sendable>: Sendable {
   func take() -> State? { state.withLock { $0.take() } }
 }
 
-/// What a store knows of the generation files it wrote or read, by path: one value behind one
-/// lock, so what is known of a file changes in one step (a removed generation is forgotten at
-/// once, never left known in one table and gone from another).
+/// What a store knows of its slots' generation files, slot by slot: one ``SlotMemory`` per
+/// slot folder, all behind one lock, so what is known of a slot changes in one step (a removed
+/// generation is forgotten at once, never left known in one table and gone from another, and a
+/// deleted or renamed slot's memory goes whole).
 struct FileMemory {
+  /// Each slot's memory, by the slot's folder. Only ever looked up by folder, never iterated
+  /// where the order could reach a file (``handOverNextRead(in:)`` clears every slot's).
+  private var slots: [String: SlotMemory] = [:]
+
+  /// The memory of the slot `path` is a file of (its folder's).
+  subscript(slotOf path: String) -> SlotMemory {
+    get { slots[SaveStore.folder(ofFile: path)] ?? SlotMemory() }
+    set { self[folder: SaveStore.folder(ofFile: path)] = newValue }
+  }
+
+  /// The memory of the slot whose folder is `folder`.
+  subscript(folder folder: String) -> SlotMemory {
+    get { slots[folder] ?? SlotMemory() }
+    set { slots[folder] = newValue.isEmpty ? nil : newValue }
+  }
+
+  /// Forgets all that is known of `path`: its generation was removed.
+  mutating func forget(_ path: String) { self[slotOf: path].forget(path) }
+
+  /// Forgets a whole slot: its folder was deleted or renamed.
+  mutating func forgetSlot(folder: String) { slots[folder] = nil }
+
+  /// Wants the next file a load reads in `folder` kept for one taker, and lets go of any other
+  /// slot's: at most one file is held.
+  mutating func handOverNextRead(in folder: String) {
+    for key in slots.keys where slots[key]?.handOver != nil { self[folder: key].handOver = nil }
+    self[folder: folder].handOver = .wanted
+  }
+
+  /// Lets go of every hand-over, wanted or held.
+  mutating func dropHandOvers() {
+    for key in slots.keys where slots[key]?.handOver != nil { self[folder: key].handOver = nil }
+  }
+}
+
+/// What a store knows of one slot's generation files (each by its path).
+struct SlotMemory {
   /// Files known to pass every check (path → size and writer): the ones this store wrote or
   /// verified. Generations are never rewritten in place, so a verdict holds while the size
   /// does; whether a build can read one still depends on the writer's schema.
@@ -628,6 +658,24 @@ struct FileMemory {
   /// first, so the caller did not wait for the unlinks. This store's listings leave them out,
   /// so a save followed by a listing never sees one generation too many.
   var beingPruned: Set<String> = []
+  /// The file a load of this slot read, kept for one taker (``SaveStore/handOverNextRead(of:)``):
+  /// wanted until the load reads one, then held until ``SaveStore/verifiedFile(slot:generation:)``
+  /// takes it.
+  var handOver: HandOver?
+
+  /// A file kept for one taker, or the wish for the next one.
+  enum HandOver {
+    /// The next file a load of the slot reads and checks is to be kept.
+    case wanted
+    /// The file a load read and checked: its bytes and document.
+    case held(path: String, bytes: [UInt8], document: SaveDocument)
+  }
+
+  /// Whether nothing at all is known of the slot.
+  var isEmpty: Bool {
+    knownGood.isEmpty && loggedKept.isEmpty && undecodable.isEmpty && readBack.isEmpty && beingPruned.isEmpty
+      && handOver == nil
+  }
 
   /// Forgets all that is known of `path`: its generation was removed.
   mutating func forget(_ path: String) {

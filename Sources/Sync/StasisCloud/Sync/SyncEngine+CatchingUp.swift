@@ -418,7 +418,7 @@ extension SyncEngine {
       report.sections = merged.sections
       report.takenFromOurs = merged.takenFromOurs
       report.takenFromTheirs = merged.takenFromTheirs
-      if let refusal = merged.refusal {
+      if let refusal = merged.refused {
         report.note = "\(refusal): fell back to \(fallback.name)"
       } else if var document = merged.document {
         do {
