@@ -139,14 +139,14 @@ struct MergeDefaultsTests {
     let typo = ThreeWayMerge.merge(
       base: b, ours: o, theirs: t, rules: ["agnets": .byKey("id")], fallback: .ours, createdAt: 1)
     #expect(typo.document == nil)
-    #expect(typo.refused == MergeRefusal(.undeclaredPath, "declared path not in any of the saves: 'agnets'"))
+    #expect(typo.refused == MergeRefusal(.unknownPath, "declared path not in any of the saves: 'agnets'"))
     var grouped = MergeRules(["agents[*].cash": .max, "treasury": .max])
     grouped.group(["agents", "ledger.entries"])
     #expect(grouped.unknownPaths(in: [b, o, t]) == ["ledger.entries"])
     let key = ThreeWayMerge.merge(
       base: b, ours: o, theirs: t, rules: ["agents": .byKey("uuid")], fallback: .ours, createdAt: 1)
     #expect(key.document == nil)
-    #expect(key.refused == MergeRefusal(.undeclaredPath, "declared path not in any of the saves: 'agents[*].uuid'"))
+    #expect(key.refused == MergeRefusal(.unknownPath, "declared path not in any of the saves: 'agents[*].uuid'"))
     let fine = ThreeWayMerge.merge(
       base: b, ours: o, theirs: t, rules: ["agents[*].cash": .max, "treasury": .max], fallback: nil, createdAt: 1)
     #expect(fine.refused == nil)

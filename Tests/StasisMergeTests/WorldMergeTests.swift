@@ -94,7 +94,7 @@ struct WorldMergeTests {
       base: base, ours: ours, theirs: theirs, rules: ["world": .byEntity, "world[*].place.x": .max],
       fallback: .ours, createdAt: 1)
     #expect(outcome.document == nil)
-    #expect(outcome.refused?.kind == .undeclaredPath)
+    #expect(outcome.refused?.kind == .unknownPath)
     #expect(
       outcome.refused?.message.contains("world[*].place.x") == true, "\(outcome.refused?.message ?? "no refusal")")
     let whole = ThreeWayMerge.merge(

@@ -21,7 +21,7 @@ public struct MergeRefusal: Error, Sendable, Equatable, CustomStringConvertible 
     public static let differentSchemas = Kind(rawValue: "differentSchemas")
     /// A declared path (``MergeRules``) is in none of the three saves: a declaration never
     /// does nothing in silence.
-    public static let undeclaredPath = Kind(rawValue: "undeclaredPath")
+    public static let unknownPath = Kind(rawValue: "unknownPath")
     /// A path declared by key has an element without the key's field.
     public static let missingKey = Kind(rawValue: "missingKey")
   }

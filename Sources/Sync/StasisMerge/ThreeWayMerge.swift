@@ -169,7 +169,7 @@ public enum ThreeWayMerge {
       return MergeOutcome(
         document: nil, conflicts: [], sections: [], takenFromOurs: 0, takenFromTheirs: 0,
         refused: MergeRefusal(
-          .undeclaredPath,
+          .unknownPath,
           "declared \(unknown.count == 1 ? "path" : "paths") not in any of the saves: "
             + unknown.map { "'\($0)'" }.joined(separator: ", ")))
     }

@@ -62,6 +62,7 @@ extension SaveStore {
         }
         files.withLock { $0.forget("\(folder)/\(name)") }
       }
+      files.withLock { $0.forgetSlot(folder: folder) }  // the hand-over and the prunings too
     }
     // The lock file goes last, outside the lock; the empty folder goes with it.
     try? fileSystem.unlink("\(folder(of: slot))/.lock")
@@ -93,16 +94,18 @@ extension SaveStore {
   public func renameSlot(_ source: SaveSlot, to destination: SaveSlot) throws(SaveFileError) {
     try refuseExisting(destination)
     try withSlotLock(source) { () throws(SaveFileError) in
+      // The files move: what was known of either name is not known of them. Forgotten under
+      // the lock, before the destination exists for another writer to be known by.
+      files.withLock {
+        $0.forgetSlot(folder: folder(of: source))
+        $0.forgetSlot(folder: folder(of: destination))
+      }
       do throws(FileSystemError) {
         try fileSystem.rename(folder(of: source), folder(of: destination))
         try fileSystem.fsyncDirectory(directory)
       } catch {
         throw SaveFileError("the slot could not be renamed", cause: error)
       }
-    }
-    files.withLock {  // the files moved: what was known of either name is not known of them
-      $0.forgetSlot(folder: folder(of: source))
-      $0.forgetSlot(folder: folder(of: destination))
     }
   }
 

@@ -683,5 +683,6 @@ struct SlotMemory {
     undecodable.removeValue(forKey: path)
     readBack.remove(path)
     loggedKept.remove(path)
+    if case .held(path, _, _)? = handOver { handOver = nil }
   }
 }
