@@ -202,6 +202,12 @@ struct BuildsMeetTests {
       return
     }
     #expect(refused.kind == .held, "nothing saved while held, and the error says why")
+    #expect(refused.hold == coordinator.heldReason, "the hold itself, the coordinator's type")
+    guard case .restoreFailure(let failure)? = refused.hold else {
+      Issue.record("held by the restore failure: \(String(describing: refused.hold))")
+      return
+    }
+    #expect(failure == coordinator.restoreFailure?.error)
 
     // Answered: the hold ends, and nothing more is said.
     try coordinator.resolveRestoreFailure(.startOver)

@@ -107,7 +107,8 @@ struct SaveSyncingTests {
     #expect(failure.reason == .newerInCloud && failure.olderGeneration == mine && failure.error == newerElsewhere)
     #expect(game.isPaused && !coordinator.isCatchingUp)
     #expect(coordinator.events.contains { if case .held(.restoreFailure, _) = $0 { true } else { false } })
-    #expect(throws: SaveFileError.self) { try coordinator.resolveRestoreFailure(.startOver) }
+    let refused = #expect(throws: SaveFileError.self) { try coordinator.resolveRestoreFailure(.startOver) }
+    #expect(refused?.kind == .held && refused?.hold == .restoreFailure(newerElsewhere), "refused by the hold")
     #expect(coordinator.restoreFailure != nil, "a refused answer leaves the hold")
 
     // Answered: the same save elsewhere is not asked about again in this process.
@@ -215,6 +216,27 @@ struct SaveSyncingTests {
       return
     }
     #expect(receipt.outcome == .unchanged && receipt.generation == generation)
+  }
+
+  @Test("a save while the sync's write is under way is refused at once, and its error carries the hold")
+  func saveRefusedWhileWriting() throws {
+    let (game, coordinator, app, _, sync) = make()
+    app.launch(options: LaunchOptions(restoreSlot: "autosave"))
+    let progress = sync.catchUps[0].progress
+    #expect(progress.mayWrite())  // the sync began to write, and has not finished
+    guard case .failure(let refused) = coordinator.saveNow().waitForResult() else {
+      Issue.record("a save was made over the sync's write")
+      return
+    }
+    #expect(refused.kind == .held && refused.hold == .catchingUp, "\(refused)")
+    #expect(game.isPaused && coordinator.isCatchingUp, "still held: the write goes on")
+    let failed = coordinator.events.contains { event in
+      if case .saveFailed(.manual, let error, _) = event { error.hold == .catchingUp } else { false }
+    }
+    #expect(failed, "the failed save is told with its hold: \(coordinator.events)")
+    progress.finish(.unchanged)
+    app.update()
+    #expect(!coordinator.isCatchingUp)
   }
 
   @Test("a save during the hold before any write abandons the catch-up: nothing lands after it")

@@ -11,8 +11,9 @@ import Testing
 
 let cityCodec = SaveCodec<SyntheticCity>(game: SyntheticCity.game)
 
-/// One launch of a game on a device: its own process, as far as the library can tell (a new
-/// store, coordinator, sync and HTTP client over the device's folder).
+/// One launch of a game on a device (a ``TestDevice``): its own process, as far as the library
+/// can tell (a new store, coordinator, sync and HTTP client over the device's folder). Its saves
+/// are stamped by the real wall clock, as a game's are.
 @MainActor
 struct Launch<Game: SaveableGame> {
   let application: Application
@@ -20,15 +21,14 @@ struct Launch<Game: SaveableGame> {
   let cloud: CloudSync
 
   init(
-    _ game: Game, codec: SaveCodec<Game.State>, folder: String, slot: SaveSlot = "autosave", server url: String,
-    token: String, device: String, policy: ConflictPolicy = .mostRecent, clock: any MonotonicClock = SystemClock()
+    _ game: Game, codec: SaveCodec<Game.State>, on device: TestDevice, slot: SaveSlot = "autosave",
+    policy: ConflictPolicy = .mostRecent, clock: any MonotonicClock = SystemClock()
   ) {
-    let store = SaveStore(directory: folder, device: device)
+    let store = device.store(wallClock: SystemWallClock())
     coordinator = SaveCoordinator(game: game, store: store, codec: codec, slot: slot)
     coordinator.syncPatience = .seconds(120)  // a busy machine never makes it play on early
     cloud = CloudSync(
-      coordinator: coordinator, credentials: CloudCredentials(url: url, token: token, device: device),
-      configuration: CloudSyncConfiguration(policy: policy))
+      coordinator: coordinator, credentials: device.credentials, configuration: CloudSyncConfiguration(policy: policy))
     application = Application(delegate: coordinator, configuration: .init(clock: clock))
   }
 
@@ -50,8 +50,9 @@ struct GameThreadTests {
     server = try ServerProcess(database)
   }
 
-  func folder(_ name: String) -> String {
-    temporaryURL("stasis-\(name)").path
+  /// A device of the player on this suite's server, with a folder of its own.
+  func device(_ name: String) -> TestDevice {
+    TestDevice(name, server: server.base, token: token)
   }
 
   // MARK: One pass per return
@@ -61,16 +62,15 @@ struct GameThreadTests {
     defer { server.stop() }
     var city = SyntheticCity(agents: 1 << 16, side: 128, ledger: 100, seed: 1)
     let a = Launch(
-      TestGame(city), codec: cityCodec, folder: folder("a"), server: server.base, token: token, device: "A")
+      TestGame(city), codec: cityCodec, on: device("A"))
     a.application.launch()
     a.coordinator.saveNow()
     await a.cloud.settle()
     #expect(a.cloud.status.base == 1)
-    let bFolder = folder("b")
+    let bDevice = device("B")
     do {  // B's first launch fetches the city whole: it holds nothing yet.
       let b = Launch(
-        TestGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
-        server: server.base, token: token, device: "B")
+        TestGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, on: bDevice)
       b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
       #expect(b.coordinator.waitForCatchUp())
       #expect(b.coordinator.game.state == city)
@@ -87,11 +87,10 @@ struct GameThreadTests {
       #expect(a.cloud.status.base == round + 1)
 
       // B launches again, a new process: the base it holds is found on disk.
-      let held = SaveStore(directory: bFolder)
+      let held = SaveStore(directory: bDevice.folder.path)
       let newestLocal = held.path(of: "autosave", generation: try #require(try held.generations(of: "autosave").first))
       let b = Launch(
-        TestGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, folder: bFolder,
-        server: server.base, token: token, device: "B")
+        TestGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, on: bDevice)
       b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
       #expect(b.coordinator.waitForCatchUp())
       #expect(b.coordinator.game.state == city, "round \(round): B plays on from A's tick")
@@ -124,7 +123,7 @@ struct GameThreadTests {
     defer { server.stop() }
     let city = SyntheticCity(agents: 1 << 14, side: 64, ledger: 50, seed: 3)
     let a = Launch(
-      TestGame(city), codec: cityCodec, folder: folder("a"), server: server.base, token: token, device: "A")
+      TestGame(city), codec: cityCodec, on: device("A"))
     a.application.launch()
     let before = a.counters
     a.application.enterBackground()  // the background save, and its upload inside the budget
@@ -143,7 +142,7 @@ struct GameThreadTests {
     defer { server.stop() }
     let clock = ManualClock()
     let a = Launch(
-      TestGame(PlayerState()), codec: playerCodec, folder: folder("a"), server: server.base, token: token, device: "A",
+      TestGame(PlayerState()), codec: playerCodec, on: device("A"),
       clock: clock)
     a.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(a.coordinator.waitForCatchUp())
@@ -182,7 +181,7 @@ struct GameThreadTests {
     #expect(await a.sync.synchronize().error == nil)
     // The game on device B starts from it.
     let b = Launch(
-      TestGame(PlayerState()), codec: playerCodec, folder: folder("b"), server: server.base, token: token, device: "B",
+      TestGame(PlayerState()), codec: playerCodec, on: device("B"),
       policy: policy)
     b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(b.coordinator.waitForCatchUp())
@@ -230,7 +229,7 @@ struct GameThreadTests {
     let newer = SaveCodec<PlayerState>(game: GameIdentity(name: playerCodec.game.name, build: "2", schemaVersion: 2))
     // B, on the older build, plays and syncs: r1.
     let b = Launch(
-      TestGame(PlayerState()), codec: playerCodec, folder: folder("b"), server: server.base, token: token, device: "B")
+      TestGame(PlayerState()), codec: playerCodec, on: device("B"))
     b.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(b.coordinator.waitForCatchUp())
     b.coordinator.game.state.score.highScore = 100
@@ -241,7 +240,7 @@ struct GameThreadTests {
 
     // A, on the newer build, picks it up, plays on and carries the slot to schema 2: r2.
     let a = Launch(
-      TestGame(PlayerState()), codec: newer, folder: folder("a"), server: server.base, token: token, device: "A")
+      TestGame(PlayerState()), codec: newer, on: device("A"))
     a.application.launch(options: LaunchOptions(restoreSlot: "autosave"))
     #expect(a.coordinator.waitForCatchUp())
     #expect(a.coordinator.game.state.score.highScore == 100)
@@ -269,8 +268,7 @@ struct GameThreadTests {
     }
 
     // The same slot on one device: the same error kind, and the same choices.
-    let oneDevice = folder("one")
-    let local = SaveStore(directory: oneDevice)
+    let local = device("one").store()
     _ = try local.save(PlayerState(), codec: playerCodec, slot: "autosave").wait()
     _ = try local.save(PlayerState(), codec: newer, slot: "autosave").wait()
     let alone = SaveCoordinator(game: TestGame(PlayerState()), store: local, codec: playerCodec, slot: "autosave")
@@ -310,18 +308,18 @@ struct GameThreadTests {
     #expect(await other.sync.synchronize().error == nil)
     let otherSettings = try SettingsStore(store: other.store, defaults: DeviceOptions())
     try otherSettings.update { $0.palette = "tritanopia" }
-    _ = try await CloudClient(credentials: CloudCredentials(url: server.base, token: token, device: "A"))
-      .mergeSettings(otherSettings.entries)
+    _ = try await other.device.client().mergeSettings(otherSettings.entries)
 
-    let saves = folder("b")
+    let b = device("B")
+    let saves = b.folder.path
     let clock = ManualClock()
     let wall = ManualWallClock()
     let game = TestGame(PlayerState())
-    let store = SaveStore(directory: saves, wallClock: wall, device: "B")
+    let store = b.store(wallClock: wall)
     let coordinator = SaveCoordinator(game: game, store: store, codec: playerCodec, slot: "autosave")
     coordinator.syncPatience = .seconds(120)
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))
-    let credentials = CloudCredentials(url: server.base, token: token, device: "B")
+    let credentials = b.credentials
     let cloud = CloudSync(coordinator: coordinator, credentials: credentials)
     let settings = try SettingsStore(store: store, defaults: DeviceOptions(), application: app)
     let settingsSync = SettingsSync(settings: settings, credentials: credentials, application: app)

@@ -14,12 +14,13 @@ struct DeviceOptions: Codable, Sendable, Equatable {
   var palette = "standard"
 }
 
-/// One device of the player: its save folder, wall clock, application (on a manual clock),
+/// A game's settings on one device (a ``TestDevice``): its application (on a manual clock),
 /// settings store and settings sync.
 @MainActor
 final class SettingsDevice {
   let clock = ManualClock()
-  let time = SettableTime()
+  let device: TestDevice
+  var time: SettableTime { device.time }
   let application: Application
   let settings: SettingsStore<DeviceOptions>
   let sync: SettingsSync<DeviceOptions>
@@ -29,14 +30,13 @@ final class SettingsDevice {
     _ name: String, server url: String, token: String, transport: any CloudTransport = testTransport(),
     logger: Logger = Logger(label: "stasis.cloud.settings")
   ) throws {
-    let folder = temporaryURL("stasis-settings")
-    let time = self.time
-    let store = SaveStore(directory: folder.path, wallClock: SettableWallClock(time: time), device: name)
+    device = TestDevice(name, server: url, token: token)
+    let store = device.store()
     application = Application(configuration: .init(clock: clock))
     application.launch()
     settings = try SettingsStore(store: store, defaults: DeviceOptions(), application: application)
     sync = SettingsSync(
-      settings: settings, credentials: CloudCredentials(url: url, token: token, device: name),
+      settings: settings, credentials: device.credentials,
       application: application, transport: transport, logger: logger)
     settings.addObserver { [unowned self] change in heard.append(change) }
   }

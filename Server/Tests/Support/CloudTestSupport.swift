@@ -33,11 +33,47 @@ struct PlayerState: Codable, Sendable, Equatable {
 
 let playerCodec = SaveCodec<PlayerState>(game: GameIdentity(name: "sync-test", build: "1", schemaVersion: 1))
 
-/// One device: its own save folder, wall clock and cloud sync of slot `autosave`.
+/// One device of the player: the one fixture every sync suite builds on. It is a name, a save
+/// folder of its own that outlives any one store (a new launch finds what the last one left),
+/// the wall clock its saves are stamped by, and its credentials on the test server. Each suite
+/// drives one kind of sync on it: ``Device`` a tool's `CloudSync`, `SettingsDevice` a
+/// `SettingsSync`, `Launch` a game's coordinator and application, one process at a time.
+struct TestDevice: Sendable {
+  let name: String
+  let folder: URL
+  /// The wall clock its saves are stamped by, in milliseconds: the test sets it.
+  let time = SettableTime()
+  let credentials: CloudCredentials
+
+  init(_ name: String, server url: String, token: String, folder: URL? = nil) {
+    self.name = name
+    self.folder = folder ?? temporaryURL("stasis-device-\(name)")
+    credentials = CloudCredentials(url: url, token: token, device: name)
+  }
+
+  /// A store over the device's folder: what one process of it opens. Its saves are stamped by
+  /// ``time``, or by `wallClock` when one is given (a game that plays in real time).
+  func store(
+    generationsToKeep: Int = 3, signing: SigningPolicy = .none, fileSystem: any FileSystem = PosixFileSystem(),
+    wallClock: (any WallClock)? = nil
+  ) -> SaveStore {
+    SaveStore(
+      directory: folder.path, generationsToKeep: generationsToKeep, signing: signing, fileSystem: fileSystem,
+      wallClock: wallClock ?? SettableWallClock(time: time), device: name)
+  }
+
+  /// A client of the test server, as this device.
+  func client(transport: any CloudTransport = testTransport()) -> CloudClient {
+    CloudClient(credentials: credentials, transport: transport)
+  }
+}
+
+/// A tool on one device (a ``TestDevice``): a store and the cloud sync of slot `autosave`.
 final class Device: Sendable {
+  let device: TestDevice
   let store: SaveStore
   let sync: CloudSync
-  let clock = SettableTime()
+  var clock: SettableTime { device.time }
 
   init(
     server url: String, token: String, name: String, policy: ConflictPolicy = .mostRecent,
@@ -46,22 +82,16 @@ final class Device: Sendable {
     transport: any CloudTransport = testTransport(),
     configure: (inout CloudSyncConfiguration) -> Void = { _ in }
   ) {
-    let folder =
-      folder ?? temporaryURL("stasis-device")
-    let clock = self.clock
-    store = SaveStore(
-      directory: folder.path, generationsToKeep: generationsToKeep, signing: signing,
-      fileSystem: fileSystem ?? PosixFileSystem(), wallClock: SettableWallClock(time: clock), device: name)
+    device = TestDevice(name, server: url, token: token, folder: folder)
+    store = device.store(
+      generationsToKeep: generationsToKeep, signing: signing, fileSystem: fileSystem ?? PosixFileSystem())
     var configuration = CloudSyncConfiguration(
       policy: policy, onConflict: onConflict, validate: { _ = try playerCodec.load(from: $0) },
       // Retries only when told (retryNow): a test never waits on a backoff.
       sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
     configure(&configuration)  // this device's sync only (a planted bug, in the simulation's build)
     sync = CloudSync(
-      client: CloudClient(credentials: CloudCredentials(url: url, token: token, device: name), transport: transport),
-      store: store,
-      slot: "autosave",
-      configuration: configuration)
+      client: device.client(transport: transport), store: store, slot: "autosave", configuration: configuration)
   }
 
   /// Saves `state` as the slot's next generation at wall-clock time `at`.

@@ -5,7 +5,8 @@
 public enum HoldReason: Sendable, Equatable, CustomStringConvertible {
   /// A restore failed over saves that exist, or the player must choose between two builds'
   /// saves: held until the game answers with ``SaveCoordinator/resolveRestoreFailure(_:)``.
-  case restoreFailure(SaveFileError)
+  /// (`indirect`: a ``SaveFileError`` of kind ``SaveFileError/Kind/held`` carries its hold.)
+  indirect case restoreFailure(SaveFileError)
   /// The slot is catching up with the server (``SaveCoordinator/sync``), for at most
   /// ``SaveCoordinator/syncPatience``; the game plays on by itself after it.
   case catchingUp

@@ -142,7 +142,7 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   public func saveNow(_ reason: SaveReason = .manual) -> SaveHandle {
     guard settleCatchUp() else {
       // Held since the catch-up began: nothing newer than what the sync writes on top of.
-      let handle = heldSave(because: "the sync is writing the slot; save again once it is restored")
+      let handle = heldSave(.catchingUp, because: "the sync is writing the slot; save again once it is restored")
       if case .failure(let error)? = handle.result { record(.saveFailed(reason, error, summary: SaveSummary())) }
       return handle
     }
@@ -233,9 +233,11 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     guard let failure = restoreFailure else { return }
     if failure.reason == .newerInCloud, let older = failure.olderGeneration, choice == .startOver {
       // The game holds a state it restored: a new game is a launch without restoreSlot.
-      throw SaveFileError(
+      var refused = SaveFileError(
         .held, "the other side's newest save is one this build cannot read; the game holds generation \(older)",
         suggestion: "play on beside it with .loadGeneration(\(older)), or wait for the update")
+      refused.hold = .restoreFailure(failure.error)
+      throw refused
     }
     if failure.reason == .newerInCloud { answeredNewerInCloud = failure.error.context.file }
     switch choice {
@@ -519,11 +521,13 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
   }
 
   /// A save that did not start because the game is held: its handle, failed at once.
-  private func heldSave(because why: String, context: SaveFileError.Context = .init(), suggestion: String? = nil)
-    -> SaveHandle
-  {
+  private func heldSave(
+    _ hold: HoldReason, because why: String, context: SaveFileError.Context = .init(), suggestion: String? = nil
+  ) -> SaveHandle {
     let handle = SaveHandle(slot: slot)
-    handle.finish(.failure(SaveFileError(.held, "nothing saved: \(why)", context: context, suggestion: suggestion)))
+    var error = SaveFileError(.held, "nothing saved: \(why)", context: context, suggestion: suggestion)
+    error.hold = hold
+    handle.finish(.failure(error))
     return handle
   }
 
@@ -534,7 +538,8 @@ public final class SaveCoordinator<Game: SaveableGame>: ApplicationDelegate {
     if let restoreFailure {
       // Held since launch: no progress to save, and a save would go over what it could not read.
       return heldSave(
-        because: "the game is held until resolveRestoreFailure(_:) answers", context: restoreFailure.error.context,
+        .restoreFailure(restoreFailure.error), because: "the game is held until resolveRestoreFailure(_:) answers",
+        context: restoreFailure.error.context,
         suggestion: "call resolveRestoreFailure(_:) with the player's choice")
     }
     let state = snapshot ?? game.snapshot()

@@ -79,8 +79,10 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     public static let noSuchGeneration = Kind(rawValue: "noSuchGeneration")
     /// The save was cancelled (for example by an expired background budget).
     public static let cancelled = Kind(rawValue: "cancelled")
-    /// Nothing was saved: the coordinator holds the game until
-    /// ``SaveCoordinator/resolveRestoreFailure(_:)`` answers its ``SaveCoordinator/restoreFailure``.
+    /// Nothing was saved, or the choice was refused: the coordinator holds the game.
+    /// ``SaveFileError/hold`` says what holds it (the coordinator's own type, ``HoldReason``):
+    /// a restore failure until ``SaveCoordinator/resolveRestoreFailure(_:)`` answers, or a
+    /// catch-up with the server until it ends.
     public static let held = Kind(rawValue: "held")
     /// Two saves cannot be merged: no longer thrown. A merge's refusal is the merge layer's own
     /// error, `StasisMerge`'s `MergeRefusal`, whose kind says why.
@@ -152,6 +154,10 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
   /// ``FileSystemError``, a migration's own error, the game's refusal of a state, a
   /// `DecodingError` or an `EncodingError`. Decide by it, not by ``message``, which is for people.
   public var underlyingError: (any Error)?
+  /// For ``Kind/held``: what holds the game, as ``SaveCoordinator/heldReason`` said it when the
+  /// save was refused. Decide by it (a restore failure to answer, or a catch-up to wait for),
+  /// not by ``message``.
+  public var hold: HoldReason?
 
   /// Creates an error; `underlyingError` is the error it wraps (the file-system `cause`'s when
   /// none is given).
@@ -173,6 +179,7 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
     a.kind == b.kind && a.message == b.message && a.context == b.context && a.offset == b.offset
       && a.suggestion == b.suggestion && a.cause == b.cause
       && a.underlyingError.map { String(reflecting: $0) } == b.underlyingError.map { String(reflecting: $0) }
+      && a.hold == b.hold
   }
 
   /// An I/O error around a failed call: the message says what Stasis was doing, the cause

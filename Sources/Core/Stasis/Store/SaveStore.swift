@@ -626,7 +626,7 @@ struct FileMemory {
   /// Wants the next file a load reads in `folder` kept for one taker, and lets go of any other
   /// slot's: at most one file is held.
   mutating func handOverNextRead(in folder: String) {
-    for key in slots.keys where slots[key]?.handOver != nil { self[folder: key].handOver = nil }
+    dropHandOvers()
     self[folder: folder].handOver = .wanted
   }
 

@@ -164,7 +164,7 @@ public final class CloudSync: Sendable {
     commands.finish()
     // A sync let go (a session that ended) says nothing more, even while what it began still
     // finishes on its task: its events never print in the next session's output.
-    engine.eventHandlers.withLock { $0.removeAll() }
+    engine.removeEventHandlers()
   }
 
   /// The slot's cloud state now: phase, base, what went up and down, conflicts, pending.

@@ -72,7 +72,7 @@ extension SyncEngine {
           return SyncReport(state: record.conflict == nil ? .synced : .conflict, restore: restore, error: nil)
         }
         guard uploading else { return SyncReport(state: .ahead, restore: restore, error: nil) }
-        guard let error = await flush(epoch: epoch.load(ordering: .relaxed)) else {
+        guard let error = await flush(epoch: uploadEpoch) else {
           return SyncReport(state: .synced, restore: restore, error: nil)
         }
         if error.kind == .conflict, record.conflict == nil { continue }  // someone uploaded since: look again

@@ -25,16 +25,33 @@ final class SyncEngine: Sendable {
   let configuration: CloudSyncConfiguration
   let logger: Logger
   let commands: AsyncStream<Command>.Continuation
-  let status = Mutex(CloudStatus())
-  let eventHandlers = Mutex<[@Sendable (CloudEvent) -> Void]>([])
-  /// Bumped by `cancelUploads`: uploads handed over before it are dropped.
-  let epoch = Atomic<Int>(0)
-  /// Cancels the upload in flight, for `cancelUploads`.
-  let inFlight = Mutex<(@Sendable () -> Void)?>(nil)
-  /// The retry waiting for its backoff, and a number telling one scheduled retry from the next.
-  let retry = Mutex<(task: Task<Void, Never>?, number: UInt64)>((nil, 0))
+  /// What the game and tools see of the slot (``Observed``): its status and who hears its events.
+  let observed = Mutex(Observed())
+  /// What other threads reach to stop work (``Requests``): the upload epoch, the upload in
+  /// flight and the retry waiting.
+  let requests = Mutex(Requests())
   /// What the worker keeps between commands (``WorkerState``), in one place behind one lock.
   let worker: Mutex<WorkerState>
+
+  /// What is seen from outside: the status the game reads on its thread, and the handlers
+  /// every event goes to (called outside the lock).
+  struct Observed {
+    var status = CloudStatus()
+    var handlers: [@Sendable (CloudEvent) -> Void] = []
+  }
+
+  /// What `cancelUploads`, `retryNow` and the backoff's timer reach from other threads, apart
+  /// from the worker's state so that a cancel never waits for the worker's lock holder.
+  struct Requests {
+    /// Bumped by `cancelUploads`: uploads handed over before it are dropped.
+    var epoch = 0
+    /// Cancels the upload in flight, for `cancelUploads`.
+    var cancelInFlight: (@Sendable () -> Void)?
+    /// The retry waiting for its backoff.
+    var retry: Task<Void, Never>?
+    /// Tells one scheduled retry from the next.
+    var retryNumber: UInt64 = 0
+  }
 
   /// What the slot's worker keeps between commands: its record, what it knows of the server,
   /// and its backoff. Only the worker's one task changes it (commands run one at a time), so
@@ -70,35 +87,43 @@ final class SyncEngine: Sendable {
     self.commands = commands
     let record = SyncRecord.load(store: store, slot: slot, server: client.credentials)
     worker = Mutex(WorkerState(record: record, durableRecord: record))
-    status.withLock {
-      $0.base = record.base
-      $0.pending = record.queued.count
-      if record.conflict != nil { $0.state = .conflict }
+    observed.withLock {
+      $0.status.base = record.base
+      $0.status.pending = record.queued.count
+      if record.conflict != nil { $0.status.state = .conflict }
     }
   }
 
   /// The slot's cloud state now.
-  var currentStatus: CloudStatus { status.withLock { $0 } }
+  var currentStatus: CloudStatus { observed.withLock { $0.status } }
 
   /// Adds a handler that every event is sent to.
   func addEventHandler(_ body: @escaping @Sendable (CloudEvent) -> Void) {
-    eventHandlers.withLock { $0.append(body) }
+    observed.withLock { $0.handlers.append(body) }
+  }
+
+  /// Lets go of every handler: nothing more is heard (a sync released).
+  func removeEventHandlers() {
+    observed.withLock { $0.handlers.removeAll() }
   }
 
   /// The upload epoch now: an upload handed over with an older one is dropped.
-  var uploadEpoch: Int { epoch.load(ordering: .relaxed) }
+  var uploadEpoch: Int { requests.withLock { $0.epoch } }
 
   /// Drops the uploads handed over before now and cancels the one in flight.
   func cancelUploads() {
-    epoch.add(1, ordering: .relaxed)
-    inFlight.withLock { $0 }?()
+    let cancel = requests.withLock { requests in
+      requests.epoch += 1
+      return requests.cancelInFlight
+    }
+    cancel?()
   }
 
   /// Cancels the retry waiting for its backoff (a flush comes next instead).
   func cancelScheduledRetry() {
-    retry.withLock {
-      $0.task?.cancel()
-      $0.task = nil
+    requests.withLock {
+      $0.retry?.cancel()
+      $0.retry = nil
     }
   }
 
@@ -115,14 +140,14 @@ final class SyncEngine: Sendable {
         keepInMemory(record)
       }
       defer { persistQueued() }
-      guard epoch == self.epoch.load(ordering: .relaxed) else {
+      guard epoch == uploadEpoch else {
         emit(.uploadCancelled(generation: receipt.generation))
         return
       }
       let written = handle.takeWrittenFile()
       _ = await cancellable(epoch: epoch) { await self.flush(epoch: epoch, written: written) }
     case .flush:
-      _ = await flush(epoch: epoch.load(ordering: .relaxed))
+      _ = await flush(epoch: uploadEpoch)
     case .catchUp(let stateGeneration, let progress):
       // The progress is finished as soon as something is written (the game restores it while
       // the upload goes on), or here when nothing was.
@@ -131,7 +156,7 @@ final class SyncEngine: Sendable {
     case .synchronize(let uploading, let continuation):
       continuation.resume(returning: await synchronize(gate: WriteGate(), uploading: uploading))
     case .push(let continuation):
-      let error = await flush(epoch: epoch.load(ordering: .relaxed))
+      let error = await flush(epoch: uploadEpoch)
       continuation.resume(returning: SyncReport(state: nil, restore: nil, error: error))
     case .resolve(let policy, let name, let taking, let continuation):
       continuation.resume(returning: await resolveNow(policy: policy, name: name, taking: taking))
@@ -160,9 +185,12 @@ final class SyncEngine: Sendable {
   /// read but before the task was registered is caught by reading it again.
   func cancellable<T: Sendable>(epoch: Int, _ body: @escaping @Sendable () async -> T) async -> T {
     let task = Task { await body() }
-    inFlight.withLock { $0 = { task.cancel() } }
-    if self.epoch.load(ordering: .relaxed) != epoch { task.cancel() }
-    defer { inFlight.withLock { $0 = nil } }
+    let current = requests.withLock { requests in
+      requests.cancelInFlight = { task.cancel() }
+      return requests.epoch
+    }
+    if current != epoch { task.cancel() }
+    defer { requests.withLock { $0.cancelInFlight = nil } }
     return await task.value
   }
 
@@ -197,9 +225,9 @@ final class SyncEngine: Sendable {
     worker.withLock { $0.record = record }
     let base = record.base
     let pending = record.queued.count
-    status.withLock {
-      $0.base = base
-      $0.pending = pending
+    observed.withLock {
+      $0.status.base = base
+      $0.status.pending = pending
     }
   }
 
@@ -224,35 +252,19 @@ final class SyncEngine: Sendable {
   }
 
   func emit(_ event: CloudEvent) {
-    status.withLock { status in
-      status.events.append(event, keepingNewest: CloudStatus.historyLimit)
-      switch event {
-      case .uploaded(_, let revision, _):
-        status.uploaded.append(revision, keepingNewest: CloudStatus.historyLimit)
-        status.state = .synced
-      case .fastForwarded(let revision, _):
-        status.downloaded.append(revision, keepingNewest: CloudStatus.historyLimit)
-        status.state = .synced
-      case .conflict(let report):
-        status.conflicts.append(report, keepingNewest: CloudStatus.historyLimit)
-        status.state = report.outcome == .pending ? .conflict : .synced
-      case .offline: status.state = .offline
-      case .unauthorized: status.state = .unauthorized
-      case .uploadCancelled:
-        // Back to where it was before it talked to the server: the save waits (`pending`).
-        if status.state == .syncing { status.state = status.base == nil ? .idle : .synced }
-      case .refused, .nearUploadLimit: break
-      }
+    let handlers = observed.withLock { observed in
+      observed.status.apply(event)
+      return observed.handlers
     }
     switch event {
     case .nearUploadLimit: logger.warning("\(event.description)")
     case .offline, .refused, .unauthorized, .uploadCancelled: logger.notice("\(event.description)")
     default: logger.debug("\(event.description)")
     }
-    for handler in eventHandlers.withLock({ $0 }) { handler(event) }
+    for handler in handlers { handler(event) }
   }
 
-  func phase(_ state: SyncState) { status.withLock { $0.state = state } }
+  func phase(_ state: SyncState) { observed.withLock { $0.status.state = state } }
 
   // MARK: Local saves
 
@@ -367,7 +379,7 @@ final class SyncEngine: Sendable {
       phase(.synced)
       return nil
     }
-    guard epoch == self.epoch.load(ordering: .relaxed), !Task.isCancelled else {
+    guard epoch == uploadEpoch, !Task.isCancelled else {
       emit(.uploadCancelled(generation: local.generation))
       return CloudError(.cancelled, "cancelled before it started")
     }
@@ -501,25 +513,45 @@ final class SyncEngine: Sendable {
     let delay = min(configuration.longestRetry, max(backoff, notBefore ?? .zero))
     let sleep = configuration.sleep
     let commands = self.commands
-    retry.withLock { retry in
-      guard retry.task == nil else { return }
-      retry.number &+= 1
-      let number = retry.number
-      retry.task = Task {
+    requests.withLock { requests in
+      guard requests.retry == nil else { return }
+      requests.retryNumber &+= 1
+      let number = requests.retryNumber
+      requests.retry = Task {
         let slept = (try? await sleep(delay)) != nil
         // Done waiting, either way: the next failure may schedule again (unless a newer retry
         // took this one's place meanwhile).
-        self.retry.withLock { if $0.number == number { $0.task = nil } }
+        self.requests.withLock { if $0.retryNumber == number { $0.retry = nil } }
         if slept { commands.yield(.flush) }  // cancelled: retryNow() flushes itself
       }
     }
   }
-
 }
-
-/// A file's document as a check decoded it, and whether it is signed: what is written and
-/// restored from memory, never decoded again.
 
 func sha256Hex(_ bytes: [UInt8]) -> String {
   hexEncoded(SHA256.hash(data: bytes))
+}
+
+extension CloudStatus {
+  /// What `event` changes in the status: its histories, and the phase it leaves the slot in.
+  mutating func apply(_ event: CloudEvent) {
+    events.append(event, keepingNewest: CloudStatus.historyLimit)
+    switch event {
+    case .uploaded(_, let revision, _):
+      uploaded.append(revision, keepingNewest: CloudStatus.historyLimit)
+      state = .synced
+    case .fastForwarded(let revision, _):
+      downloaded.append(revision, keepingNewest: CloudStatus.historyLimit)
+      state = .synced
+    case .conflict(let report):
+      conflicts.append(report, keepingNewest: CloudStatus.historyLimit)
+      state = report.outcome == .pending ? .conflict : .synced
+    case .offline: state = .offline
+    case .unauthorized: state = .unauthorized
+    case .uploadCancelled:
+      // Back to where it was before it talked to the server: the save waits (`pending`).
+      if state == .syncing { state = base == nil ? .idle : .synced }
+    case .refused, .nearUploadLimit: break
+    }
+  }
 }
