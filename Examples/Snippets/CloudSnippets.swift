@@ -110,3 +110,16 @@ func failingOver(sync: CloudSync) async {
     return transport
   }
 #endif
+
+/// A conflict left to the player, shown by what differs (CloudSaves.md, "Show the player what differs").
+@MainActor
+func showWhatDiffers(sync: CloudSync, application: Application) {
+  sync.onEvent(in: application) { event in
+    guard case .conflict(let report) = event, report.outcome == .pending,
+      let comparison = report.comparison
+    else { return }
+    // "laptop: level 3, 2 h 10 min · phone: level 2, 3 h 05 min; gold 1,200 against 450"
+    print("which save? \(comparison)")
+    for field in comparison.differences where !field.inSummary { print(field.text) }
+  }
+}

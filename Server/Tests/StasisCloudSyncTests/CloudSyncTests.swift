@@ -177,6 +177,17 @@ struct CloudSyncTests {
     let (world, ours, _, report) = try await conflict(.manual)
     #expect(report.state == .conflict)
     #expect(world.b.sync.status.state == .conflict)
+    // The player's choice, by what differs: each side's device, time and play time, and the field apart.
+    let pending = try #require(world.b.sync.status.conflicts.last)
+    #expect(pending.outcome == .pending)
+    let comparison = try #require(pending.comparison, "a conflict left to the player says what differs")
+    #expect((comparison.ours.device, comparison.ours.savedAt, comparison.ours.playTime) == ("B", 300, 100))
+    #expect((comparison.theirs.device, comparison.theirs.savedAt, comparison.theirs.playTime) == ("A", 200, 300))
+    #expect(comparison.ours.progress == 0.8 && comparison.theirs.progress == 0.2)
+    #expect(comparison.ours.generation == pending.ours && comparison.theirs.revision == pending.theirs)
+    #expect(comparison.differences.map(\.path) == ["score.points"], "the one field apart")
+    #expect(comparison.differences.first?.ours == .int64(70) && comparison.differences.first?.theirs == .int64(50))
+    #expect(comparison.description == "B: 1 min · A: 5 min; points 70 against 50")
     #expect(world.b.sync.status.hud == "conflict")
     #expect(try world.b.newest() == ours, "nothing local changed")
     #expect(try await world.b.sync.state().state == .conflict)
@@ -598,13 +609,11 @@ struct CloudSyncTests {
     let raw = Client(base: server.base, token: token)
     for round in 1...3 {
       let proxy = try FaultProxy(upstream: server.port)  // each round's upload announced once
-      let folder = temporaryURL("stasis-quit")
-        .path
+      let device = TestDevice("A", server: proxy.url, token: token)
       let game = TestGame(CounterState())
-      let store = SaveStore(directory: folder)
+      let store = device.store(wallClock: SystemWallClock())
       let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
-      let cloud = CloudSync(
-        coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "A"))
+      let cloud = CloudSync(coordinator: coordinator, credentials: device.credentials)
       let app = Application(delegate: coordinator)
       app.launch(options: LaunchOptions(restoreSlot: "autosave"))
       coordinator.waitForCatchUp()
@@ -629,12 +638,11 @@ struct CloudSyncTests {
 
     // The sequence the docs used to show: it returns with the upload still in flight.
     let proxy = try FaultProxy(upstream: server.port)
-    let folder = temporaryURL("stasis-quit").path
+    let device = TestDevice("B", server: proxy.url, token: token)
     let game = TestGame(CounterState())
     let coordinator = SaveCoordinator(
-      game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
-    let cloud = CloudSync(
-      coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "B"))
+      game: game, store: device.store(wallClock: SystemWallClock()), codec: counterCodec, slot: "autosave")
+    let cloud = CloudSync(coordinator: coordinator, credentials: device.credentials)
     let app = Application(delegate: coordinator)
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()
@@ -664,13 +672,11 @@ struct CloudSyncTests {
     let server = try ServerProcess(database)
     defer { server.stop() }
     let proxy = try FaultProxy(upstream: server.port)
-    let folder = temporaryURL("stasis-budget")
-      .path
+    let device = TestDevice("A", server: proxy.url, token: token)
     let game = TestGame(CounterState())
-    let store = SaveStore(directory: folder)
+    let store = device.store(wallClock: SystemWallClock())
     let coordinator = SaveCoordinator(game: game, store: store, codec: counterCodec, slot: "autosave")
-    let cloud = CloudSync(
-      coordinator: coordinator, credentials: CloudCredentials(url: proxy.url, token: token, device: "A"))
+    let cloud = CloudSync(coordinator: coordinator, credentials: device.credentials)
     coordinator.syncPatience = .seconds(3600)  // on the manual clock, which only the test moves
     let clock = ManualClock()
     let app = Application(delegate: coordinator, configuration: .init(clock: clock))
@@ -756,13 +762,12 @@ struct CloudSyncTests {
     _ = try database.addPlayer()
     let server = try ServerProcess(database)
     defer { server.stop() }
-    let folder = temporaryURL("stasis-token").path
+    let device = TestDevice("A", server: server.base, token: "not-a-token")
     let game = TestGame(CounterState())
     let coordinator = SaveCoordinator(
-      game: game, store: SaveStore(directory: folder), codec: counterCodec, slot: "autosave")
+      game: game, store: device.store(wallClock: SystemWallClock()), codec: counterCodec, slot: "autosave")
     coordinator.autosaveInterval = 10
-    let cloud = CloudSync(
-      coordinator: coordinator, credentials: CloudCredentials(url: server.base, token: "not-a-token", device: "A"))
+    let cloud = CloudSync(coordinator: coordinator, credentials: device.credentials)
     let app = Application(delegate: coordinator)
     app.launch(options: LaunchOptions(restoreSlot: "autosave"))
     coordinator.waitForCatchUp()

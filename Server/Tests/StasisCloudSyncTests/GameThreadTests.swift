@@ -87,7 +87,7 @@ struct GameThreadTests {
       #expect(a.cloud.status.base == round + 1)
 
       // B launches again, a new process: the base it holds is found on disk.
-      let held = SaveStore(directory: bDevice.folder.path)
+      let held = bDevice.store()
       let newestLocal = held.path(of: "autosave", generation: try #require(try held.generations(of: "autosave").first))
       let b = Launch(
         TestGame(SyntheticCity(agents: 0, side: 1, ledger: 0, seed: 0)), codec: cityCodec, on: bDevice)

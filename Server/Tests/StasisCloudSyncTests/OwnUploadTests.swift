@@ -99,7 +99,7 @@ struct OwnUploadTests {
 
     // The game is killed and launched again: a new sync of the same folder, from its record.
     let relaunched = CloudSync(
-      client: CloudClient(credentials: CloudCredentials(url: proxy.url, token: player.token, device: "A")),
+      client: device.device.client(),
       store: device.store, slot: "autosave",
       configuration: CloudSyncConfiguration(
         policy: .lastKnownGood, validate: { _ = try playerCodec.load(from: $0) },

@@ -163,8 +163,7 @@ struct SettingsSyncTests {
 
     // The same transport's slot sync is untouched.
     let sync = CloudSync(
-      client: CloudClient(
-        credentials: CloudCredentials(url: server.base, token: token, device: "phone"), transport: transport),
+      client: device.device.client(transport: transport),
       store: device.settings.store, slot: "autosave")
     _ = try device.settings.store.save(
       CounterState(count: 3), codec: counterCodec, slot: "autosave", summary: SaveSummary()

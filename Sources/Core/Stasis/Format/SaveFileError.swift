@@ -154,9 +154,9 @@ public struct SaveFileError: Error, Sendable, Equatable, CustomStringConvertible
   /// ``FileSystemError``, a migration's own error, the game's refusal of a state, a
   /// `DecodingError` or an `EncodingError`. Decide by it, not by ``message``, which is for people.
   public var underlyingError: (any Error)?
-  /// For ``Kind/held``: what holds the game, as ``SaveCoordinator/heldReason`` said it when the
-  /// save was refused. Decide by it (a restore failure to answer, or a catch-up to wait for),
-  /// not by ``message``.
+  /// For ``Kind/held``: the hold that refused the save or the answer: a restore failure to
+  /// answer, or a catch-up whose write is under way, to wait for. Decide by it, not by
+  /// ``message``.
   public var hold: HoldReason?
 
   /// Creates an error; `underlyingError` is the error it wraps (the file-system `cause`'s when

@@ -99,6 +99,9 @@ public struct ConflictReport: Sendable, Equatable {
   public var takenFromTheirs: Int
   /// A fallback the policy took, and why ("base revision 1 is no longer on the server").
   public var note: String?
+  /// For a conflict left to the player (``Outcome/pending``): the two sides as the player
+  /// chooses between them, each side's summary and the fields that differ most.
+  public var comparison: ConflictComparison?
 
   /// One line: `conflict: base r1, ours generation 4, theirs r2: merge → merged (score merged,
   /// camera theirs, physics theirs; 3 both changed, 1 from ours only, 0 from theirs only), uploaded as r3; …`.

@@ -18,6 +18,12 @@ public struct Conflict: Sendable {
   public var theirs: SaveDocument
   /// Its revision.
   public var theirsRevision: Int
+
+  /// The two sides as a player chooses between them: each side's summary, device, time and
+  /// play time, and the fields that differ most.
+  public var comparison: ConflictComparison {
+    ConflictComparison(ours: ours, oursGeneration: oursGeneration, theirs: theirs, theirsRevision: theirsRevision)
+  }
 }
 
 /// What the game decided for a ``Conflict``.

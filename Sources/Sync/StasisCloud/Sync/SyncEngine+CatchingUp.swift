@@ -221,6 +221,9 @@ extension SyncEngine {
       if record.conflict != pending {  // the same conflict found again is not news
         record.conflict = pending
         writeRecord(&record)
+        report.comparison = ConflictComparison(
+          ours: ours.document, oursGeneration: ours.generation, theirs: theirsDocument,
+          theirsRevision: theirs.revision)
         emit(.conflict(report))
       }
       phase(.conflict)

@@ -121,10 +121,12 @@ final class SyncEngine: Sendable {
 
   /// Cancels the retry waiting for its backoff (a flush comes next instead).
   func cancelScheduledRetry() {
-    requests.withLock {
-      $0.retry?.cancel()
-      $0.retry = nil
+    // Cancelled outside the lock: a cancellation runs the sleep's handlers on this thread.
+    let waiting = requests.withLock { requests in
+      defer { requests.retry = nil }
+      return requests.retry
     }
+    waiting?.cancel()
   }
 
   func run(_ command: Command) async {
@@ -181,8 +183,9 @@ final class SyncEngine: Sendable {
     writeRecord(&record)
   }
 
-  /// Runs `body` as a task `cancelUploads` can cancel: a cancel that came after `epoch` was
-  /// read but before the task was registered is caught by reading it again.
+  /// Runs `body` as a task `cancelUploads` can cancel: the task is registered and the epoch read
+  /// again under one lock, so a cancel that came after `epoch` was read either finds the task or
+  /// is seen in the epoch.
   func cancellable<T: Sendable>(epoch: Int, _ body: @escaping @Sendable () async -> T) async -> T {
     let task = Task { await body() }
     let current = requests.withLock { requests in
