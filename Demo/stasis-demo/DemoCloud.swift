@@ -42,6 +42,38 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
       return (status.hud, color)
     }
 
+    /// A conflict left to the player, as the "which save?" dialog shows it; nil when none waits.
+    var pendingChoice: ConflictChoice? {
+      let status = sync.status
+      guard status.state == .conflict, let report = status.conflicts.last, report.outcome == .pending,
+        let comparison = report.comparison
+      else { return nil }
+      let clock = DateFormatter()
+      clock.dateFormat = "HH:mm"
+      func line(_ side: ConflictSide) -> String {
+        "\(side.text), saved at \(clock.string(from: Date(timeIntervalSince1970: Double(side.savedAt) / 1000)))"
+      }
+      return ConflictChoice(
+        id: "\(report.ours)-\(report.theirs)", ours: line(comparison.ours), theirs: line(comparison.theirs),
+        fields: comparison.differences.filter { !$0.inSummary }.prefix(5).map(\.text))
+    }
+
+    /// Settles the conflict with the player's choice: this device's save, or the cloud's. The
+    /// other is kept (a kept generation, or a revision on the server). `done` runs at the
+    /// application's `update()` with the generation written here to restore (the cloud's save),
+    /// or nil (ours stays, and goes up on top of theirs), and the error if it failed.
+    func resolve(
+      keepingOurs: Bool, application: Application, done: @escaping @MainActor @Sendable (Int?, String?) -> Void
+    ) {
+      let sync = self.sync
+      // Off the main thread: the window's loop never yields to the main actor's queue.
+      Task.detached {
+        let report = await sync.resolve(taking: .side(keepingOurs ? .ours : .theirs))
+        let error = report.error.map { "\($0)" }
+        application.deliverOnUpdate { done(report.restore, error) }
+      }
+    }
+
     /// The `cloud` object of `--json`.
     var json: [String: Any] {
       var json = Self.json(sync.status)
@@ -117,6 +149,10 @@ typealias HUDColor = (UInt8, UInt8, UInt8)
   final class DemoCloud {
     var hud: (text: String, color: HUDColor) { ("", (0, 0, 0)) }
     var json: [String: Any] { [:] }
+    var pendingChoice: ConflictChoice? { nil }
+    func resolve(
+      keepingOurs: Bool, application: Application, done: @escaping @MainActor @Sendable (Int?, String?) -> Void
+    ) {}
     func syncSettings(_ settings: SettingsStore<DemoSettings>, application: Application) {}
 
     static func attach(_ options: StasisDemo, to game: Game, onEvent: (@Sendable (String) -> Void)? = nil)

@@ -36,6 +36,10 @@ final class WindowRunner {
   /// The settings (15.6), apart from the saves; the screen F2 opens.
   private var settings: SettingsStore<DemoSettings>!
   private var settingsScreen: SettingsScreen?
+  /// The "which save?" dialog of a cloud conflict left to the player, while it is open.
+  private var conflictScreen: ConflictScreen?
+  /// The conflict last answered or put off: its dialog does not open again.
+  private var answeredConflict: String?
   /// The bound keys' scancodes (left, right, jump), looked up when the bindings change, not
   /// every frame.
   private var boundKeys: [SDL_Scancode] = []
@@ -195,6 +199,7 @@ final class WindowRunner {
         SDL_WaitEventTimeout(nil, 20)
         continue
       }
+      openConflictScreen()
       if let playback {
         accumulator += elapsed
         while accumulator >= step {
@@ -203,7 +208,7 @@ final class WindowRunner {
           accumulator -= step
         }
         status = playback.status
-      } else if !paused && picker == nil && settingsScreen == nil && !highScoresOpen {
+      } else if !paused && picker == nil && settingsScreen == nil && conflictScreen == nil && !highScoresOpen {
         accumulator += elapsed
         let input = currentInput()
         while accumulator >= step {
@@ -233,6 +238,13 @@ final class WindowRunner {
     return code
   }
 
+  /// Opens the "which save?" dialog when a conflict waits for the player that was not answered.
+  private func openConflictScreen() {
+    guard conflictScreen == nil, let choice = cloud?.pendingChoice, choice.id != answeredConflict else { return }
+    conflictScreen = ConflictScreen(choice)
+    if options.trace { traceLine("conflict: which save? \(choice.ours) · \(choice.theirs)") }
+  }
+
   private func sdlFailure(_ call: String) -> Int32 {
     FileHandle.standardError.write(Data("stasis-demo: \(SDLError(call))\n".utf8))
     return 1
@@ -257,6 +269,24 @@ final class WindowRunner {
     let key = SDL_KeyCode(UInt32(event.key.keysym.sym))
     if let settingsScreen {
       if !settingsScreen.handle(key) { self.settingsScreen = nil }
+      return true
+    }
+    if let conflictScreen {
+      guard let answer = conflictScreen.answer(to: key) else { return true }
+      answeredConflict = conflictScreen.choice.id
+      if options.trace { traceLine("conflict: \(answer)") }
+      guard answer != .later, let cloud else {
+        self.conflictScreen = nil
+        return true
+      }
+      conflictScreen.settling = true
+      cloud.resolve(keepingOurs: answer == .keepOurs, application: app) { [unowned self] restore, error in
+        self.conflictScreen = nil
+        if let error { status = "conflict not settled: \(error)" }
+        // The cloud's save was written here: the game restores it (ours stays as it is).
+        if restore != nil { game.coordinator.restoreSlot() }
+        if options.trace { traceLine("conflict: settled\(restore.map { ", restored generation \($0)" } ?? "")") }
+      }
       return true
     }
     #if Records
@@ -424,6 +454,7 @@ final class WindowRunner {
     if paused { drawOverlay("PAUSED", width: Float(width), height: Float(height)) }
     picker?.draw(font: font, width: Float(width), height: Float(height))
     settingsScreen?.draw(font: font, renderer: renderer, width: Float(width), height: Float(height))
+    conflictScreen?.draw(font: font, renderer: renderer, width: Float(width), height: Float(height))
     #if Records
       if let highScores, highScores.isOpen {
         highScores.draw(font: font, renderer: renderer, width: Float(width), height: Float(height))

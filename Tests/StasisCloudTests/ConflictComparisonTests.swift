@@ -15,6 +15,7 @@ struct ConflictComparisonTests {
     var kills: Int64
     var name: String
     var frame: Int64
+    var stage: Int64
   }
 
   static let codec = SaveCodec<State>(game: GameIdentity(name: "conflict-test", build: "1", schemaVersion: 1))
@@ -29,10 +30,12 @@ struct ConflictComparisonTests {
   @Test("each side's device, when, play time and summary; the summary's differences first, then the state's most apart")
   func sides() throws {
     let ours = try Self.document(
-      State(gold: 1200, hp: 90, kills: 41, name: "Ada", frame: 9_000), level: 3, playTime: 7_800, device: "laptop",
+      State(gold: 1200, hp: 90, kills: 41, name: "Ada", frame: 9_000, stage: 3), level: 3, playTime: 7_800,
+      device: "laptop",
       at: 2_000)
     let theirs = try Self.document(
-      State(gold: 450, hp: 88, kills: 40, name: "Ada", frame: 4_000), level: 2, playTime: 11_100, device: "phone",
+      State(gold: 450, hp: 88, kills: 40, name: "Ada", frame: 4_000, stage: 2), level: 2, playTime: 11_100,
+      device: "phone",
       at: 1_000)
     let comparison = ConflictComparison(ours: ours, oursGeneration: 7, theirs: theirs, theirsRevision: 12)
 
@@ -44,22 +47,23 @@ struct ConflictComparisonTests {
     #expect(comparison.ours.details[field: "level"]?.int64Value == 3)
     #expect(comparison.theirs.details[field: "arena"] == .string("Desert"))
 
-    // The summary's level first; then the state: frame 9000 against 4000 (0.56 apart), gold 1200
-    // against 450 (0.63), kills (0.02), hp (0.02): most apart first. The name is the same.
-    #expect(comparison.differences.map(\.path) == ["level", "gold", "frame", "kills", "hp"])
-    #expect(comparison.differences.map(\.inSummary) == [true, false, false, false, false])
-    #expect(comparison.differenceCount == 5)
-    #expect(comparison.differences[1].ours == .int64(1200) && comparison.differences[1].theirs == .int64(450))
+    // The summary's level first; then the state's stage, which is what the level shows (3 against
+    // 2 on both); then the rest: frame 9000 against 4000 (0.56 apart), gold 1200 against 450
+    // (0.63), kills (0.02), hp (0.02): most apart first. The name is the same.
+    #expect(comparison.differences.map(\.path) == ["level", "stage", "gold", "frame", "kills", "hp"])
+    #expect(comparison.differences.map(\.inSummary) == [true, false, false, false, false, false])
+    #expect(comparison.differenceCount == 6)
+    #expect(comparison.differences[2].ours == .int64(1200) && comparison.differences[2].theirs == .int64(450))
     #expect(
       comparison.description
-        == "laptop: level 3, arena Desert, 2 h 10 min · phone: level 2, arena Desert, 3 h 05 min; gold 1,200 against 450, frame 9,000 against 4,000, kills 41 against 40"
+        == "laptop: level 3, arena Desert, 2 h 10 min · phone: level 2, arena Desert, 3 h 05 min; stage 3 against 2, gold 1,200 against 450, frame 9,000 against 4,000"
     )
-    #expect(comparison.line(fields: 1).hasSuffix("; gold 1,200 against 450"))
+    #expect(comparison.line(fields: 1).hasSuffix("3 h 05 min; stage 3 against 2"))
   }
 
   @Test("equal states differ in nothing: the line is the two sides alone")
   func nothingApart() throws {
-    let state = State(gold: 5, hp: 1, kills: 0, name: "Ada", frame: 1)
+    let state = State(gold: 5, hp: 1, kills: 0, name: "Ada", frame: 1, stage: 1)
     let ours = try Self.document(state, level: 1, playTime: 40, device: "deck", at: 1)
     let theirs = try Self.document(state, level: 1, playTime: 720, device: "", at: 2)
     let comparison = ConflictComparison(ours: ours, oursGeneration: 1, theirs: theirs, theirsRevision: 1)
@@ -83,6 +87,6 @@ struct ConflictComparisonTests {
     let texts = fields.map(\.text)
     #expect(texts.contains("title Knight against Squire"), "\(texts)")
     #expect(texts.contains("bonus 3 against none"), "\(texts)")
-    #expect(texts.contains("flags count 2 against 3"), "an array's length, named by the array: \(texts)")
+    #expect(texts.contains("flags.count 2 against 3"), "an array's length, named with the array: \(texts)")
   }
 }

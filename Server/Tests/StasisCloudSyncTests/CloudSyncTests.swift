@@ -187,7 +187,7 @@ struct CloudSyncTests {
     #expect(comparison.ours.generation == pending.ours && comparison.theirs.revision == pending.theirs)
     #expect(comparison.differences.map(\.path) == ["score.points"], "the one field apart")
     #expect(comparison.differences.first?.ours == .int64(70) && comparison.differences.first?.theirs == .int64(50))
-    #expect(comparison.description == "B: 1 min · A: 5 min; points 70 against 50")
+    #expect(comparison.description == "B: 1 min · A: 5 min; score.points 70 against 50")
     #expect(world.b.sync.status.hud == "conflict")
     #expect(try world.b.newest() == ours, "nothing local changed")
     #expect(try await world.b.sync.state().state == .conflict)

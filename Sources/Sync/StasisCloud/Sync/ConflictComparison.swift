@@ -18,8 +18,10 @@ public struct ConflictComparison: Sendable, Equatable, CustomStringConvertible {
   /// The server's head.
   public var theirs: ConflictSide
   /// The fields whose values differ, most telling first, at most ``fieldLimit``: the game's
-  /// summary fields first, in the order the summary declares them, then the state's, numbers
-  /// by how far apart they are (relative to the larger), then the rest in `stasis diff`'s order.
+  /// summary fields first, in the order the summary declares them; then the state's fields
+  /// behind them (a field whose two values are a differing summary field's two values, as a
+  /// score's points are the summary's score); then the rest of the state's, numbers by how far
+  /// apart they are (relative to the larger), then the others in `stasis diff`'s order.
   public var differences: [ConflictField]
   /// How many fields differ in all (``differences`` holds the first ``fieldLimit``).
   public var differenceCount: Int
@@ -78,15 +80,33 @@ public struct ConflictComparison: Sendable, Equatable, CustomStringConvertible {
       }
     }
     inSummary.sort { $0.order < $1.order }  // stable: a field's own paths keep their order
+    // The state's fields the summary shows: both sides' values are a summary field's two values.
+    let shown = inSummary.compactMap { entry -> (SaveValue, SaveValue)? in
+      guard let ours = entry.field.ours, let theirs = entry.field.theirs else { return nil }
+      return (ours, theirs)
+    }
+    func behindSummary(_ field: ConflictField) -> Bool {
+      guard let ours = field.ours, let theirs = field.theirs else { return false }
+      return shown.contains { Self.sameValue($0.0, ours) && Self.sameValue($0.1, theirs) }
+    }
     state.sort { a, b in
+      let (aShown, bShown) = (behindSummary(a.field), behindSummary(b.field))
+      if aShown != bShown { return aShown }
       switch (a.distance, b.distance) {
-      case (let x?, let y?) where x != y: x > y
-      case (_?, nil): true
-      case (nil, _?): false
-      default: a.index < b.index
+      case (let x?, let y?) where x != y: return x > y
+      case (_?, nil): return true
+      case (nil, _?): return false
+      default: return a.index < b.index
       }
     }
     return inSummary.map(\.field) + state.map(\.field)
+  }
+
+  /// Equal as a player reads them: numbers by value whatever their width (a summary's `Int` and
+  /// the state's `Int64`), anything else as it is.
+  private static func sameValue(_ a: SaveValue, _ b: SaveValue) -> Bool {
+    if let x = a.doubleValue, let y = b.doubleValue { return x == y }
+    return a == b
   }
 }
 
@@ -154,12 +174,11 @@ public struct ConflictField: Sendable, Equatable {
   /// True when the field is one of the game's summary fields.
   public var inSummary: Bool
 
-  /// `gold 1,200 against 450`: the field's last name (`flags count` for an array's length),
-  /// ours, then theirs.
+  /// `gold 1,200 against 450`, `score.points 30 against 235`: the path's last two names (the
+  /// field and what it belongs to), ours, then theirs.
   public var text: String {
     let names = path.split(separator: ".")
-    var name = names.last.map(String.init) ?? path
-    if name == "count", names.count > 1 { name = "\(names[names.count - 2]) count" }
+    let name = names.count > 2 ? names.suffix(2).joined(separator: ".") : path
     return "\(name) \(Self.shown(ours)) against \(Self.shown(theirs))"
   }
 
