@@ -188,6 +188,17 @@ struct CloudSyncTests {
     #expect(comparison.differences.map(\.path) == ["score.points"], "the one field apart")
     #expect(comparison.differences.first?.ours == .int64(70) && comparison.differences.first?.theirs == .int64(50))
     #expect(comparison.description == "B: 1 min · A: 5 min; score.points 70 against 50")
+    // Found again in this process: not news. Found by a new process over the same folder (a
+    // launch over the conflict its record kept): told once, with the same comparison.
+    let events = world.b.sync.status.events.count
+    _ = await world.b.sync.synchronize()
+    #expect(world.b.sync.status.events.count == events, "\(world.b.sync.status.events)")
+    let relaunched = CloudSync(
+      client: world.b.device.client(transport: world.server), store: world.b.store, slot: "autosave",
+      configuration: CloudSyncConfiguration(policy: .manual))
+    #expect(await relaunched.synchronize().state == .conflict)
+    #expect(relaunched.status.conflicts.map(\.outcome) == [.pending])
+    #expect(relaunched.status.conflicts.last?.comparison == comparison)
     #expect(world.b.sync.status.hud == "conflict")
     #expect(try world.b.newest() == ours, "nothing local changed")
     #expect(try await world.b.sync.state().state == .conflict)

@@ -218,9 +218,16 @@ extension SyncEngine {
       record = heldRecord()
       let pending = PendingConflict(
         base: record.base, ours: ours.generation, theirs: theirs.revision, policy: policyName)
-      if record.conflict != pending {  // the same conflict found again is not news
-        record.conflict = pending
-        writeRecord(&record)
+      // The same conflict found again is not news, unless this process has not told it yet (a
+      // launch over a conflict the record kept): the game hears it once per process.
+      let told = currentStatus.conflicts.contains {
+        $0.outcome == .pending && ($0.ours, $0.theirs) == (pending.ours, pending.theirs)
+      }
+      if record.conflict != pending || !told {
+        if record.conflict != pending {
+          record.conflict = pending
+          writeRecord(&record)
+        }
         report.comparison = ConflictComparison(
           ours: ours.document, oursGeneration: ours.generation, theirs: theirsDocument,
           theirsRevision: theirs.revision)
