@@ -112,21 +112,21 @@ public struct ConflictComparison: Sendable, Equatable, CustomStringConvertible {
 
 /// One side of a ``ConflictComparison``: what its header says.
 public struct ConflictSide: Sendable, Equatable {
-  /// Which side: ``MergeSide/ours`` (this device) or ``MergeSide/theirs`` (the server's head).
+  /// Which side: `MergeSide.ours` (this device) or `MergeSide.theirs` (the server's head).
   public var side: MergeSide
   /// The local generation, for ours.
   public var generation: Int?
   /// The server's revision, for theirs.
   public var revision: Int?
-  /// The device that saved it (``SaveSummary/device``).
+  /// The device that saved it (`SaveSummary.device`).
   public var device: String
-  /// When it was saved, in Unix milliseconds (``SaveDocument/createdAt``).
+  /// When it was saved, in Unix milliseconds (`SaveDocument.createdAt`).
   public var savedAt: Int64
   /// Its play time, in seconds.
   public var playTime: Double
   /// How far through the game, from 0 to 1, when the game says.
   public var progress: Double?
-  /// The game's own summary fields (``SaveSummary/details``): `level`, `arena`, `gold`.
+  /// The game's own summary fields (`SaveSummary.details`): `level`, `arena`, `gold`.
   public var details: SaveValue
 
   init(_ document: SaveDocument, side: MergeSide, generation: Int?, revision: Int?) {
